@@ -1,0 +1,33 @@
+import { defineConfig } from 'vitest/config';
+
+// Tests run against XState's development build (`--conditions=development`): only that build
+// rejects v4-style `cond` and string events instead of silently misbehaving.
+const development = { conditions: ['development'] };
+
+export default defineConfig({
+  resolve: development,
+  ssr: { resolve: { conditions: ['development'], externalConditions: ['development'] } },
+  test: {
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/diagram/**/*.test.ts'] },
+      },
+      {
+        extends: true,
+        test: { name: 'paths', include: ['test/paths/**/*.test.ts'], testTimeout: 600_000 },
+      },
+      {
+        extends: true,
+        // A real kube-apiserver + etcd on loopback; the first run builds them (minutes).
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 1_800_000,
+          fileParallelism: false,
+        },
+      },
+    ],
+  },
+});
