@@ -88,12 +88,8 @@ export const PostgresClusterClassSpec = Type.Object(
 
 export const ManagedRole = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 63 }),
-  passwordSecretRef: Type.Optional(
-    Type.Object({
-      name: Type.String({ minLength: 1 }),
-      key: Type.Optional(Type.String({ minLength: 1 })),
-    }),
-  ),
+  // CNPG reads the keys `username` and `password` of this Secret; no other key can be chosen.
+  passwordSecretRef: Type.Optional(Type.Object({ name: Type.String({ minLength: 1 }) })),
   exists: Type.Optional(Type.Boolean({ default: true, description: 'false removes the role from PostgreSQL' })),
 });
 

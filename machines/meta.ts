@@ -1,0 +1,35 @@
+/**
+ * What each state of the lifecycle machine declares about itself. Declared once, in the machine's
+ * `meta`; the status projection, the path tests' oracle and the generated diagram table all read it.
+ */
+import type { Phase } from '../src/api/schema.ts';
+import type { Component } from '../src/domain/health.ts';
+
+export interface StateMeta {
+  /** One-line human description, shown in the diagram table. */
+  description: string;
+  /** The informational `status.phase` of this state. */
+  phase: Phase;
+  /**
+   * How component conditions are published.
+   * - `pipeline`: components before `step` are True, `step` carries the state's reason, later ones are
+   *   True when their own check passes and otherwise False, blocked by `step`.
+   * - `observe`: every component's condition comes straight from its own check (nothing is written).
+   */
+  conditions: 'pipeline' | 'observe';
+  /** The component whose condition explains why this state is not Ready. */
+  step?: Component;
+  /** Summary condition `Ready`. */
+  ready: boolean;
+  /** kstatus `Reconciling`: work is in progress (unless the progress deadline has passed). */
+  reconciling: boolean;
+  /** kstatus `Stalled`: no progress without a change of input. */
+  stalled: boolean;
+  /** Waiting states have a progress deadline, past which `Stalled` turns True. */
+  deadline: boolean;
+  /**
+   * When to look again: `none` (watch events only), `wait` (after the requeue delay, no error),
+   * `backoff` (per-key exponential backoff).
+   */
+  requeue: 'none' | 'wait' | 'backoff';
+}

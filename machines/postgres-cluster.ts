@@ -1,0 +1,492 @@
+/**
+ * The PostgresCluster lifecycle statechart: the spine of pgfsm.
+ *
+ * Pure: no I/O, no clock, no `invoke`, no `after`. Its one event is a reconcile `tick` carrying the
+ * observed world and the time. Guards call the components' health checks on that observation; actions
+ * only enqueue effect descriptions (`effect` actions) that the reconcile core executes.
+ *
+ * The pipeline is level-based: every tick re-enters `Provisioning` at its first step and passes, through
+ * eventless transitions, every step that is already healthy, so the machine's state is always "the first
+ * step that is not healthy yet". That makes a restart from the stored state alone land where an
+ * uninterrupted run would, and lets several steps pass in one tick.
+ */
+import { setup } from 'xstate';
+import {
+  type Assessment,
+  assessTick,
+  deletionRequested,
+  finalizerPresent,
+  isFailed,
+  isReady,
+  suspendRequested,
+} from '../src/domain/assessment.ts';
+import {
+  planDeletionPolicy,
+  planFinalizerRemoval,
+  planPoolerDeletion,
+  policyApplied,
+  poolersGone,
+} from '../src/domain/deletion.ts';
+import type { Effect } from '../src/domain/effects.ts';
+import { announce, normal, warning } from '../src/domain/effects.ts';
+import { COMPONENTS, type Component } from '../src/domain/health.ts';
+import type { TickEvent } from '../src/domain/observation.ts';
+import type { StateMeta } from './meta.ts';
+
+export type LifecycleEvent = TickEvent;
+
+const a = (event: TickEvent): Assessment => assessTick(event);
+const allReady = (x: Assessment) => COMPONENTS.every((c) => isReady(x, c));
+/** The earlier components a step needs: a step acts only when all of them are healthy. */
+const earlierReady = (x: Assessment, step: Component) =>
+  COMPONENTS.slice(0, COMPONENTS.indexOf(step)).every((c) => isReady(x, c));
+
+const meta = (m: StateMeta) => m;
+const failureMeta = (description: string, step: Component): StateMeta => ({
+  description,
+  phase: 'Failed',
+  conditions: 'pipeline',
+  step,
+  ready: false,
+  reconciling: false,
+  stalled: true,
+  deadline: false,
+  requeue: 'backoff',
+});
+
+/** Types, the `effect` action and the guards; the effect-producing actions are added below. */
+const base = setup({
+  types: {
+    context: {} as Record<string, never>,
+    events: {} as LifecycleEvent,
+    meta: {} as StateMeta,
+  },
+  actions: {
+    /** An effect for the shell. Its implementation is never called: the shell reads `params`. */
+    effect: (_, _params: Effect) => {},
+  },
+  guards: {
+    deletionRequested: ({ event }) => deletionRequested(event.observation),
+    finalizerMissing: ({ event }) => !finalizerPresent(event.observation),
+    suspendRequested: ({ event }) => suspendRequested(event.observation),
+    classMissing: ({ event }) => !event.observation.clusterClass,
+    specInvalid: ({ event }) => !a(event).merge.ok,
+    componentReady: ({ event }, params: { component: Component }) => isReady(a(event), params.component),
+    /** A component failed while every step before it is healthy: a failure of this step, not a blocked one. */
+    componentFailed: ({ event }, params: { component: Component }) =>
+      earlierReady(a(event), params.component) && isFailed(a(event), params.component),
+    allReady: ({ event }) => allReady(a(event)),
+    /** CNPG is busy with a switchover, failover, restart, upgrade, … while everything else is healthy. */
+    cnpgBusy: ({ event }) => {
+      const x = a(event);
+      return x.cnpgOperational && COMPONENTS.every((c) => c === 'cluster' || isReady(x, c));
+    },
+    poolersGone: ({ event }) => poolersGone(event.observation),
+    policyApplied: ({ event }) => policyApplied(event.observation),
+  },
+});
+
+/** An action that enqueues the effects a pure planner returns for this tick. */
+const effects = (plan: (event: TickEvent) => Effect[]) =>
+  base.enqueueActions(({ enqueue, event }) => {
+    for (const effect of plan(event)) enqueue({ type: 'effect', params: effect });
+  });
+
+/** Entry action of a pipeline step: the effects its component's plan asks for on this tick. */
+const reconcileStep = (component: Component) => effects((event) => a(event).plans[component]);
+
+/** Entry action of a failure state: one Warning per entry, never one per retry. */
+const reportFailure = (component: Component) =>
+  effects((event) => {
+    const h = a(event).health[component];
+    return h ? [announce(warning(h.reason, 'Fail', h.message))] : [];
+  });
+
+export const postgresClusterMachine = base
+  .extend({
+    actions: {
+      addFinalizer: effects(() => [{ type: 'addFinalizer' }]),
+      reconcileSecret: reconcileStep('secret'),
+      reconcileCluster: reconcileStep('cluster'),
+      reconcileManagedRoles: reconcileStep('managedRoles'),
+      reconcilePooler: reconcileStep('pooler'),
+      reconcileConfigMap: reconcileStep('configMap'),
+      announceReady: effects(() => [announce(normal('ClusterReady', 'BecomeReady', 'Cluster is up and running'))]),
+      announceDegraded: effects((event) => [
+        announce(
+          warning('ClusterDegraded', 'BecomeDegraded', `Cluster degraded: ${a(event).health.cluster?.message ?? ''}`),
+        ),
+      ]),
+      reportSecretFailure: reportFailure('secret'),
+      reportClusterFailure: reportFailure('cluster'),
+      reportManagedRolesFailure: reportFailure('managedRoles'),
+      reportPoolerFailure: reportFailure('pooler'),
+      reportConfigMapFailure: reportFailure('configMap'),
+      announceSuspended: effects(() => [
+        announce(normal('Suspended', 'Suspend', 'Reconciliation suspended: no writes to children')),
+      ]),
+      announceResumed: effects(() => [announce(normal('Resumed', 'Resume', 'Reconciliation resumed'))]),
+      deletePoolers: effects((event) => planPoolerDeletion(event.observation)),
+      applyDeletionPolicy: effects((event) => planDeletionPolicy(event.observation)),
+      removeFinalizer: effects((event) => planFinalizerRemoval(event.observation)),
+    },
+  })
+  .createMachine({
+    id: 'postgresCluster',
+    initial: 'Pending',
+    context: {},
+    states: {
+      Pending: {
+        meta: meta({
+          description: 'Adds the finalizer before anything is created',
+          phase: 'Pending',
+          conditions: 'observe',
+          ready: false,
+          reconciling: true,
+          stalled: false,
+          deadline: true,
+          requeue: 'wait',
+        }),
+        on: {
+          tick: [
+            { guard: 'deletionRequested', target: 'Deleting' },
+            { guard: 'finalizerMissing', actions: 'addFinalizer' },
+            { guard: 'suspendRequested', target: 'Suspended' },
+            { guard: 'classMissing', target: '#postgresCluster.Failed.ClassMissing' },
+            { guard: 'specInvalid', target: '#postgresCluster.Failed.InvalidSpec' },
+            { target: 'Provisioning' },
+          ],
+        },
+      },
+      Provisioning: {
+        initial: 'Secret',
+        on: {
+          tick: [
+            { guard: 'deletionRequested', target: 'Deleting' },
+            { guard: 'finalizerMissing', target: 'Pending' },
+            { guard: 'suspendRequested', target: 'Suspended' },
+            { guard: 'classMissing', target: '#postgresCluster.Failed.ClassMissing' },
+            { guard: 'specInvalid', target: '#postgresCluster.Failed.InvalidSpec' },
+            // Level-based: start again at the first step; healthy steps pass on in the same tick.
+            { target: '.Secret', reenter: true },
+          ],
+        },
+        states: {
+          Secret: {
+            meta: meta({
+              description: 'Creates or adopts the superuser Secret',
+              phase: 'Provisioning',
+              conditions: 'pipeline',
+              step: 'secret',
+              ready: false,
+              reconciling: true,
+              stalled: false,
+              deadline: true,
+              requeue: 'wait',
+            }),
+            entry: 'reconcileSecret',
+            always: [
+              {
+                guard: { type: 'componentFailed', params: { component: 'secret' } },
+                target: '#postgresCluster.Failed.Secret',
+              },
+              { guard: { type: 'componentReady', params: { component: 'secret' } }, target: 'Cluster' },
+            ],
+          },
+          Cluster: {
+            meta: meta({
+              description: 'Creates the CNPG Cluster, repairs its drift, waits for healthy and all instances ready',
+              phase: 'Provisioning',
+              conditions: 'pipeline',
+              step: 'cluster',
+              ready: false,
+              reconciling: true,
+              stalled: false,
+              deadline: true,
+              requeue: 'wait',
+            }),
+            entry: 'reconcileCluster',
+            always: [
+              {
+                guard: { type: 'componentFailed', params: { component: 'cluster' } },
+                target: '#postgresCluster.Failed.Cluster',
+              },
+              { guard: { type: 'componentReady', params: { component: 'cluster' } }, target: 'ManagedRoles' },
+            ],
+          },
+          ManagedRoles: {
+            meta: meta({
+              description: 'Pushes managed roles to CNPG and waits until CNPG reconciles them',
+              phase: 'Provisioning',
+              conditions: 'pipeline',
+              step: 'managedRoles',
+              ready: false,
+              reconciling: true,
+              stalled: false,
+              deadline: true,
+              requeue: 'wait',
+            }),
+            entry: 'reconcileManagedRoles',
+            always: [
+              {
+                guard: { type: 'componentFailed', params: { component: 'managedRoles' } },
+                target: '#postgresCluster.Failed.ManagedRoles',
+              },
+              { guard: { type: 'componentReady', params: { component: 'managedRoles' } }, target: 'Pooler' },
+            ],
+          },
+          Pooler: {
+            meta: meta({
+              description: 'Creates, repairs or removes the rw and ro Poolers; waits for ready replicas',
+              phase: 'Provisioning',
+              conditions: 'pipeline',
+              step: 'pooler',
+              ready: false,
+              reconciling: true,
+              stalled: false,
+              deadline: true,
+              requeue: 'wait',
+            }),
+            entry: 'reconcilePooler',
+            always: [
+              {
+                guard: { type: 'componentFailed', params: { component: 'pooler' } },
+                target: '#postgresCluster.Failed.Pooler',
+              },
+              { guard: { type: 'componentReady', params: { component: 'pooler' } }, target: 'ConfigMap' },
+            ],
+          },
+          ConfigMap: {
+            meta: meta({
+              description: 'Publishes the endpoints ConfigMap and restores it on drift',
+              phase: 'Provisioning',
+              conditions: 'pipeline',
+              step: 'configMap',
+              ready: false,
+              reconciling: true,
+              stalled: false,
+              deadline: true,
+              requeue: 'wait',
+            }),
+            entry: 'reconcileConfigMap',
+            always: [
+              {
+                guard: { type: 'componentFailed', params: { component: 'configMap' } },
+                target: '#postgresCluster.Failed.ConfigMap',
+              },
+              {
+                guard: { type: 'componentReady', params: { component: 'configMap' } },
+                target: '#postgresCluster.Ready',
+              },
+            ],
+          },
+        },
+      },
+      Ready: {
+        meta: meta({
+          description: 'Every component is healthy; nothing is written while it stays so',
+          phase: 'Ready',
+          conditions: 'pipeline',
+          ready: true,
+          reconciling: false,
+          stalled: false,
+          deadline: false,
+          requeue: 'none',
+        }),
+        entry: 'announceReady',
+        on: {
+          tick: [
+            { guard: 'deletionRequested', target: 'Deleting' },
+            { guard: 'finalizerMissing', target: 'Pending' },
+            { guard: 'suspendRequested', target: 'Suspended' },
+            { guard: 'classMissing', target: '#postgresCluster.Failed.ClassMissing' },
+            { guard: 'specInvalid', target: '#postgresCluster.Failed.InvalidSpec' },
+            { guard: 'allReady' },
+            { guard: 'cnpgBusy', target: 'Degraded', actions: 'announceDegraded' },
+            { target: 'Provisioning' },
+          ],
+        },
+      },
+      Degraded: {
+        meta: meta({
+          description: 'Was Ready; CNPG is switching over, failing over, restarting, upgrading or reconfiguring',
+          phase: 'Degraded',
+          conditions: 'pipeline',
+          step: 'cluster',
+          ready: false,
+          reconciling: true,
+          stalled: false,
+          deadline: true,
+          requeue: 'wait',
+        }),
+        on: {
+          tick: [
+            { guard: 'deletionRequested', target: 'Deleting' },
+            { guard: 'finalizerMissing', target: 'Pending' },
+            { guard: 'suspendRequested', target: 'Suspended' },
+            { guard: 'classMissing', target: '#postgresCluster.Failed.ClassMissing' },
+            { guard: 'specInvalid', target: '#postgresCluster.Failed.InvalidSpec' },
+            { guard: 'allReady', target: 'Ready' },
+            { guard: 'cnpgBusy' },
+            { target: 'Provisioning' },
+          ],
+        },
+      },
+      Failed: {
+        // Never entered on its own: every transition names its substate, but XState wants an initial.
+        initial: 'InvalidSpec',
+        // Each failure stays while its cause holds and is left on the first tick where it does not:
+        // a changed spec, class or world lets the pipeline run again from the start.
+        states: {
+          ClassMissing: {
+            meta: failureMeta('The PostgresClusterClass named by spec.class does not exist', 'cluster'),
+            entry: 'reportClusterFailure',
+            on: {
+              tick: [
+                { guard: 'deletionRequested', target: '#postgresCluster.Deleting' },
+                { guard: 'finalizerMissing', target: '#postgresCluster.Pending' },
+                { guard: 'suspendRequested', target: '#postgresCluster.Suspended' },
+                { guard: 'classMissing' },
+                { guard: 'specInvalid', target: 'InvalidSpec' },
+                { target: '#postgresCluster.Provisioning' },
+              ],
+            },
+          },
+          InvalidSpec: {
+            meta: failureMeta('The merged spec is invalid; the condition names the field', 'cluster'),
+            entry: 'reportClusterFailure',
+            on: {
+              tick: [
+                { guard: 'deletionRequested', target: '#postgresCluster.Deleting' },
+                { guard: 'finalizerMissing', target: '#postgresCluster.Pending' },
+                { guard: 'suspendRequested', target: '#postgresCluster.Suspended' },
+                { guard: 'classMissing', target: 'ClassMissing' },
+                { guard: 'specInvalid' },
+                { target: '#postgresCluster.Provisioning' },
+              ],
+            },
+          },
+          ...Object.fromEntries(
+            (
+              [
+                ['Secret', 'secret', 'The superuser Secret is unusable or controlled by someone else'],
+                [
+                  'Cluster',
+                  'cluster',
+                  'CNPG reports a failure that needs a human (unrecoverable, waiting for user, …)',
+                ],
+                ['ManagedRoles', 'managedRoles', 'CNPG cannot reconcile one or more managed roles'],
+                ['Pooler', 'pooler', 'A Pooler with our name is controlled by someone else'],
+                ['ConfigMap', 'configMap', 'A ConfigMap with our name is controlled by someone else'],
+              ] as const
+            ).map(([key, component, description]) => [
+              key,
+              {
+                meta: failureMeta(description, component),
+                entry: `report${key}Failure` as const,
+                on: {
+                  tick: [
+                    { guard: 'deletionRequested', target: '#postgresCluster.Deleting' },
+                    { guard: 'finalizerMissing', target: '#postgresCluster.Pending' },
+                    { guard: 'suspendRequested', target: '#postgresCluster.Suspended' },
+                    { guard: 'classMissing', target: 'ClassMissing' },
+                    { guard: 'specInvalid', target: 'InvalidSpec' },
+                    { guard: { type: 'componentFailed', params: { component } } },
+                    { target: '#postgresCluster.Provisioning' },
+                  ],
+                },
+              },
+            ]),
+          ),
+        },
+      },
+      Suspended: {
+        meta: meta({
+          description: 'spec.suspend is true: observes and reports, writes nothing to the children',
+          phase: 'Suspended',
+          conditions: 'observe',
+          ready: false,
+          reconciling: false,
+          stalled: false,
+          deadline: false,
+          requeue: 'none',
+        }),
+        entry: 'announceSuspended',
+        exit: 'announceResumed',
+        on: {
+          tick: [
+            { guard: 'deletionRequested', target: 'Deleting' },
+            { guard: 'finalizerMissing', target: 'Pending' },
+            { guard: 'suspendRequested' },
+            { guard: 'classMissing', target: '#postgresCluster.Failed.ClassMissing' },
+            { guard: 'specInvalid', target: '#postgresCluster.Failed.InvalidSpec' },
+            { target: 'Provisioning' },
+          ],
+        },
+      },
+      Deleting: {
+        initial: 'Poolers',
+        on: { tick: { target: '.Poolers', reenter: true } },
+        states: {
+          Poolers: {
+            meta: meta({
+              description: 'Deletes both Poolers and waits until they are gone',
+              phase: 'Deleting',
+              conditions: 'observe',
+              ready: false,
+              reconciling: true,
+              stalled: false,
+              deadline: true,
+              requeue: 'wait',
+            }),
+            entry: 'deletePoolers',
+            always: { guard: 'poolersGone', target: 'ApplyPolicy' },
+          },
+          ApplyPolicy: {
+            meta: meta({
+              description:
+                'Delete: deletes the CNPG Cluster, Secret and ConfigMap. Retain: removes our owner references',
+              phase: 'Deleting',
+              conditions: 'observe',
+              ready: false,
+              reconciling: true,
+              stalled: false,
+              deadline: true,
+              requeue: 'wait',
+            }),
+            entry: 'applyDeletionPolicy',
+            always: { guard: 'policyApplied', target: 'RemoveFinalizer' },
+          },
+          RemoveFinalizer: {
+            meta: meta({
+              description: 'Removes the finalizer; the API server then deletes the object',
+              phase: 'Deleting',
+              conditions: 'observe',
+              ready: false,
+              reconciling: true,
+              stalled: false,
+              deadline: false,
+              requeue: 'none',
+            }),
+            entry: 'removeFinalizer',
+            always: { target: '#postgresCluster.Deleted' },
+          },
+        },
+      },
+      Deleted: {
+        type: 'final',
+        meta: meta({
+          description: 'The finalizer is gone; nothing more to do',
+          phase: 'Deleting',
+          conditions: 'observe',
+          ready: false,
+          reconciling: false,
+          stalled: false,
+          deadline: false,
+          requeue: 'none',
+        }),
+      },
+    },
+  });
+
+export type PostgresClusterMachine = typeof postgresClusterMachine;

@@ -1,0 +1,158 @@
+/** The CNPG Cluster: built from the merged config, repaired on drift of the fields pgfsm owns. */
+import type { MergedConfig } from '../config.ts';
+import { type Effect, normal } from '../effects.ts';
+import { type Health, health, Reason } from '../health.ts';
+import { childLabels, childNames, describeOwner, ownerReferenceTo, ownershipOf, SUPERUSER_NAME } from '../names.ts';
+import { CNPG_API_VERSION, type CnpgCluster, type CnpgClusterSpec, type ObjectRef } from '../objects.ts';
+import type { Observation } from '../observation.ts';
+import { sameQuantity } from '../quantity.ts';
+import { meaningOfPhase } from './cnpg-phases.ts';
+
+export const POSTGRES_IMAGE = 'ghcr.io/cloudnative-pg/postgresql';
+/**
+ * The parameter keys pgfsm set last time. CNPG fills in parameters of its own, so "a key we do not
+ * want" can only be told from "a key CNPG added" by remembering which keys were ours.
+ */
+export const OWNED_PARAMETERS_ANNOTATION = 'pgfsm.io/owned-parameters';
+
+export const cnpgRef = (observation: Observation): ObjectRef => ({
+  apiVersion: CNPG_API_VERSION,
+  kind: 'Cluster',
+  namespace: observation.cluster.metadata.namespace,
+  name: childNames(observation.cluster.metadata.name).cnpgCluster,
+});
+
+export function desiredCnpgCluster(observation: Observation, config: MergedConfig): CnpgCluster {
+  const { cluster } = observation;
+  const names = childNames(cluster.metadata.name);
+  const spec: CnpgClusterSpec = {
+    instances: config.instances,
+    imageName: `${POSTGRES_IMAGE}:${config.postgresVersion}`,
+    primaryUpdateMethod: config.primaryUpdateMethod,
+    postgresql: { parameters: config.postgresqlConfig, pg_hba: config.pgHBA },
+    superuserSecret: { name: names.secret },
+    enableSuperuserAccess: true,
+    bootstrap: { initdb: { database: 'postgres', owner: SUPERUSER_NAME, secret: { name: names.secret } } },
+    storage: { size: config.storage },
+    resources: config.resources,
+  };
+  return {
+    apiVersion: CNPG_API_VERSION,
+    kind: 'Cluster',
+    metadata: {
+      name: names.cnpgCluster,
+      namespace: cluster.metadata.namespace,
+      labels: childLabels(cluster.metadata.name),
+      annotations: { [OWNED_PARAMETERS_ANNOTATION]: Object.keys(config.postgresqlConfig).sort().join(',') },
+      ownerReferences: [ownerReferenceTo(cluster)],
+    },
+    spec,
+  };
+}
+
+const sameQuantities = (a: Record<string, string> = {}, b: Record<string, string> = {}) =>
+  Object.keys({ ...a, ...b }).every((k) => sameQuantity(a[k], b[k]));
+
+/**
+ * The owned fields whose observed value differs from the desired one. Only fields pgfsm sets are
+ * compared, and CNPG's own defaults (extra parameters, managed roles) never count as drift.
+ */
+export function cnpgDrift(observed: CnpgCluster, desired: CnpgCluster): string[] {
+  const o = observed.spec;
+  const d = desired.spec;
+  const drift: string[] = [];
+  if (o.instances !== d.instances) drift.push('instances');
+  if (o.imageName !== d.imageName) drift.push('imageName');
+  if (o.primaryUpdateMethod !== d.primaryUpdateMethod) drift.push('primaryUpdateMethod');
+  const observedParams = o.postgresql?.parameters ?? {};
+  const desiredParams = d.postgresql?.parameters ?? {};
+  const ownedBefore = observed.metadata.annotations?.[OWNED_PARAMETERS_ANNOTATION];
+  const ownedNow = desired.metadata.annotations?.[OWNED_PARAMETERS_ANNOTATION];
+  if (ownedBefore !== ownedNow || Object.entries(desiredParams).some(([k, v]) => observedParams[k] !== v)) {
+    drift.push('postgresql.parameters');
+  }
+  if (JSON.stringify(o.postgresql?.pg_hba ?? []) !== JSON.stringify(d.postgresql?.pg_hba ?? [])) {
+    drift.push('postgresql.pg_hba');
+  }
+  if (o.superuserSecret?.name !== d.superuserSecret?.name || o.enableSuperuserAccess !== d.enableSuperuserAccess) {
+    drift.push('superuserSecret');
+  }
+  if (!sameQuantity(o.storage?.size, d.storage?.size)) drift.push('storage.size');
+  if (
+    !sameQuantities(o.resources?.requests, d.resources?.requests) ||
+    !sameQuantities(o.resources?.limits, d.resources?.limits)
+  ) {
+    drift.push('resources');
+  }
+  return drift;
+}
+
+export function checkCnpgCluster(observation: Observation, desired: CnpgCluster): Health {
+  const { cnpg, cluster } = observation;
+  const name = desired.metadata.name;
+  if (!cnpg) return health('Pending', Reason.CNPGClusterPending, `CNPG cluster ${name} does not exist yet`);
+  const ownership = ownershipOf(cnpg.metadata.ownerReferences, cluster);
+  if (ownership === 'foreign') {
+    return health(
+      'Failed',
+      Reason.ClusterOwnedByOther,
+      `CNPG cluster ${name} is controlled by ${describeOwner(cnpg.metadata.ownerReferences)}`,
+    );
+  }
+  if (ownership === 'orphan') {
+    return health('Provisioning', Reason.CNPGClusterUpdating, `Adopting the existing CNPG cluster ${name}`);
+  }
+  // Our own pending change comes first: it may be the user's fix for a failure CNPG still reports.
+  const drift = cnpgDrift(cnpg, desired);
+  if (drift.length > 0) {
+    return health('Provisioning', Reason.CNPGClusterUpdating, `Updating CNPG cluster ${name}: ${drift.join(', ')}`);
+  }
+  const phase = cnpg.status?.phase;
+  const meaning = meaningOfPhase(phase);
+  const phaseText = phase ? ` (phase "${phase}"${cnpg.status?.phaseReason ? `: ${cnpg.status.phaseReason}` : ''})` : '';
+  if (meaning.state !== 'Ready') return health(meaning.state, meaning.reason, `${meaning.message}${phaseText}`);
+  // CNPG's phase alone is not enough: it stays "healthy" while it scales out.
+  const ready = cnpg.status?.readyInstances ?? 0;
+  const wanted = desired.spec.instances ?? 1;
+  if (ready !== wanted) {
+    return health(
+      'Provisioning',
+      Reason.CNPGClusterScaling,
+      `CNPG cluster ${name} has ${ready}/${wanted} ready instances${phaseText}`,
+    );
+  }
+  return health('Ready', Reason.CNPGClusterHealthy, `CNPG cluster is healthy with ${ready}/${wanted} ready instances`);
+}
+
+/** True when CNPG is busy with an operation on a running cluster (switchover, restart, …). */
+export const isCnpgOperational = (observation: Observation) =>
+  meaningOfPhase(observation.cnpg?.status?.phase).state === 'Configuring';
+
+export function planCnpgCluster(observation: Observation, desired: CnpgCluster): Effect[] {
+  const { cnpg, cluster } = observation;
+  const name = desired.metadata.name;
+  const apply: Effect = { type: 'apply', component: 'cluster', object: desired };
+  if (!cnpg) {
+    return [
+      {
+        ...apply,
+        event: normal('ClusterCreationStarted', 'CreateCNPGCluster', `CNPG cluster ${name} created, waiting for it`),
+      },
+    ];
+  }
+  const ownership = ownershipOf(cnpg.metadata.ownerReferences, cluster);
+  if (ownership === 'foreign') return [];
+  if (ownership === 'orphan') {
+    return [
+      { ...apply, event: normal('ClusterAdopted', 'AdoptCNPGCluster', `Adopted the existing CNPG cluster ${name}`) },
+    ];
+  }
+  const drift = cnpgDrift(cnpg, desired);
+  if (drift.length === 0) return [];
+  return [
+    {
+      ...apply,
+      event: normal('ClusterUpdateStarted', 'UpdateCNPGCluster', `CNPG cluster ${name} updated: ${drift.join(', ')}`),
+    },
+  ];
+}

@@ -1,0 +1,125 @@
+/** The endpoints ConfigMap consumers read: connection endpoints, never a secret value. */
+import type { MergedConfig } from '../config.ts';
+import { type Effect, normal } from '../effects.ts';
+import { type Health, health, Reason } from '../health.ts';
+import {
+  childLabels,
+  childNames,
+  DEFAULT_PORT,
+  describeOwner,
+  ownerReferenceTo,
+  ownershipOf,
+  SUPERUSER_NAME,
+} from '../names.ts';
+import type { ConfigMap, ObjectRef } from '../objects.ts';
+import type { Observation, Settings } from '../observation.ts';
+import { poolersServing } from './pooler.ts';
+
+export const EndpointKey = {
+  rw: 'CLUSTER_RW_ENDPOINT',
+  ro: 'CLUSTER_RO_ENDPOINT',
+  r: 'CLUSTER_R_ENDPOINT',
+  port: 'DEFAULT_CLUSTER_PORT',
+  superUserName: 'SUPER_USER_NAME',
+  superUserSecretRef: 'SUPER_USER_SECRET_REF',
+  poolerRw: 'CLUSTER_POOLER_RW_ENDPOINT',
+  poolerRo: 'CLUSTER_POOLER_RO_ENDPOINT',
+} as const;
+
+export const configMapRef = (observation: Observation): ObjectRef => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  namespace: observation.cluster.metadata.namespace,
+  name: childNames(observation.cluster.metadata.name).configMap,
+});
+
+/**
+ * The endpoints, as service FQDNs. CNPG names its services `<cluster>-rw|-ro|-r` and a pooler's service
+ * after the pooler; pooler endpoints are published only once both poolers serve.
+ */
+export function desiredConfigMap(observation: Observation, config: MergedConfig, settings: Settings): ConfigMap {
+  const { cluster } = observation;
+  const ns = cluster.metadata.namespace;
+  const names = childNames(cluster.metadata.name);
+  const fqdn = (service: string) => `${service}.${ns}.svc.${settings.clusterDomain}`;
+  const data: Record<string, string> = {
+    [EndpointKey.rw]: fqdn(`${names.cnpgCluster}-rw`),
+    [EndpointKey.ro]: fqdn(`${names.cnpgCluster}-ro`),
+    [EndpointKey.r]: fqdn(`${names.cnpgCluster}-r`),
+    [EndpointKey.port]: DEFAULT_PORT,
+    [EndpointKey.superUserName]: SUPERUSER_NAME,
+    [EndpointKey.superUserSecretRef]: names.secret,
+  };
+  if (poolersServing(observation, config)) {
+    data[EndpointKey.poolerRw] = fqdn(names.poolerRw);
+    data[EndpointKey.poolerRo] = fqdn(names.poolerRo);
+  }
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      name: names.configMap,
+      namespace: ns,
+      labels: childLabels(cluster.metadata.name),
+      ownerReferences: [ownerReferenceTo(cluster)],
+    },
+    data,
+  };
+}
+
+/**
+ * Our keys whose value differs or that should not be there. Keys other writers added are theirs:
+ * server-side apply leaves them alone, so counting them would report drift forever.
+ */
+export function configMapDrift(observed: ConfigMap, desired: ConfigMap): string[] {
+  const o = observed.data ?? {};
+  const d = desired.data ?? {};
+  return Object.values(EndpointKey)
+    .filter((k) => o[k] !== d[k])
+    .sort();
+}
+
+export function checkConfigMap(observation: Observation, desired: ConfigMap): Health {
+  const { configMap, cluster } = observation;
+  const name = desired.metadata.name;
+  if (!configMap) return health('Provisioning', Reason.ConfigMapPending, `ConfigMap ${name} does not exist yet`);
+  const ownership = ownershipOf(configMap.metadata.ownerReferences, cluster);
+  if (ownership === 'foreign') {
+    return health(
+      'Failed',
+      Reason.ConfigMapOwnedByOther,
+      `ConfigMap ${name} is controlled by ${describeOwner(configMap.metadata.ownerReferences)}`,
+    );
+  }
+  const drift = configMapDrift(configMap, desired);
+  if (drift.length > 0 || ownership === 'orphan') {
+    const what = drift.length ? `keys ${drift.join(', ')} differ` : 'adopting it';
+    return health('Provisioning', Reason.ConfigMapDrifted, `ConfigMap ${name}: ${what}`);
+  }
+  return health('Ready', Reason.ConfigMapReconciled, 'Endpoints ConfigMap is up to date');
+}
+
+export function planConfigMap(observation: Observation, desired: ConfigMap): Effect[] {
+  const { configMap, cluster } = observation;
+  const name = desired.metadata.name;
+  const apply: Effect = { type: 'apply', component: 'configMap', object: desired };
+  if (!configMap)
+    return [{ ...apply, event: normal('ConfigMapReconciled', 'CreateConfigMap', `ConfigMap ${name} created`) }];
+  const ownership = ownershipOf(configMap.metadata.ownerReferences, cluster);
+  if (ownership === 'foreign') return [];
+  if (ownership === 'orphan') {
+    return [{ ...apply, event: normal('ClusterAdopted', 'AdoptConfigMap', `Adopted the existing ConfigMap ${name}`) }];
+  }
+  const drift = configMapDrift(configMap, desired);
+  if (drift.length === 0) return [];
+  return [
+    {
+      ...apply,
+      event: normal(
+        'ConfigMapReconciled',
+        'UpdateConfigMap',
+        `ConfigMap ${name} updated: ${drift.join(', ')} restored`,
+      ),
+    },
+  ];
+}

@@ -1,0 +1,150 @@
+/**
+ * Managed roles: pushed into the CNPG Cluster's `spec.managed.roles` as their own step, with their own
+ * field manager so that repairing the cluster spec never drops them. Roles marked absent or removed from
+ * the list are set to `ensure: absent` until CNPG confirms they are gone.
+ */
+import type { MergedConfig } from '../config.ts';
+import { type Effect, normal } from '../effects.ts';
+import { type Health, health, Reason } from '../health.ts';
+import { CNPG_API_VERSION, type CnpgCluster, type CnpgRoleConfiguration } from '../objects.ts';
+import type { Observation } from '../observation.ts';
+
+export interface DesiredRoles {
+  roles: CnpgRoleConfiguration[];
+  /** Roles held back because their password Secret does not exist yet: role -> Secret name. */
+  waitingForSecret: Record<string, string>;
+}
+
+const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+
+const normalize = (role: CnpgRoleConfiguration): CnpgRoleConfiguration =>
+  role.ensure === 'absent'
+    ? { name: role.name, ensure: 'absent' }
+    : {
+        name: role.name,
+        ensure: 'present',
+        login: role.login ?? false,
+        ...(role.passwordSecret ? { passwordSecret: { name: role.passwordSecret.name } } : {}),
+      };
+
+const reconciledInCnpg = (cnpg: CnpgCluster | undefined) =>
+  new Set(cnpg?.status?.managedRolesStatus?.byStatus?.reconciled ?? []);
+
+export function desiredRoles(observation: Observation, config: MergedConfig): DesiredRoles {
+  const current = new Map((observation.cnpg?.spec.managed?.roles ?? []).map((r) => [r.name, r]));
+  const reconciled = reconciledInCnpg(observation.cnpg);
+  const waitingForSecret: Record<string, string> = {};
+  const roles: CnpgRoleConfiguration[] = [];
+  const wanted = new Set(config.managedRoles.map((r) => r.name));
+  for (const role of config.managedRoles) {
+    if (role.exists === false) {
+      roles.push({ name: role.name, ensure: 'absent' });
+      continue;
+    }
+    const secretName = role.passwordSecretRef?.name;
+    const pushed = current.get(role.name);
+    if (secretName && !observation.roleSecrets[secretName]) {
+      waitingForSecret[role.name] = secretName;
+      // Keep what CNPG already has (a role whose Secret vanished is not dropped); hold back new ones.
+      if (pushed) roles.push(normalize(pushed));
+      continue;
+    }
+    roles.push({
+      name: role.name,
+      ensure: 'present',
+      login: true,
+      ...(secretName ? { passwordSecret: { name: secretName } } : {}),
+    });
+  }
+  for (const [name, role] of current) {
+    if (wanted.has(name)) continue;
+    // Removed from the list: make sure PostgreSQL drops it, then forget it once CNPG confirms.
+    const confirmedGone = role.ensure === 'absent' && reconciled.has(name);
+    if (!confirmedGone) roles.push({ name, ensure: 'absent' });
+  }
+  return { roles: roles.sort(byName), waitingForSecret };
+}
+
+const rolesKey = (roles: CnpgRoleConfiguration[] | undefined) =>
+  JSON.stringify((roles ?? []).map(normalize).sort(byName));
+
+export function rolesDrifted(observation: Observation, desired: DesiredRoles): boolean {
+  return rolesKey(observation.cnpg?.spec.managed?.roles) !== rolesKey(desired.roles);
+}
+
+/** The roles that CNPG refused, by role, with its error messages. */
+export function failedRoles(observation: Observation, desired: DesiredRoles): Record<string, string> {
+  const cannot = observation.cnpg?.status?.managedRolesStatus?.cannotReconcile ?? {};
+  const failed: Record<string, string> = {};
+  for (const role of desired.roles) {
+    const errors = cannot[role.name];
+    if (errors) failed[role.name] = errors.length ? errors.join('; ') : 'role cannot be reconciled';
+  }
+  return failed;
+}
+
+export function rolesStatus(observation: Observation, desired: DesiredRoles) {
+  const reconciled = reconciledInCnpg(observation.cnpg);
+  const failed = failedRoles(observation, desired);
+  const names = desired.roles.map((r) => r.name).concat(Object.keys(desired.waitingForSecret));
+  const unique = [...new Set(names)].sort();
+  return {
+    reconciled: unique.filter((n) => reconciled.has(n) && !failed[n] && !desired.waitingForSecret[n]),
+    pending: unique.filter((n) => (!reconciled.has(n) || desired.waitingForSecret[n]) && !failed[n]),
+    failed,
+  };
+}
+
+export function checkManagedRoles(observation: Observation, desired: DesiredRoles): Health {
+  if (!observation.cnpg) return health('Pending', Reason.ManagedRolesPending, 'Waiting for the CNPG cluster');
+  if (rolesDrifted(observation, desired)) {
+    return health('Provisioning', Reason.ManagedRolesPending, 'Pushing managed roles to the CNPG cluster');
+  }
+  const failed = Object.entries(failedRoles(observation, desired));
+  if (failed.length > 0) {
+    const detail = failed.map(([role, error]) => `${role}: ${error}`).join('; ');
+    return health(
+      'Failed',
+      Reason.ManagedRolesReconciliationFailed,
+      `CNPG cannot reconcile ${failed.length} role(s): ${detail}`,
+    );
+  }
+  const waiting = Object.entries(desired.waitingForSecret);
+  if (waiting.length > 0) {
+    const detail = waiting.map(([role, secret]) => `Secret ${secret} for role ${role}`).join(', ');
+    return health('Pending', Reason.ManagedRolesPending, `Waiting for password ${detail} to exist`);
+  }
+  const { pending } = rolesStatus(observation, desired);
+  if (pending.length > 0) {
+    return health('Provisioning', Reason.ManagedRolesPending, `CNPG has not reconciled role(s) ${pending.join(', ')}`);
+  }
+  const count = desired.roles.length;
+  return health(
+    'Ready',
+    Reason.ManagedRolesReconciled,
+    count ? `${count} managed role(s) reconciled` : 'No managed roles',
+  );
+}
+
+export function planManagedRoles(observation: Observation, desired: DesiredRoles): Effect[] {
+  const { cnpg } = observation;
+  if (!cnpg || !rolesDrifted(observation, desired)) return [];
+  const names = (roles: CnpgRoleConfiguration[]) => roles.map((r) => `${r.name}(${r.ensure})`).join(', ') || 'none';
+  return [
+    {
+      type: 'apply',
+      component: 'managedRoles',
+      object: {
+        apiVersion: CNPG_API_VERSION,
+        kind: 'Cluster',
+        metadata: { name: cnpg.metadata.name, namespace: cnpg.metadata.namespace },
+        spec: { managed: { roles: desired.roles } },
+      } as CnpgCluster,
+      event: normal(
+        'ManagedRolesApplied',
+        'ApplyManagedRoles',
+        `Managed roles pushed to CNPG: ${names(desired.roles)}`,
+      ),
+    },
+  ];
+}

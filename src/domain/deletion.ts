@@ -1,0 +1,86 @@
+/** Deletion: poolers first, then the deletion policy for the data-bearing children, then the finalizer. */
+import type { DeletionPolicy } from '../api/schema.ts';
+import { cnpgRef } from './components/cluster.ts';
+import { configMapRef } from './components/configmap.ts';
+import { POOLER_TYPES, poolerRef } from './components/pooler.ts';
+import { secretRef } from './components/secret.ts';
+import { type Effect, normal } from './effects.ts';
+import type { Component } from './health.ts';
+import type { KubeObject, ObjectRef } from './objects.ts';
+import { refOf } from './objects.ts';
+import type { Observation } from './observation.ts';
+
+export const deletionPolicyOf = (observation: Observation): DeletionPolicy =>
+  observation.cluster.spec.clusterDeletionPolicy === 'Delete' ? 'Delete' : 'Retain';
+
+const ownedByUs = (object: KubeObject, observation: Observation) =>
+  (object.metadata.ownerReferences ?? []).some((o) => o.uid === observation.cluster.metadata.uid);
+
+/** The children the policy decides about: everything that holds data or credentials. */
+function retainableChildren(observation: Observation): Array<[Component, KubeObject | undefined, ObjectRef]> {
+  return [
+    ['cluster', observation.cnpg, cnpgRef(observation)],
+    ['secret', observation.secret, secretRef(observation)],
+    ['configMap', observation.configMap, configMapRef(observation)],
+  ];
+}
+
+export const poolersGone = (observation: Observation) => !observation.poolers.rw && !observation.poolers.ro;
+
+export function planPoolerDeletion(observation: Observation): Effect[] {
+  return POOLER_TYPES.flatMap((type) => {
+    const view = observation.poolers[type];
+    if (!view || !ownedByUs(view.pooler, observation)) return [];
+    const ref = poolerRef(observation, type);
+    return [
+      {
+        type: 'delete',
+        component: 'pooler',
+        ref,
+        event: normal('PoolerDeleted', 'DeletePooler', `Pooler ${ref.name} deleted`),
+      },
+    ];
+  });
+}
+
+/**
+ * The policy is applied when no child still names this cluster as an owner: under Delete because the
+ * children are gone, under Retain because their owner references were removed.
+ */
+export const policyApplied = (observation: Observation) =>
+  retainableChildren(observation).every(([, object]) => !object || !ownedByUs(object, observation));
+
+export function planDeletionPolicy(observation: Observation): Effect[] {
+  const policy = deletionPolicyOf(observation);
+  const uid = observation.cluster.metadata.uid ?? '';
+  return retainableChildren(observation).flatMap(([component, object]): Effect[] => {
+    if (!object || !ownedByUs(object, observation)) return [];
+    const ref = refOf(object);
+    const what = `${ref.kind} ${ref.name}`;
+    if (policy === 'Delete') {
+      return [{ type: 'delete', component, ref, event: normal('ChildDeleted', 'DeleteChild', `${what} deleted`) }];
+    }
+    return [
+      {
+        type: 'releaseOwner',
+        component,
+        ref,
+        ownerUid: uid,
+        event: normal('ChildRetained', 'RetainChild', `${what} retained: owner reference removed`),
+      },
+    ];
+  });
+}
+
+export function planFinalizerRemoval(observation: Observation): Effect[] {
+  return [
+    {
+      type: 'removeFinalizer',
+      event: normal(
+        'CleanupComplete',
+        'RemoveFinalizer',
+        `Cleanup complete (policy: ${deletionPolicyOf(observation)})`,
+      ),
+    },
+  ];
+}

@@ -1,0 +1,111 @@
+/**
+ * The shapes of the Kubernetes objects pgfsm reads and writes, reduced to the fields it uses.
+ * Adapters translate between these and the API; the pure core only ever sees these.
+ */
+import type { ObjectMeta, OwnerReference } from '../api/schema.ts';
+
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta & { namespace?: string };
+}
+
+/** A reference to one object, enough to get, patch or delete it. */
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
+/**
+ * A Secret as the core sees it: which keys it holds, never their values. Adapters strip `data`
+ * before anything reaches the core, so no secret value can leak into status, events or logs.
+ */
+export interface SecretView extends KubeObject {
+  kind: 'Secret';
+  keys: string[];
+}
+
+export interface ConfigMap extends KubeObject {
+  kind: 'ConfigMap';
+  data?: Record<string, string>;
+}
+
+export interface CnpgRoleConfiguration {
+  name: string;
+  ensure?: 'present' | 'absent';
+  login?: boolean;
+  passwordSecret?: { name: string };
+}
+
+export interface CnpgClusterSpec {
+  instances?: number;
+  imageName?: string;
+  primaryUpdateMethod?: 'restart' | 'switchover';
+  postgresql?: { parameters?: Record<string, string>; pg_hba?: string[] };
+  superuserSecret?: { name: string };
+  enableSuperuserAccess?: boolean;
+  bootstrap?: { initdb?: { database?: string; owner?: string; secret?: { name: string } } };
+  storage?: { size?: string; storageClass?: string };
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  managed?: { roles?: CnpgRoleConfiguration[] };
+  [other: string]: unknown;
+}
+
+export interface CnpgClusterStatus {
+  phase?: string;
+  phaseReason?: string;
+  instances?: number;
+  readyInstances?: number;
+  currentPrimary?: string;
+  writeService?: string;
+  readService?: string;
+  managedRolesStatus?: {
+    byStatus?: Record<string, string[] | undefined>;
+    cannotReconcile?: Record<string, string[] | undefined>;
+  };
+}
+
+export interface CnpgCluster extends KubeObject {
+  apiVersion: 'postgresql.cnpg.io/v1';
+  kind: 'Cluster';
+  spec: CnpgClusterSpec;
+  status?: CnpgClusterStatus;
+}
+
+export interface PoolerSpec {
+  cluster: { name: string };
+  type: 'rw' | 'ro' | 'r';
+  instances?: number;
+  pgbouncer: { poolMode?: 'session' | 'transaction'; parameters?: Record<string, string> };
+}
+
+export interface Pooler extends KubeObject {
+  apiVersion: 'postgresql.cnpg.io/v1';
+  kind: 'Pooler';
+  spec: PoolerSpec;
+  status?: { instances?: number };
+}
+
+/**
+ * What pgfsm knows about one pooler: the CNPG object plus the ready replicas of the Deployment CNPG
+ * runs for it. CNPG's own `status.instances` counts scheduled pods, so it is no readiness signal.
+ */
+export interface PoolerView {
+  pooler: Pooler;
+  readyReplicas: number;
+}
+
+export type { ObjectMeta, OwnerReference };
+
+export const CNPG_API_VERSION = 'postgresql.cnpg.io/v1';
+
+export function refOf(object: KubeObject): ObjectRef {
+  return {
+    apiVersion: object.apiVersion,
+    kind: object.kind,
+    namespace: object.metadata.namespace ?? '',
+    name: object.metadata.name,
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * `npm run control-plane -- build`  ensures the binaries (builds them the first time) and prints paths/versions.
+ * `npm run control-plane -- start`  runs a control plane until Ctrl-C, printing the kubeconfig to use.
+ *
+ * Options: --no-controller-manager (both commands).
+ */
+import { parseArgs } from 'node:util';
+import { ensureBinaries, MissingBinariesError } from './build.ts';
+import { startControlPlane } from './harness.ts';
+
+const USAGE = `usage: npm run control-plane -- <build|start> [--no-controller-manager]
+
+  build   build (first time only) or locate kube-apiserver, etcd and kube-controller-manager; print paths
+  start   start a control plane on 127.0.0.1 and keep it running until Ctrl-C
+
+Binaries come from TEST_ASSET_KUBE_APISERVER / TEST_ASSET_ETCD / TEST_ASSET_KUBE_CONTROLLER_MANAGER,
+KUBEBUILDER_ASSETS, or the cache in \${XDG_CACHE_HOME:-~/.cache}/pgfsm/control-plane (override with
+PGFSM_CONTROL_PLANE_CACHE).`;
+
+async function build(controllerManager: boolean): Promise<void> {
+  const started = Date.now();
+  const binaries = await ensureBinaries({ controllerManager });
+  console.log(`kube-apiserver           ${binaries.versions.kubeApiserver}  ${binaries.kubeApiserver}`);
+  console.log(`etcd                     ${binaries.versions.etcd}  ${binaries.etcd}`);
+  if (binaries.kubeControllerManager) {
+    console.log(
+      `kube-controller-manager  ${binaries.versions.kubeControllerManager}  ${binaries.kubeControllerManager}`,
+    );
+  }
+  console.log(`(${((Date.now() - started) / 1000).toFixed(1)}s)`);
+}
+
+async function start(controllerManager: boolean): Promise<void> {
+  // Signals are handled here, with a graceful asynchronous stop, rather than by the harness's sync fallback.
+  const controlPlane = await startControlPlane({ controllerManager, handleSignals: false });
+  console.log(`kube-apiserver ${controlPlane.serverVersion} at ${controlPlane.url}`);
+  console.log(`garbage collection: ${controlPlane.controllerManager ? 'on (kube-controller-manager)' : 'off'}`);
+  console.log(`export KUBECONFIG=${controlPlane.kubeconfigPath}`);
+  console.log('Press Ctrl-C to stop and delete everything.');
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    // The timer keeps the event loop alive; the signal handlers alone would not.
+    const keepAlive = setInterval(() => {}, 1 << 30);
+    const onSignal = (sig: NodeJS.Signals) => {
+      clearInterval(keepAlive);
+      resolve(sig);
+    };
+    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, onSignal);
+  });
+  console.log(`\n${signal}: stopping…`);
+  await controlPlane.stop();
+  console.log('stopped; temp files removed.');
+}
+
+async function main(): Promise<number> {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: {
+      'no-controller-manager': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const controllerManager = !values['no-controller-manager'];
+  const [command] = positionals;
+  if (values.help || positionals.length !== 1) {
+    console.error(USAGE);
+    return values.help ? 0 : 2;
+  }
+  switch (command) {
+    case 'build':
+      await build(controllerManager);
+      return 0;
+    case 'start':
+      await start(controllerManager);
+      return 0;
+    default:
+      console.error(USAGE);
+      return 2;
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    // The missing-binaries message is already a full set of instructions; don't bury it under a stack trace.
+    console.error(error instanceof MissingBinariesError ? error.message : error);
+    process.exitCode = 1;
+  },
+);

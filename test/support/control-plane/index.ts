@@ -1,0 +1,17 @@
+/** Public surface of the real-control-plane test harness. */
+export {
+  type Binaries,
+  type EnsureBinariesOptions,
+  ensureBinaries,
+  ETCD_VERSION,
+  KUBERNETES_VERSION,
+  MissingBinariesError,
+} from './build.ts';
+export {
+  type ControlPlane,
+  type ServiceAccountRef,
+  type StartControlPlaneOptions,
+  startControlPlane,
+  type TokenOptions,
+  withControlPlane,
+} from './harness.ts';

@@ -1,0 +1,197 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import type { TSchema } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { describe, expect, it } from 'vitest';
+import {
+  type CustomResourceDefinition,
+  postgresClusterClassCrd,
+  postgresClusterCrd,
+  renderCrdFiles,
+  type StructuralSchema,
+} from '../../src/api/crds.ts';
+import {
+  MAX_CLUSTER_NAME_LENGTH,
+  type PostgresClusterClassSpec,
+  type PostgresClusterSpec,
+  schemas,
+} from '../../src/api/schema.ts';
+
+const REGENERATE = 'node --conditions=development --import tsx scripts/generate-crds.ts';
+const crdDir = new URL('../../deploy/crds/', import.meta.url);
+const crds = [postgresClusterCrd(), postgresClusterClassCrd()];
+const rootOf = (crd: CustomResourceDefinition): StructuralSchema => {
+  const root = crd.spec.versions[0]?.schema.openAPIV3Schema;
+  if (!root) throw new Error(`${crd.metadata.name} has no schema`);
+  return root;
+};
+const clusterSpec = rootOf(postgresClusterCrd()).properties?.spec;
+const classSpec = rootOf(postgresClusterClassCrd()).properties?.spec;
+
+/** Every schema node with its dotted path, descending the three ways a structural schema nests. */
+function* nodes(schema: StructuralSchema, path = ''): Generator<[string, StructuralSchema]> {
+  yield [path || '<root>', schema];
+  for (const [name, child] of Object.entries(schema.properties ?? {})) yield* nodes(child, `${path}.${name}`);
+  if (schema.items) yield* nodes(schema.items, `${path}[]`);
+  if (schema.additionalProperties) yield* nodes(schema.additionalProperties, `${path}[*]`);
+}
+
+/** Every key, at any depth, of any JSON value: forbidden keywords must not hide in defaults or extensions either. */
+function* allKeys(value: unknown): Generator<string> {
+  if (typeof value !== 'object' || value === null) return;
+  for (const [key, child] of Object.entries(value)) {
+    yield key;
+    yield* allKeys(child);
+  }
+}
+
+/** Follows a printer column's JSONPath through the schema; a filter such as `[?(@.type=="Ready")]` means items. */
+function schemaAt(root: StructuralSchema, jsonPath: string): StructuralSchema | undefined {
+  let node: StructuralSchema | undefined = root;
+  for (const segment of jsonPath
+    .replace(/\[\?\(.*?\)\]/g, '[]')
+    .split('.')
+    .slice(1)) {
+    const name = segment.replace('[]', '');
+    if (name === 'creationTimestamp' && node === root.properties?.metadata) return { type: 'string' };
+    node = node?.properties?.[name];
+    if (segment.endsWith('[]')) node = node?.items;
+  }
+  return node;
+}
+
+const errorPaths = (schema: TSchema, value: unknown) => [...Value.Errors(schema, value)].map((error) => error.path);
+
+const validClusterSpec: PostgresClusterSpec = {
+  class: 'standard',
+  instances: 3,
+  postgresVersion: '17.2',
+  storage: '10Gi',
+  resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '2Gi' } },
+  postgresqlConfig: { max_connections: '200' },
+  pgHBA: ['hostssl all all 10.0.0.0/8 scram-sha-256'],
+  connectionPoolerEnabled: true,
+  managedRoles: [{ name: 'app', passwordSecretRef: { name: 'app-credentials' }, exists: true }],
+  clusterDeletionPolicy: 'Retain',
+  suspend: false,
+};
+
+const validClassSpec: PostgresClusterClassSpec = {
+  provisioner: 'postgresql.cnpg.io',
+  config: { instances: 3, storage: '20Gi', postgresVersion: '17', connectionPoolerEnabled: true },
+  cnpg: { primaryUpdateMethod: 'switchover', connectionPooler: { instances: 2, mode: 'transaction' } },
+};
+
+describe('deploy/crds', () => {
+  it('holds exactly what scripts/generate-crds.ts writes now', () => {
+    const expected = renderCrdFiles();
+    const onDisk = readdirSync(crdDir).filter((name) => name.endsWith('.yaml'));
+    expect(onDisk.sort(), `deploy/crds has other files than the generator writes: run ${REGENERATE}`).toEqual(
+      Object.keys(expected).sort(),
+    );
+    for (const [name, text] of Object.entries(expected)) {
+      const committed = readFileSync(new URL(name, crdDir), 'utf8');
+      expect(committed, `deploy/crds/${name} is stale: run ${REGENERATE}`).toBe(text);
+    }
+  });
+
+  it('starts every file with the do-not-edit header', () => {
+    for (const text of Object.values(renderCrdFiles())) {
+      expect(text.split('\n')[0]).toBe('# Generated from src/api/schema.ts by scripts/generate-crds.ts — do not edit');
+    }
+  });
+});
+
+describe.each(crds.map((crd) => [crd.spec.names.kind, crd] as const))('%s CRD schema', (_kind, crd) => {
+  const root = rootOf(crd);
+
+  it('is structural: every node has a type', () => {
+    for (const [path, node] of nodes(root)) {
+      const typed =
+        node.type !== undefined ||
+        node['x-kubernetes-int-or-string'] === true ||
+        node['x-kubernetes-preserve-unknown-fields'] === true;
+      expect(typed, `${path} has no type`).toBe(true);
+      expect(
+        node.properties && node.additionalProperties,
+        `${path} has properties and additionalProperties`,
+      ).toBeFalsy();
+    }
+  });
+
+  it('carries no keyword or TypeBox internal that Kubernetes rejects', () => {
+    const keys = new Set(allKeys(crd));
+    for (const forbidden of ['$id', '$schema', '$ref', 'const', 'patternProperties', 'anyOf', 'oneOf', 'allOf']) {
+      expect(keys.has(forbidden), `${forbidden} appears in the CRD`).toBe(false);
+    }
+    for (const [path, node] of nodes(root)) {
+      expect(node.additionalProperties, `${path} has additionalProperties: false`).not.toBe(false);
+      expect(Object.getOwnPropertySymbols(node), `${path} keeps TypeBox symbols`).toEqual([]);
+    }
+  });
+
+  it('points every printer column at a field of the schema', () => {
+    for (const column of crd.spec.versions[0]?.additionalPrinterColumns ?? []) {
+      expect(schemaAt(root, column.jsonPath), `${column.name}: ${column.jsonPath}`).toBeDefined();
+    }
+  });
+});
+
+describe('CRD contents', () => {
+  it('requires only the fields TypeBox does not mark Optional', () => {
+    expect(clusterSpec?.required).toEqual(['class']);
+    expect(classSpec?.required).toEqual(['provisioner']);
+  });
+
+  it('offers only the pool modes CNPG accepts', () => {
+    const mode = classSpec?.properties?.cnpg?.properties?.connectionPooler?.properties?.mode;
+    expect(mode?.type).toBe('string');
+    expect(mode?.enum).toEqual(['session', 'transaction']);
+    for (const text of Object.values(renderCrdFiles())) expect(text).not.toContain('statement');
+  });
+
+  it('gives bounded integers format int32', () => {
+    expect(clusterSpec?.properties?.instances).toMatchObject({ type: 'integer', format: 'int32', minimum: 1 });
+  });
+
+  it('has the CEL rules on class, storage, postgresVersion and metadata.name', () => {
+    const specRules = clusterSpec?.['x-kubernetes-validations'] ?? [];
+    expect(clusterSpec?.properties?.class?.['x-kubernetes-validations']).toContainEqual(
+      expect.objectContaining({ rule: 'self == oldSelf' }),
+    );
+    expect(specRules.filter((rule) => rule.fieldPath === '.storage').length).toBeGreaterThanOrEqual(2);
+    expect(specRules.filter((rule) => rule.fieldPath === '.postgresVersion').length).toBeGreaterThanOrEqual(2);
+    expect(rootOf(postgresClusterCrd())['x-kubernetes-validations']).toContainEqual({
+      rule: `self.metadata.name.size() <= ${MAX_CLUSTER_NAME_LENGTH}`,
+      message: expect.stringContaining('metadata.name'),
+    });
+    // The rules are not compiled here: no CEL library is installed; an API server test will compile them.
+  });
+});
+
+describe('TypeBox validation of the same schemas', () => {
+  const spec = schemas.PostgresCluster.spec;
+  const classSchema = schemas.PostgresClusterClass.spec;
+
+  it('accepts a full valid PostgresCluster spec and PostgresClusterClass spec', () => {
+    expect(errorPaths(spec, validClusterSpec)).toEqual([]);
+    expect(errorPaths(classSchema, validClassSpec)).toEqual([]);
+  });
+
+  it.each([
+    ['instances 0', { instances: 0 }, '/instances'],
+    ['instances 11', { instances: 11 }, '/instances'],
+    ['postgresVersion abc', { postgresVersion: 'abc' }, '/postgresVersion'],
+    ['storage "ten gigs"', { storage: 'ten gigs' }, '/storage'],
+    ['an empty class name', { class: '' }, '/class'],
+  ])('rejects %s', (_name, change, path) => {
+    const invalid = { ...validClusterSpec, ...change };
+    expect(Value.Check(spec, invalid)).toBe(false);
+    expect(errorPaths(spec, invalid)).toContain(path);
+  });
+
+  it('rejects the pool mode statement in a class', () => {
+    const invalid = { ...validClassSpec, cnpg: { connectionPooler: { mode: 'statement' } } };
+    expect(Value.Check(classSchema, invalid)).toBe(false);
+    expect(errorPaths(classSchema, invalid)).toContain('/cnpg/connectionPooler/mode');
+  });
+});
