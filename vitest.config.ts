@@ -11,7 +11,10 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['test/unit/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/diagram/**/*.test.ts'] },
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/diagram/**/*.test.ts'],
+        },
       },
       {
         extends: true,

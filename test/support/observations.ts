@@ -4,12 +4,12 @@
  * facts perturb them: missing, drifted, failed, not ready, released.
  */
 import type { PostgresCluster, PostgresClusterClass } from '../../src/api/schema.ts';
-import { mergeConfig } from '../../src/domain/config.ts';
-import { CnpgPhase } from '../../src/domain/components/cnpg-phases.ts';
 import { desiredCnpgCluster } from '../../src/domain/components/cluster.ts';
+import { CnpgPhase } from '../../src/domain/components/cnpg-phases.ts';
 import { desiredConfigMap } from '../../src/domain/components/configmap.ts';
 import { desiredRoles } from '../../src/domain/components/managed-roles.ts';
 import { desiredPooler, POOLER_TYPES } from '../../src/domain/components/pooler.ts';
+import { mergeConfig } from '../../src/domain/config.ts';
 import { childNames, FINALIZER, ownerReferenceTo } from '../../src/domain/names.ts';
 import type { CnpgCluster, OwnerReference, PoolerView, SecretView } from '../../src/domain/objects.ts';
 import { defaultSettings, type Observation, type Settings } from '../../src/domain/observation.ts';
@@ -111,7 +111,11 @@ export function observe(facts: Facts, settings: Settings = defaultSettings): Obs
 
   const secretOwners = facts.secret === 'orphan' || facts.secret === 'released' ? [] : [owner];
   if (facts.secret !== 'missing') {
-    observation.secret = secretView(names.secret, facts.secret === 'noKey' ? ['username'] : ['username', 'password'], secretOwners);
+    observation.secret = secretView(
+      names.secret,
+      facts.secret === 'noKey' ? ['username'] : ['username', 'password'],
+      secretOwners,
+    );
   }
 
   // Desired objects need a valid merged config; for invalid specs build them from the valid variant.
@@ -134,7 +138,12 @@ export function observe(facts: Facts, settings: Settings = defaultSettings): Obs
       parameters: { ...cnpg.spec.postgresql?.parameters, shared_buffers: '128MB' },
     };
     const ready = facts.cnpg === 'scaling' ? 1 : phase === CnpgPhase.Healthy ? config.instances : 0;
-    cnpg.status = { phase, instances: config.instances, readyInstances: ready, currentPrimary: `${names.cnpgCluster}-1` };
+    cnpg.status = {
+      phase,
+      instances: config.instances,
+      readyInstances: ready,
+      currentPrimary: `${names.cnpgCluster}-1`,
+    };
     observation.cnpg = cnpg;
     const roles = desiredRoles(observation, config).roles;
     if (facts.rolesState !== 'notPushed' && facts.rolesState !== 'secretMissing') cnpg.spec.managed = { roles };
