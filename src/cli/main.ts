@@ -20,4 +20,13 @@ program
     }
   });
 
+program
+  .command('simulate')
+  .description('run the examples through their lifecycle on the in-memory API and CNPG simulator')
+  .option('--examples <dir>', 'directory of example manifests', 'examples')
+  .action(async (options: { examples: string }) => {
+    const { runDemo } = await import('../sim/demo.ts');
+    await runDemo({ examplesDir: options.examples, print: (line) => console.log(line) });
+  });
+
 await program.parseAsync(process.argv);

@@ -173,13 +173,13 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
       name: 'etcd',
       command: binaries.etcd,
       args: [
-        '--name=default',
+        '--name=pgfsm-test',
         `--data-dir=${etcdData}`,
         `--listen-client-urls=${etcdUrl}`,
         `--advertise-client-urls=${etcdUrl}`,
         `--listen-peer-urls=${peerUrl}`,
         `--initial-advertise-peer-urls=${peerUrl}`,
-        `--initial-cluster=default=${peerUrl}`,
+        `--initial-cluster=pgfsm-test=${peerUrl}`,
         // Test data is disposable; skipping fsync makes writes cheap.
         '--unsafe-no-fsync=true',
         '--log-level=warn',

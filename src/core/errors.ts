@@ -1,0 +1,57 @@
+/**
+ * Errors from the ports, sorted into the classes that decide what happens next. Adapters map their
+ * API errors onto these (409 → conflict, 429 → tooManyRequests, 5xx timeouts, 404, 422 → invalid, …).
+ */
+export type ErrorClass =
+  | 'conflict'
+  | 'tooManyRequests'
+  | 'serverTimeout'
+  | 'timeout'
+  | 'notFound'
+  | 'invalid'
+  | 'forbidden'
+  | 'other';
+
+export class PortError extends Error {
+  constructor(
+    readonly errorClass: ErrorClass,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PortError';
+  }
+}
+
+export const classOf = (error: unknown): ErrorClass => (error instanceof PortError ? error.errorClass : 'other');
+
+/** What the queue does with a key after an error of this class. */
+export type Retry = 'immediate' | 'afterDelay' | 'backoff';
+
+export function retryFor(errorClass: ErrorClass): Retry {
+  switch (errorClass) {
+    case 'conflict':
+      return 'immediate';
+    case 'tooManyRequests':
+    case 'serverTimeout':
+    case 'timeout':
+      return 'afterDelay';
+    default:
+      return 'backoff';
+  }
+}
+
+const SEVERITY: Record<Retry, number> = { immediate: 0, afterDelay: 1, backoff: 2 };
+
+/**
+ * The error that decides the retry when several happen in one pass: the most severe one, so that a
+ * business error is never hidden behind a status-write conflict (the reference system's bug).
+ */
+export function worstError(errors: unknown[]): unknown {
+  return errors.reduce<unknown>(
+    (worst, e) =>
+      worst === undefined || SEVERITY[retryFor(classOf(e))] > SEVERITY[retryFor(classOf(worst))] ? e : worst,
+    undefined,
+  );
+}
+
+export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));

@@ -1,0 +1,44 @@
+/** Reads one PostgresCluster's world through the ports: the observation of a tick. */
+import type { PostgresCluster } from '../api/schema.ts';
+import { cnpgRef } from '../domain/components/cluster.ts';
+import { configMapRef } from '../domain/components/configmap.ts';
+import { poolerRef } from '../domain/components/pooler.ts';
+import { secretRef } from '../domain/components/secret.ts';
+import type { SecretView } from '../domain/objects.ts';
+import type { Observation } from '../domain/observation.ts';
+import type { Ports } from './ports.ts';
+
+export async function observeCluster(ports: Ports, cluster: PostgresCluster): Promise<Observation> {
+  // Refs only need names, which come from the cluster alone.
+  const base: Observation = { cluster, poolers: {}, roleSecrets: {} };
+  const namespace = cluster.metadata.namespace;
+  const roleSecretNames = [
+    ...new Set(
+      (Array.isArray(cluster.spec?.managedRoles) ? cluster.spec.managedRoles : [])
+        .map((r) => r?.passwordSecretRef?.name)
+        .filter((n): n is string => typeof n === 'string' && n.length > 0),
+    ),
+  ];
+  const [clusterClass, secret, cnpg, rw, ro, configMap, ...roleSecrets] = await Promise.all([
+    typeof cluster.spec?.class === 'string' && cluster.spec.class ? ports.classes.get(cluster.spec.class) : undefined,
+    ports.secrets.get(secretRef(base)),
+    ports.cnpgClusters.get(cnpgRef(base)),
+    ports.poolers.view(poolerRef(base, 'rw')),
+    ports.poolers.view(poolerRef(base, 'ro')),
+    ports.configMaps.get(configMapRef(base)),
+    ...roleSecretNames.map((name) => ports.secrets.get({ apiVersion: 'v1', kind: 'Secret', namespace, name })),
+  ]);
+  const roleSecretsByName: Record<string, SecretView | undefined> = {};
+  roleSecretNames.forEach((name, i) => {
+    roleSecretsByName[name] = roleSecrets[i] as SecretView | undefined;
+  });
+  return {
+    cluster,
+    ...(clusterClass ? { clusterClass } : {}),
+    ...(secret ? { secret } : {}),
+    ...(cnpg ? { cnpg } : {}),
+    poolers: { ...(rw ? { rw } : {}), ...(ro ? { ro } : {}) },
+    ...(configMap ? { configMap } : {}),
+    roleSecrets: roleSecretsByName,
+  };
+}

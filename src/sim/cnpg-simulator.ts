@@ -1,0 +1,374 @@
+/**
+ * A CNPG simulator: plays CloudNativePG's part against the in-memory API. It moves Cluster phases and
+ * `readyInstances` along with configurable delays, reconciles managed roles, runs a Deployment per
+ * Pooler whose ready replicas lag behind, and takes injected faults (switchover, failover,
+ * unrecoverable, a role that cannot be reconciled, a pooler that never gets ready).
+ */
+
+import type { Change, MemoryApiServer, StoredObject } from '../adapters/memory/api-server.ts';
+import type { Clock } from '../core/ports.ts';
+import { CnpgPhase } from '../domain/components/cnpg-phases.ts';
+import type { CnpgCluster, Pooler } from '../domain/objects.ts';
+
+export interface SimulatorDelays {
+  /** From creation to the first phase. */
+  firstPhaseMs: number;
+  /** To get the primary ready. */
+  primaryMs: number;
+  /** Per additional replica. */
+  replicaMs: number;
+  /** Applying configuration or an image change. */
+  configurationMs: number;
+  /** Until a managed role is reconciled. */
+  roleMs: number;
+  /** Until a Pooler's Deployment has its replicas ready. */
+  poolerMs: number;
+}
+
+export const defaultDelays: SimulatorDelays = {
+  firstPhaseMs: 1_000,
+  primaryMs: 30_000,
+  replicaMs: 20_000,
+  configurationMs: 10_000,
+  roleMs: 2_000,
+  poolerMs: 8_000,
+};
+
+interface Timer {
+  at: number;
+  key: string;
+  epoch: number;
+  run: () => void;
+}
+
+/** What CNPG reacts to in a Cluster's spec; a change of it starts a rollout. */
+const fingerprint = (c: CnpgCluster) =>
+  JSON.stringify([c.spec.instances, c.spec.imageName, c.spec.postgresql?.parameters, c.spec.postgresql?.pg_hba]);
+
+const keyOf = (o: { metadata: { namespace?: string; name: string } }) => `${o.metadata.namespace}/${o.metadata.name}`;
+
+/** CNPG fills in parameters of its own; pgfsm must not take them for drift. */
+const CNPG_DEFAULT_PARAMETERS = { shared_buffers: '128MB', dynamic_shared_memory_type: 'posix' };
+
+export class CnpgSimulator {
+  private timers: Timer[] = [];
+  private readonly epochs = new Map<string, number>();
+  private readonly seen = new Map<string, string>();
+  private readonly roleSeen = new Map<string, number>();
+  private readonly stuck = new Set<string>();
+  private readonly roleErrors = new Map<string, string>();
+  private readonly poolersNeverReady = new Set<string>();
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly api: MemoryApiServer,
+    private readonly clock: Clock,
+    private readonly delays: SimulatorDelays = defaultDelays,
+  ) {
+    this.unsubscribe = api.onChange((change) => this.onChange(change));
+    this.syncAll();
+  }
+
+  stop(): void {
+    this.unsubscribe();
+  }
+
+  /** When the simulator will next change something on its own, if ever. */
+  nextEventAt(): number | undefined {
+    const live = this.timers.filter((t) => this.epochOf(t.key) === t.epoch);
+    return live.length ? Math.min(...live.map((t) => t.at)) : undefined;
+  }
+
+  /** Runs everything due by the clock's now. */
+  advance(): void {
+    const now = this.clock.now();
+    for (;;) {
+      const due = this.timers.filter((t) => t.at <= now).sort((a, b) => a.at - b.at)[0];
+      if (!due) break;
+      this.timers.splice(this.timers.indexOf(due), 1);
+      if (this.epochOf(due.key) === due.epoch) due.run();
+    }
+    for (const cluster of this.api.list<CnpgCluster>('Cluster')) this.reconcileRoles(cluster);
+  }
+
+  // ---- faults -------------------------------------------------------------------------------------
+
+  switchover(namespace: string, name: string, durationMs = 10_000): void {
+    this.operation(namespace, name, CnpgPhase.Switchover, durationMs, (c) => {
+      c.status = { ...c.status, currentPrimary: `${name}-2`, phaseReason: 'Switching over to a new primary' };
+    });
+  }
+
+  failover(namespace: string, name: string, durationMs = 15_000): void {
+    this.operation(namespace, name, CnpgPhase.FailOver, durationMs, (c) => {
+      const ready = Math.max((c.status?.readyInstances ?? 1) - 1, 0);
+      c.status = { ...c.status, readyInstances: ready, currentPrimary: `${name}-2`, phaseReason: 'Primary lost' };
+    });
+  }
+
+  /** CNPG gives up; it stays so until `recover`. */
+  unrecoverable(namespace: string, name: string): void {
+    const key = `${namespace}/${name}`;
+    this.stuck.add(key);
+    this.bump(key);
+    this.mutate(namespace, name, (c) => {
+      c.status = { ...c.status, phase: CnpgPhase.Unrecoverable, phaseReason: 'Injected fault' };
+    });
+  }
+
+  recover(namespace: string, name: string): void {
+    const key = `${namespace}/${name}`;
+    this.stuck.delete(key);
+    const epoch = this.bump(key);
+    this.at(key, epoch, this.delays.configurationMs, () => this.healthy(namespace, name));
+  }
+
+  roleCannotReconcile(namespace: string, cluster: string, role: string, message: string): void {
+    this.roleErrors.set(`${namespace}/${cluster}/${role}`, message);
+  }
+
+  poolerNeverReady(namespace: string, pooler: string): void {
+    this.poolersNeverReady.add(`${namespace}/${pooler}`);
+  }
+
+  clearFaults(): void {
+    this.roleErrors.clear();
+    this.poolersNeverReady.clear();
+    for (const key of [...this.stuck]) {
+      const [namespace = '', name = ''] = key.split('/');
+      this.recover(namespace, name);
+    }
+    for (const pooler of this.api.list<Pooler>('Pooler')) this.rolloutPooler(pooler);
+  }
+
+  // ---- reactions ----------------------------------------------------------------------------------
+
+  private onChange(change: Change): void {
+    if (change.statusOnly) return;
+    const { kind } = change.object;
+    if (kind === 'Cluster' || kind === 'Pooler') this.syncAll();
+  }
+
+  private syncAll(): void {
+    for (const cluster of this.api.list<CnpgCluster>('Cluster')) this.syncCluster(cluster);
+    for (const pooler of this.api.list<Pooler>('Pooler')) {
+      const key = `pooler:${keyOf(pooler)}`;
+      const print = JSON.stringify(pooler.spec.instances ?? 1);
+      if (this.seen.get(key) !== print) {
+        this.seen.set(key, print);
+        this.rolloutPooler(pooler);
+      }
+    }
+  }
+
+  private syncCluster(cluster: CnpgCluster): void {
+    const key = keyOf(cluster);
+    const print = fingerprint(cluster);
+    const before = this.seen.get(key);
+    if (before === print || this.stuck.has(key)) return;
+    this.seen.set(key, print);
+    const { namespace = '', name } = cluster.metadata;
+    const epoch = this.bump(key);
+    if (before === undefined) {
+      // CNPG's defaulting webhook adds parameters of its own when the cluster is created.
+      const defaulted = structuredClone(cluster);
+      defaulted.spec.postgresql = {
+        ...defaulted.spec.postgresql,
+        parameters: { ...CNPG_DEFAULT_PARAMETERS, ...defaulted.spec.postgresql?.parameters },
+      };
+      this.seen.set(key, fingerprint(defaulted));
+      this.api.put(defaulted as unknown as StoredObject);
+      this.at(key, epoch, this.delays.firstPhaseMs, () =>
+        this.mutate(namespace, name, (c) => {
+          c.status = {
+            phase: CnpgPhase.FirstPrimary,
+            instances: c.spec.instances ?? 1,
+            readyInstances: 0,
+            writeService: `${name}-rw`,
+            readService: `${name}-r`,
+          };
+        }),
+      );
+      this.at(key, epoch, this.delays.firstPhaseMs + this.delays.primaryMs, () =>
+        this.addReplicas(namespace, name, key, epoch),
+      );
+      return;
+    }
+    const wanted = cluster.spec.instances ?? 1;
+    const ready = cluster.status?.readyInstances ?? 0;
+    if (wanted !== (cluster.status?.instances ?? wanted) || ready < wanted) {
+      this.mutate(namespace, name, (c) => {
+        c.status = {
+          ...c.status,
+          instances: wanted,
+          readyInstances: Math.min(ready, wanted),
+          phase: CnpgPhase.CreatingReplica,
+        };
+      });
+      this.at(key, epoch, this.delays.replicaMs, () => this.addReplicas(namespace, name, key, epoch));
+      return;
+    }
+    this.operation(namespace, name, CnpgPhase.ApplyingConfiguration, this.delays.configurationMs);
+  }
+
+  /** One more ready instance, then again later, until all are ready. */
+  private addReplicas(namespace: string, name: string, key: string, epoch: number): void {
+    const cluster = this.api.get<CnpgCluster>(refOf(namespace, name));
+    if (!cluster) return;
+    const wanted = cluster.spec.instances ?? 1;
+    const ready = Math.min((cluster.status?.readyInstances ?? 0) + 1, wanted);
+    if (ready >= wanted) {
+      this.healthy(namespace, name);
+      return;
+    }
+    this.mutate(namespace, name, (c) => {
+      c.status = {
+        ...c.status,
+        readyInstances: ready,
+        instances: wanted,
+        phase: CnpgPhase.CreatingReplica,
+        currentPrimary: `${name}-1`,
+      };
+    });
+    this.at(key, epoch, this.delays.replicaMs, () => this.addReplicas(namespace, name, key, epoch));
+  }
+
+  private healthy(namespace: string, name: string): void {
+    this.mutate(namespace, name, (c) => {
+      const wanted = c.spec.instances ?? 1;
+      const { phaseReason: _dropped, ...rest } = c.status ?? {};
+      c.status = {
+        ...rest,
+        phase: CnpgPhase.Healthy,
+        instances: wanted,
+        readyInstances: wanted,
+        currentPrimary: c.status?.currentPrimary ?? `${name}-1`,
+        writeService: `${name}-rw`,
+        readService: `${name}-r`,
+      };
+    });
+  }
+
+  private operation(
+    namespace: string,
+    name: string,
+    phase: string,
+    durationMs: number,
+    extra?: (c: CnpgCluster) => void,
+  ): void {
+    const key = `${namespace}/${name}`;
+    const epoch = this.bump(key);
+    this.mutate(namespace, name, (c) => {
+      c.status = { ...c.status, phase };
+      extra?.(c);
+    });
+    this.at(key, epoch, durationMs, () => this.healthy(namespace, name));
+  }
+
+  private reconcileRoles(cluster: CnpgCluster): void {
+    const { namespace = '', name } = cluster.metadata;
+    if (cluster.status?.phase !== CnpgPhase.Healthy) return;
+    const now = this.clock.now();
+    const reconciled: string[] = [];
+    const pending: string[] = [];
+    const cannotReconcile: Record<string, string[]> = {};
+    for (const role of cluster.spec.managed?.roles ?? []) {
+      const roleKey = `${namespace}/${name}/${role.name}/${role.ensure}/${role.passwordSecret?.name ?? ''}`;
+      const first = this.roleSeen.get(roleKey) ?? now;
+      this.roleSeen.set(roleKey, first);
+      const error = this.roleErrors.get(`${namespace}/${name}/${role.name}`);
+      const secretMissing =
+        role.ensure !== 'absent' &&
+        role.passwordSecret !== undefined &&
+        !this.api.get({ kind: 'Secret', namespace, name: role.passwordSecret.name });
+      if (error) cannotReconcile[role.name] = [error];
+      else if (secretMissing || now - first < this.delays.roleMs) {
+        pending.push(role.name);
+        if (!secretMissing)
+          this.at(
+            `roles:${namespace}/${name}`,
+            this.epochOf(`roles:${namespace}/${name}`),
+            first + this.delays.roleMs - now,
+            () => {},
+          );
+      } else reconciled.push(role.name);
+    }
+    const status = {
+      byStatus: {
+        reconciled: reconciled.sort(),
+        'pending-reconciliation': pending.sort(),
+        reserved: ['postgres', 'streaming_replica'],
+      },
+      cannotReconcile,
+    };
+    if (JSON.stringify(cluster.status?.managedRolesStatus) === JSON.stringify(status)) return;
+    this.mutate(namespace, name, (c) => {
+      c.status = { ...c.status, managedRolesStatus: status };
+    });
+  }
+
+  private rolloutPooler(pooler: Pooler): void {
+    const { namespace = '', name } = pooler.metadata;
+    const key = `pooler:${namespace}/${name}`;
+    const epoch = this.bump(key);
+    const replicas = pooler.spec.instances ?? 1;
+    const current = this.api.get<StoredObject>({ kind: 'Deployment', namespace, name });
+    const readyNow = Math.min(
+      (current?.status as { readyReplicas?: number } | undefined)?.readyReplicas ?? 0,
+      replicas,
+    );
+    this.api.put({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: {
+        name,
+        namespace,
+        ownerReferences: [
+          { apiVersion: pooler.apiVersion, kind: 'Pooler', name, uid: pooler.metadata.uid ?? '', controller: true },
+        ],
+      },
+      spec: { replicas },
+      status: { replicas, readyReplicas: readyNow },
+    });
+    this.api.put(
+      {
+        ...(this.api.get<StoredObject>(refOfPooler(namespace, name)) ?? pooler),
+        status: { instances: replicas },
+      } as StoredObject,
+      true,
+    );
+    if (this.poolersNeverReady.has(`${namespace}/${name}`)) return;
+    this.at(key, epoch, this.delays.poolerMs, () => {
+      const deployment = this.api.get<StoredObject>({ kind: 'Deployment', namespace, name });
+      if (!deployment) return;
+      this.api.put({ ...deployment, status: { replicas, readyReplicas: replicas } }, true);
+    });
+  }
+
+  // ---- plumbing -----------------------------------------------------------------------------------
+
+  private epochOf(key: string): number {
+    return this.epochs.get(key) ?? 0;
+  }
+
+  /** Starts a new epoch for a key: timers of earlier epochs no longer fire. */
+  private bump(key: string): number {
+    const epoch = this.epochOf(key) + 1;
+    this.epochs.set(key, epoch);
+    return epoch;
+  }
+
+  private at(key: string, epoch: number, delayMs: number, run: () => void): void {
+    this.timers.push({ at: this.clock.now() + Math.max(delayMs, 0), key, epoch, run });
+  }
+
+  private mutate(namespace: string, name: string, change: (c: CnpgCluster) => void, statusOnly = true): void {
+    const cluster = this.api.get<CnpgCluster>(refOf(namespace, name));
+    if (!cluster) return;
+    change(cluster);
+    this.api.put(cluster as unknown as StoredObject, statusOnly);
+  }
+}
+
+const refOf = (namespace: string, name: string) => ({ kind: 'Cluster', namespace, name });
+const refOfPooler = (namespace: string, name: string) => ({ kind: 'Pooler', namespace, name });

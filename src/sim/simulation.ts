@@ -1,0 +1,156 @@
+/**
+ * A deterministic, discrete-event run of the real reconcile core against the in-memory API and the CNPG
+ * simulator, on a virtual clock. It behaves like the operator's work queue (one pass per key at a time,
+ * watch events trigger a pass at once, requeue delays, per-key backoff), so a whole lifecycle of
+ * simulated minutes runs in milliseconds and the same inputs always give the same run.
+ */
+import { type Change, MemoryApiServer } from '../adapters/memory/api-server.ts';
+import { ManualClock, MemoryEventSink, memoryPorts } from '../adapters/memory/ports.ts';
+import type { ClusterKey, Ports } from '../core/ports.ts';
+import { keyString } from '../core/ports.ts';
+import { type ReconcileOutcome, reconcile } from '../core/reconcile.ts';
+import { CLUSTER_LABEL } from '../domain/names.ts';
+import { defaultSettings, type Settings } from '../domain/observation.ts';
+import { CnpgSimulator, defaultDelays, type SimulatorDelays } from './cnpg-simulator.ts';
+
+export interface SimulationOptions {
+  start?: number;
+  settings?: Partial<Settings>;
+  delays?: Partial<SimulatorDelays>;
+  /** Called after every reconcile pass. */
+  onPass?: (outcome: ReconcileOutcome, now: number) => void;
+}
+
+/** More passes than this at one instant means the operator is stuck in a hot loop. */
+const MAX_PASSES_PER_INSTANT = 50;
+const BACKOFF_BASE_MS = 1_000;
+const BACKOFF_MAX_MS = 5 * 60_000;
+
+export class Simulation {
+  readonly clock: ManualClock;
+  readonly api: MemoryApiServer;
+  readonly events: MemoryEventSink;
+  readonly ports: Ports;
+  readonly cnpg: CnpgSimulator;
+  readonly settings: Settings;
+  readonly passes: ReconcileOutcome[] = [];
+  private readonly due = new Map<string, { key: ClusterKey; at: number }>();
+  private readonly failures = new Map<string, number>();
+  private readonly onPass: SimulationOptions['onPass'];
+
+  constructor(options: SimulationOptions = {}) {
+    this.clock = new ManualClock(options.start ?? Date.parse('2026-11-30T12:00:00Z'));
+    this.api = new MemoryApiServer(() => this.clock.now());
+    this.events = new MemoryEventSink(this.clock);
+    this.ports = memoryPorts(this.api, this.clock, this.events);
+    this.settings = { ...defaultSettings, ...options.settings };
+    this.cnpg = new CnpgSimulator(this.api, this.clock, { ...defaultDelays, ...options.delays });
+    this.onPass = options.onPass;
+    this.api.onChange((change) => this.onChange(change));
+  }
+
+  /** Watch semantics: a change to a cluster or to anything it owns triggers a pass now. */
+  private onChange(change: Change): void {
+    const { object } = change;
+    const namespace = object.metadata.namespace ?? '';
+    if (object.kind === 'PostgresCluster') {
+      if (!change.statusOnly) this.enqueue({ namespace, name: object.metadata.name });
+      return;
+    }
+    if (object.kind === 'PostgresClusterClass') {
+      for (const c of this.api.list('PostgresCluster')) {
+        if ((c as { spec?: { class?: string } }).spec?.class === object.metadata.name) {
+          this.enqueue({ namespace: c.metadata.namespace ?? '', name: c.metadata.name });
+        }
+      }
+      return;
+    }
+    const owner = (object.metadata.ownerReferences ?? []).find((o) => o.kind === 'PostgresCluster');
+    const name = owner?.name ?? object.metadata.labels?.[CLUSTER_LABEL] ?? this.ownerOfPoolerDeployment(object);
+    if (name) this.enqueue({ namespace, name });
+    // Password Secrets of managed roles belong to no cluster: wake every cluster in the namespace.
+    if (object.kind === 'Secret' && !name) {
+      for (const c of this.api.list('PostgresCluster', namespace)) this.enqueue({ namespace, name: c.metadata.name });
+    }
+  }
+
+  private ownerOfPoolerDeployment(object: Change['object']): string | undefined {
+    const pooler = (object.metadata.ownerReferences ?? []).find((o) => o.kind === 'Pooler');
+    if (!pooler) return undefined;
+    const found = this.api.get({ kind: 'Pooler', namespace: object.metadata.namespace ?? '', name: pooler.name });
+    return found?.metadata.labels?.[CLUSTER_LABEL];
+  }
+
+  enqueue(key: ClusterKey, at = this.clock.now()): void {
+    const id = keyString(key);
+    const current = this.due.get(id);
+    if (!current || at < current.at) this.due.set(id, { key, at });
+  }
+
+  private schedule(outcome: ReconcileOutcome): void {
+    const id = keyString(outcome.key);
+    if (!outcome.found) {
+      this.due.delete(id);
+      return;
+    }
+    const now = this.clock.now();
+    const { requeue } = outcome;
+    if (requeue.kind !== 'backoff') this.failures.delete(id);
+    switch (requeue.kind) {
+      case 'none':
+        return;
+      case 'immediate':
+        return this.enqueue(outcome.key, now);
+      case 'after':
+        return this.enqueue(outcome.key, now + requeue.ms);
+      case 'backoff': {
+        const n = (this.failures.get(id) ?? 0) + 1;
+        this.failures.set(id, n);
+        return this.enqueue(outcome.key, now + Math.min(BACKOFF_BASE_MS * 2 ** (n - 1), BACKOFF_MAX_MS));
+      }
+    }
+  }
+
+  /** One pass for a key, now (as a worker would run it). */
+  async reconcileNow(key: ClusterKey): Promise<ReconcileOutcome> {
+    this.due.delete(keyString(key));
+    const outcome = await reconcile(key, { ports: this.ports, settings: this.settings });
+    this.passes.push(outcome);
+    this.onPass?.(outcome, this.clock.now());
+    this.schedule(outcome);
+    return outcome;
+  }
+
+  /** Runs every pass and every simulator change due up to `until` (virtual ms), in time order. */
+  async runUntil(until: number): Promise<void> {
+    let instant = Number.NaN;
+    let passesAtInstant = 0;
+    for (;;) {
+      this.cnpg.advance();
+      const nextKey = [...this.due.values()].sort((a, b) => a.at - b.at)[0];
+      const nextSim = this.cnpg.nextEventAt();
+      const next = Math.min(nextKey?.at ?? Number.POSITIVE_INFINITY, nextSim ?? Number.POSITIVE_INFINITY);
+      if (next > until) break;
+      if (next > this.clock.now()) this.clock.set(next);
+      if (!nextKey || nextKey.at > this.clock.now()) continue;
+      if (this.clock.now() === instant) passesAtInstant++;
+      else {
+        instant = this.clock.now();
+        passesAtInstant = 1;
+      }
+      if (passesAtInstant > MAX_PASSES_PER_INSTANT) {
+        throw new Error(
+          `hot loop: more than ${MAX_PASSES_PER_INSTANT} passes at one instant for ${keyString(nextKey.key)}`,
+        );
+      }
+      await this.reconcileNow(nextKey.key);
+    }
+    if (this.clock.now() < until) this.clock.set(until);
+    this.cnpg.advance();
+  }
+
+  /** Runs for `ms` of virtual time from now. */
+  run(ms: number): Promise<void> {
+    return this.runUntil(this.clock.now() + ms);
+  }
+}

@@ -1,0 +1,399 @@
+/** The CNPG Cluster component: readiness evidence beyond the phase, drift of owned fields, ownership. */
+import { describe, expect, it } from 'vitest';
+import {
+  checkCnpgCluster,
+  cnpgDrift,
+  desiredCnpgCluster,
+  isCnpgOperational,
+  OWNED_PARAMETERS_ANNOTATION,
+  POSTGRES_IMAGE,
+  planCnpgCluster,
+} from '../../../src/domain/components/cluster.ts';
+import { CnpgPhase } from '../../../src/domain/components/cnpg-phases.ts';
+import type { Effect } from '../../../src/domain/effects.ts';
+import { Reason } from '../../../src/domain/health.ts';
+import type { CnpgCluster } from '../../../src/domain/objects.ts';
+import type { Observation } from '../../../src/domain/observation.ts';
+import { CLUSTER_UID } from '../../support/observations.ts';
+import { configOf, eventOf, world } from './support.ts';
+
+/** The desired CNPG Cluster for an observation, built the way the assessment builds it. */
+const desiredOf = (observation: Observation) => desiredCnpgCluster(observation, configOf(observation));
+
+/** A healthy world whose observed CNPG Cluster is changed by `mutate`. */
+function withCnpg(mutate: (cnpg: CnpgCluster) => void, facts: Parameters<typeof world>[0] = {}): Observation {
+  const observation = world(facts);
+  if (!observation.cnpg) throw new Error('fixture has no CNPG cluster');
+  const cnpg = structuredClone(observation.cnpg);
+  mutate(cnpg);
+  return { ...observation, cnpg };
+}
+
+/** The one apply the planner asks for; fails when there is not exactly one. */
+function singleApply(effects: Effect[]) {
+  expect(effects).toHaveLength(1);
+  const [effect] = effects;
+  if (!effect || effect.type !== 'apply') throw new Error(`expected an apply, got ${JSON.stringify(effect)}`);
+  expect(effect.component).toBe('cluster');
+  return effect;
+}
+
+describe('CNPG cluster health', () => {
+  it('a healthy phase with every instance ready is Ready / CNPGClusterHealthy and plans nothing', () => {
+    const observation = world();
+    const desired = desiredOf(observation);
+    const h = checkCnpgCluster(observation, desired);
+    expect(h.state).toBe('Ready');
+    expect(h.reason).toBe(Reason.CNPGClusterHealthy);
+    expect(h.message).toContain('3/3');
+    expect(planCnpgCluster(observation, desired)).toEqual([]);
+  });
+
+  it('a healthy phase with fewer ready instances than requested is not Ready (CNPGClusterScaling, n/m)', () => {
+    const observation = world({ cnpg: 'scaling' });
+    expect(observation.cnpg?.status?.phase).toBe(CnpgPhase.Healthy);
+    const desired = desiredOf(observation);
+    const h = checkCnpgCluster(observation, desired);
+    expect(h.state).toBe('Provisioning');
+    expect(h.reason).toBe(Reason.CNPGClusterScaling);
+    expect(h.message).toContain('1/3');
+    // Scaling is CNPG's work, not ours: nothing to write.
+    expect(planCnpgCluster(observation, desired)).toEqual([]);
+  });
+
+  it.each([
+    ['no readyInstances reported', undefined],
+    ['2 of 3 ready', 2],
+    ['0 of 3 ready', 0],
+  ])('a healthy phase with %s is not Ready', (_what, ready) => {
+    const observation = withCnpg((cnpg) => {
+      if (cnpg.status) cnpg.status.readyInstances = ready;
+    });
+    const h = checkCnpgCluster(observation, desiredOf(observation));
+    expect(h.state).not.toBe('Ready');
+    expect(h.reason).toBe(Reason.CNPGClusterScaling);
+    expect(h.message).toContain(`${ready ?? 0}/3`);
+  });
+
+  it('while CNPG scales in (more ready than requested) the cluster is not Ready yet', () => {
+    const observation = withCnpg((cnpg) => {
+      if (cnpg.status) cnpg.status.readyInstances = 4;
+    });
+    const h = checkCnpgCluster(observation, desiredOf(observation));
+    expect(h.state).toBe('Provisioning');
+    expect(h.reason).toBe(Reason.CNPGClusterScaling);
+    expect(h.message).toContain('4/3');
+  });
+
+  it('a non-healthy phase reports the phase and its phaseReason in the message', () => {
+    const observation = withCnpg((cnpg) => {
+      cnpg.status = { ...cnpg.status, phase: CnpgPhase.WaitingForUser, phaseReason: 'PVC pgdata is missing' };
+    });
+    const h = checkCnpgCluster(observation, desiredOf(observation));
+    expect(h.state).toBe('Failed');
+    expect(h.reason).toBe(Reason.CNPGWaitingForUser);
+    expect(h.message).toContain(CnpgPhase.WaitingForUser);
+    expect(h.message).toContain('PVC pgdata is missing');
+  });
+
+  it('a CNPG cluster that has not reported a phase yet is Pending', () => {
+    const observation = withCnpg((cnpg) => {
+      cnpg.status = {};
+    });
+    const h = checkCnpgCluster(observation, desiredOf(observation));
+    expect(h.state).toBe('Pending');
+    expect(h.reason).toBe(Reason.CNPGClusterPending);
+  });
+
+  it('CNPG is operational (busy) during a switchover, not when healthy or failed', () => {
+    expect(isCnpgOperational(world({ cnpg: CnpgPhase.Switchover }))).toBe(true);
+    expect(isCnpgOperational(world({ cnpg: CnpgPhase.InplacePrimaryRestart }))).toBe(true);
+    expect(isCnpgOperational(world())).toBe(false);
+    expect(isCnpgOperational(world({ cnpg: CnpgPhase.Unrecoverable }))).toBe(false);
+    expect(isCnpgOperational(world({ cnpg: 'missing' }))).toBe(false);
+  });
+});
+
+describe('CNPG cluster drift', () => {
+  /** [what, field named in the drift, how the world drifts] */
+  const cases: Array<[string, string, () => Observation]> = [
+    [
+      'instances changed behind our back',
+      'instances',
+      () =>
+        withCnpg((cnpg) => {
+          cnpg.spec.instances = 1;
+        }),
+    ],
+    [
+      'postgresVersion raised in the spec (image)',
+      'imageName',
+      () => {
+        const observation = world();
+        return { ...observation, cluster: { ...observation.cluster, spec: { ...observation.cluster.spec, postgresVersion: '17.2' } } };
+      },
+    ],
+    [
+      'image replaced in CNPG',
+      'imageName',
+      () =>
+        withCnpg((cnpg) => {
+          cnpg.spec.imageName = 'docker.io/library/postgres:17';
+        }),
+    ],
+    [
+      'a parameter value changed in CNPG',
+      'postgresql.parameters',
+      () =>
+        withCnpg((cnpg) => {
+          cnpg.spec.postgresql = { ...cnpg.spec.postgresql, parameters: { ...cnpg.spec.postgresql?.parameters, max_connections: '100' } };
+        }),
+    ],
+    [
+      'a parameter value changed in the spec',
+      'postgresql.parameters',
+      () => {
+        const observation = world();
+        return {
+          ...observation,
+          cluster: {
+            ...observation.cluster,
+            spec: { ...observation.cluster.spec, postgresqlConfig: { max_connections: '300' } },
+          },
+        };
+      },
+    ],
+    [
+      'a parameter we own deleted from CNPG',
+      'postgresql.parameters',
+      () =>
+        withCnpg((cnpg) => {
+          const { max_connections: _dropped, ...rest } = cnpg.spec.postgresql?.parameters ?? {};
+          cnpg.spec.postgresql = { ...cnpg.spec.postgresql, parameters: rest };
+        }),
+    ],
+    [
+      'a parameter key removed from the spec (known through the owned-parameters annotation)',
+      'postgresql.parameters',
+      () =>
+        withCnpg((cnpg) => {
+          cnpg.metadata.annotations = { ...cnpg.metadata.annotations, [OWNED_PARAMETERS_ANNOTATION]: 'max_connections,work_mem' };
+          cnpg.spec.postgresql = { ...cnpg.spec.postgresql, parameters: { ...cnpg.spec.postgresql?.parameters, work_mem: '64MB' } };
+        }),
+    ],
+    [
+      'pg_hba changed in CNPG',
+      'postgresql.pg_hba',
+      () =>
+        withCnpg((cnpg) => {
+          cnpg.spec.postgresql = { ...cnpg.spec.postgresql, pg_hba: ['host all all 0.0.0.0/0 trust'] };
+        }),
+    ],
+    [
+      'pg_hba set in the spec',
+      'postgresql.pg_hba',
+      () => {
+        const observation = world();
+        return {
+          ...observation,
+          cluster: {
+            ...observation.cluster,
+            spec: { ...observation.cluster.spec, pgHBA: ['hostssl all all 10.0.0.0/8 scram-sha-256'] },
+          },
+        };
+      },
+    ],
+    [
+      'storage grown in the spec',
+      'storage.size',
+      () => {
+        const observation = world();
+        return { ...observation, cluster: { ...observation.cluster, spec: { ...observation.cluster.spec, storage: '20Gi' } } };
+      },
+    ],
+    [
+      'resources set in the spec',
+      'resources',
+      () => {
+        const observation = world();
+        return {
+          ...observation,
+          cluster: {
+            ...observation.cluster,
+            spec: { ...observation.cluster.spec, resources: { requests: { cpu: '1', memory: '2Gi' } } },
+          },
+        };
+      },
+    ],
+    [
+      'resources changed in CNPG',
+      'resources',
+      () =>
+        withCnpg((cnpg) => {
+          cnpg.spec.resources = { limits: { memory: '512Mi' } };
+        }),
+    ],
+  ];
+
+  it.each(cases)('%s is drift of %s, reported as Provisioning and planned as one apply', (_what, field, make) => {
+    const observation = make();
+    const desired = desiredOf(observation);
+    expect(observation.cnpg).toBeDefined();
+    expect(cnpgDrift(observation.cnpg as CnpgCluster, desired)).toContain(field);
+
+    const h = checkCnpgCluster(observation, desired);
+    expect(h.state).toBe('Provisioning');
+    expect(h.reason).toBe(Reason.CNPGClusterUpdating);
+    expect(h.message).toContain(field);
+
+    const apply = singleApply(planCnpgCluster(observation, desired));
+    expect(apply.object).toEqual(desired);
+    const event = eventOf(apply);
+    expect(event.type).toBe('Normal');
+    expect(event.reason).toBe('ClusterUpdateStarted');
+    expect(event.message).toContain(field);
+  });
+
+  it('the repair of a removed parameter key leaves the key out and records the new owned keys', () => {
+    const observation = withCnpg((cnpg) => {
+      cnpg.metadata.annotations = { [OWNED_PARAMETERS_ANNOTATION]: 'max_connections,work_mem' };
+      cnpg.spec.postgresql = { parameters: { max_connections: '200', work_mem: '64MB' }, pg_hba: [] };
+    });
+    const desired = desiredOf(observation);
+    const apply = singleApply(planCnpgCluster(observation, desired));
+    const object = apply.object as CnpgCluster;
+    expect(object.spec.postgresql?.parameters).toEqual({ max_connections: '200' });
+    expect(object.metadata.annotations?.[OWNED_PARAMETERS_ANNOTATION]).toBe('max_connections');
+  });
+
+  it('the desired image is the CNPG postgresql image at the requested version', () => {
+    const observation = world();
+    expect(desiredOf(observation).spec.imageName).toBe(`${POSTGRES_IMAGE}:17`);
+  });
+
+  it('parameters CNPG adds and the managed roles in the CNPG spec are not drift', () => {
+    const observation = world();
+    // The fixture's CNPG cluster carries both: a parameter of CNPG's own and the pushed roles.
+    expect(observation.cnpg?.spec.postgresql?.parameters?.shared_buffers).toBe('128MB');
+    expect(observation.cnpg?.spec.managed?.roles?.map((r) => r.name)).toEqual(['app']);
+    const desired = desiredOf(observation);
+    expect(desired.spec.postgresql?.parameters).not.toHaveProperty('shared_buffers');
+    expect(cnpgDrift(observation.cnpg as CnpgCluster, desired)).toEqual([]);
+    expect(checkCnpgCluster(observation, desired).state).toBe('Ready');
+    expect(planCnpgCluster(observation, desired)).toEqual([]);
+  });
+
+  it.each([
+    ['10Gi', '10240Mi'],
+    ['10Gi', '10737418240'],
+    ['1Gi', '1024Mi'],
+  ])('storage %s observed as %s is the same quantity, not drift', (wanted, observed) => {
+    const base = withCnpg((cnpg) => {
+      cnpg.spec.storage = { size: observed };
+    });
+    const observation = { ...base, cluster: { ...base.cluster, spec: { ...base.cluster.spec, storage: wanted } } };
+    const desired = desiredOf(observation);
+    expect(desired.spec.storage?.size).toBe(wanted);
+    expect(cnpgDrift(observation.cnpg as CnpgCluster, desired)).not.toContain('storage.size');
+    expect(planCnpgCluster(observation, desired)).toEqual([]);
+  });
+
+  it('resources written in another unit of the same quantity are not drift', () => {
+    const base = withCnpg((cnpg) => {
+      cnpg.spec.resources = { requests: { cpu: '0.5', memory: '1024Mi' }, limits: { memory: '1Gi' } };
+    });
+    const observation = {
+      ...base,
+      cluster: {
+        ...base.cluster,
+        spec: { ...base.cluster.spec, resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '1024Mi' } } },
+      },
+    };
+    const desired = desiredOf(observation);
+    expect(cnpgDrift(observation.cnpg as CnpgCluster, desired)).toEqual([]);
+  });
+
+  it('the cluster apply never carries managed roles, so repairing the spec cannot drop them (ref. §10.7)', () => {
+    const observation = withCnpg((cnpg) => {
+      cnpg.spec.instances = 1;
+    });
+    const apply = singleApply(planCnpgCluster(observation, desiredOf(observation)));
+    expect((apply.object as CnpgCluster).spec).not.toHaveProperty('managed');
+  });
+
+  it('a failed phase with a pending drift reports the drift, so the user fix is applied', () => {
+    const observation = withCnpg(
+      (cnpg) => {
+        cnpg.spec.instances = 1;
+      },
+      { cnpg: CnpgPhase.Unrecoverable },
+    );
+    expect(observation.cnpg?.status?.phase).toBe(CnpgPhase.Unrecoverable);
+    const desired = desiredOf(observation);
+    const h = checkCnpgCluster(observation, desired);
+    expect(h.state).toBe('Provisioning');
+    expect(h.reason).toBe(Reason.CNPGClusterUpdating);
+    expect(eventOf(singleApply(planCnpgCluster(observation, desired))).reason).toBe('ClusterUpdateStarted');
+  });
+
+  it('the same failed phase without drift stays Failed and plans nothing', () => {
+    const observation = world({ cnpg: CnpgPhase.Unrecoverable });
+    const desired = desiredOf(observation);
+    const h = checkCnpgCluster(observation, desired);
+    expect(h.state).toBe('Failed');
+    expect(h.reason).toBe(Reason.CNPGUnrecoverable);
+    expect(planCnpgCluster(observation, desired)).toEqual([]);
+  });
+});
+
+describe('CNPG cluster existence and ownership', () => {
+  it('a missing cluster is Pending and planned as one apply with ClusterCreationStarted', () => {
+    const observation = world({ cnpg: 'missing' });
+    expect(observation.cnpg).toBeUndefined();
+    const desired = desiredOf(observation);
+    const h = checkCnpgCluster(observation, desired);
+    expect(h.state).toBe('Pending');
+    expect(h.reason).toBe(Reason.CNPGClusterPending);
+    const apply = singleApply(planCnpgCluster(observation, desired));
+    expect(apply.object).toEqual(desired);
+    expect(eventOf(apply).reason).toBe('ClusterCreationStarted');
+    const owners = apply.object.metadata.ownerReferences ?? [];
+    expect(owners).toHaveLength(1);
+    expect(owners[0]).toMatchObject({ kind: 'PostgresCluster', uid: CLUSTER_UID, controller: true });
+  });
+
+  it('an orphan (no controller owner) is adopted: not Ready, one apply with ClusterAdopted', () => {
+    const observation = world({ cnpg: 'released' });
+    expect(observation.cnpg?.metadata.ownerReferences).toEqual([]);
+    const desired = desiredOf(observation);
+    const h = checkCnpgCluster(observation, desired);
+    expect(h.state).toBe('Provisioning');
+    expect(h.reason).toBe(Reason.CNPGClusterUpdating);
+    const apply = singleApply(planCnpgCluster(observation, desired));
+    expect(eventOf(apply).reason).toBe('ClusterAdopted');
+    expect(apply.object.metadata.ownerReferences?.[0]).toMatchObject({ uid: CLUSTER_UID, controller: true });
+  });
+
+  it('an owner reference that is not a controller does not make the cluster ours: it is adopted', () => {
+    const observation = withCnpg((cnpg) => {
+      cnpg.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'uid-x' }];
+    });
+    const desired = desiredOf(observation);
+    expect(eventOf(singleApply(planCnpgCluster(observation, desired))).reason).toBe('ClusterAdopted');
+  });
+
+  it('a cluster controlled by someone else is Failed / ClusterOwnedByOther and never written', () => {
+    const observation = withCnpg((cnpg) => {
+      cnpg.metadata.ownerReferences = [
+        { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresCluster', name: 'billing', uid: 'uid-billing', controller: true },
+      ];
+      cnpg.spec.instances = 1; // even with drift: not ours to repair
+    });
+    const desired = desiredOf(observation);
+    const h = checkCnpgCluster(observation, desired);
+    expect(h.state).toBe('Failed');
+    expect(h.reason).toBe(Reason.ClusterOwnedByOther);
+    expect(h.message).toContain('PostgresCluster/billing');
+    expect(planCnpgCluster(observation, desired)).toEqual([]);
+  });
+});

@@ -1,0 +1,187 @@
+/** The endpoints ConfigMap: exact keys, FQDN values, pooler keys only when both poolers serve, no secrets. */
+import { describe, expect, it } from 'vitest';
+import {
+  checkConfigMap,
+  configMapDrift,
+  desiredConfigMap,
+  EndpointKey,
+  planConfigMap,
+} from '../../../src/domain/components/configmap.ts';
+import type { Effect } from '../../../src/domain/effects.ts';
+import { Reason } from '../../../src/domain/health.ts';
+import type { ConfigMap } from '../../../src/domain/objects.ts';
+import { defaultSettings, type Observation, type Settings } from '../../../src/domain/observation.ts';
+import { CLUSTER_UID } from '../../support/observations.ts';
+import { configOf, eventOf, world } from './support.ts';
+
+const desiredOf = (observation: Observation, settings: Settings = defaultSettings) =>
+  desiredConfigMap(observation, configOf(observation), settings);
+
+const DIRECT_KEYS = [
+  'CLUSTER_RW_ENDPOINT',
+  'CLUSTER_RO_ENDPOINT',
+  'CLUSTER_R_ENDPOINT',
+  'DEFAULT_CLUSTER_PORT',
+  'SUPER_USER_NAME',
+  'SUPER_USER_SECRET_REF',
+];
+const POOLER_KEYS = ['CLUSTER_POOLER_RW_ENDPOINT', 'CLUSTER_POOLER_RO_ENDPOINT'];
+
+function singleApply(effects: Effect[]) {
+  expect(effects).toHaveLength(1);
+  const [effect] = effects;
+  if (!effect || effect.type !== 'apply') throw new Error(`expected an apply, got ${JSON.stringify(effect)}`);
+  expect(effect.component).toBe('configMap');
+  return effect;
+}
+
+describe('desired ConfigMap', () => {
+  it('the endpoint keys are the documented constants', () => {
+    expect(Object.values(EndpointKey).sort()).toEqual([...DIRECT_KEYS, ...POOLER_KEYS].sort());
+  });
+
+  it('with serving poolers it holds exactly the documented keys, as service FQDNs in cluster.local', () => {
+    const observation = world();
+    const desired = desiredOf(observation);
+    expect(desired.metadata.name).toBe('orders-endpoints');
+    expect(desired.metadata.namespace).toBe('team-a');
+    expect(desired.data).toEqual({
+      CLUSTER_RW_ENDPOINT: 'orders-rw.team-a.svc.cluster.local',
+      CLUSTER_RO_ENDPOINT: 'orders-ro.team-a.svc.cluster.local',
+      CLUSTER_R_ENDPOINT: 'orders-r.team-a.svc.cluster.local',
+      DEFAULT_CLUSTER_PORT: '5432',
+      SUPER_USER_NAME: 'postgres',
+      SUPER_USER_SECRET_REF: 'orders-superuser',
+      CLUSTER_POOLER_RW_ENDPOINT: 'orders-pooler-rw.team-a.svc.cluster.local',
+      CLUSTER_POOLER_RO_ENDPOINT: 'orders-pooler-ro.team-a.svc.cluster.local',
+    });
+    expect(desired.metadata.ownerReferences?.[0]).toMatchObject({ uid: CLUSTER_UID, controller: true });
+  });
+
+  it('a custom clusterDomain is used in every endpoint', () => {
+    const settings = { ...defaultSettings, clusterDomain: 'corp.example' };
+    const desired = desiredOf(world(), settings);
+    const endpoints = Object.entries(desired.data ?? {}).filter(([k]) => k.endsWith('_ENDPOINT'));
+    expect(endpoints).toHaveLength(5);
+    for (const [, value] of endpoints) {
+      expect(value).toMatch(/^orders-[a-z-]+\.team-a\.svc\.corp\.example$/);
+      expect(value).not.toContain('cluster.local');
+    }
+  });
+
+  it.each([
+    ['the pooler is disabled', world({ poolerEnabled: false })],
+    ['the poolers do not exist yet', world({ poolers: 'missing' })],
+    ['the poolers have no ready replica', world({ poolers: 'notReady' })],
+    ['the poolers drifted', world({ poolers: 'drifted' })],
+  ])('no pooler endpoint keys when %s', (_what, observation) => {
+    expect(Object.keys(desiredOf(observation).data ?? {}).sort()).toEqual([...DIRECT_KEYS].sort());
+  });
+
+  it('no pooler endpoint keys while only one of the two poolers serves', () => {
+    const base = world();
+    const observation = { ...base, poolers: { rw: base.poolers.rw } };
+    expect(Object.keys(desiredOf(observation).data ?? {})).not.toContain('CLUSTER_POOLER_RW_ENDPOINT');
+  });
+
+  it('never any secret value: only the Secret name, and the data keys are exactly the documented set', () => {
+    const data = desiredOf(world()).data ?? {};
+    expect(Object.keys(data).sort()).toEqual([...DIRECT_KEYS, ...POOLER_KEYS].sort());
+    expect(data.SUPER_USER_SECRET_REF).toBe('orders-superuser');
+    for (const key of Object.keys(data)) expect(key).not.toMatch(/PASSWORD|TOKEN|KEY$/i);
+    // A ConfigMap never carries binary data either.
+    expect(desiredOf(world())).not.toHaveProperty('binaryData');
+  });
+});
+
+describe('ConfigMap health and plan', () => {
+  it('up to date is Ready / ConfigMapReconciled and plans nothing', () => {
+    const observation = world();
+    const desired = desiredOf(observation);
+    const h = checkConfigMap(observation, desired);
+    expect(h.state).toBe('Ready');
+    expect(h.reason).toBe(Reason.ConfigMapReconciled);
+    expect(planConfigMap(observation, desired)).toEqual([]);
+  });
+
+  it('missing: not Ready, one apply with a create event', () => {
+    const observation = world({ configMap: 'missing' });
+    const desired = desiredOf(observation);
+    const h = checkConfigMap(observation, desired);
+    expect(h.state).toBe('Provisioning');
+    expect(h.reason).toBe(Reason.ConfigMapPending);
+    const apply = singleApply(planConfigMap(observation, desired));
+    expect(apply.object).toEqual(desired);
+    const event = eventOf(apply);
+    expect(event.reason).toBe('ConfigMapReconciled');
+    expect(event.message).toContain('created');
+  });
+
+  it('a drifted value is Provisioning / ConfigMapDrifted and one apply with an "updated" event', () => {
+    const observation = world({ configMap: 'drifted' });
+    const desired = desiredOf(observation);
+    expect(configMapDrift(observation.configMap as ConfigMap, desired)).toEqual(['CLUSTER_RW_ENDPOINT']);
+    const h = checkConfigMap(observation, desired);
+    expect(h.state).toBe('Provisioning');
+    expect(h.reason).toBe(Reason.ConfigMapDrifted);
+    expect(h.message).toContain('CLUSTER_RW_ENDPOINT');
+    const apply = singleApply(planConfigMap(observation, desired));
+    expect(apply.object).toEqual(desired);
+    const event = eventOf(apply);
+    expect(event.reason).toBe('ConfigMapReconciled');
+    expect(event.message).toContain('updated');
+    expect(event.message).toContain('CLUSTER_RW_ENDPOINT');
+  });
+
+  it('a key of ours deleted by someone is drift', () => {
+    const observation = world();
+    const configMap = structuredClone(observation.configMap as ConfigMap);
+    const { DEFAULT_CLUSTER_PORT: _gone, ...rest } = configMap.data ?? {};
+    configMap.data = rest;
+    const withMissingKey = { ...observation, configMap };
+    const desired = desiredOf(withMissingKey);
+    expect(configMapDrift(configMap, desired)).toEqual(['DEFAULT_CLUSTER_PORT']);
+    expect(singleApply(planConfigMap(withMissingKey, desired)).object).toEqual(desired);
+  });
+
+  it('stale pooler endpoints (poolers disabled since) are drift, so consumers stop using them', () => {
+    const served = world();
+    const observation = { ...world({ poolerEnabled: false }), configMap: served.configMap };
+    const desired = desiredOf(observation);
+    expect(configMapDrift(observation.configMap as ConfigMap, desired)).toEqual(POOLER_KEYS.slice().sort());
+    expect(checkConfigMap(observation, desired).state).toBe('Provisioning');
+  });
+
+  it('keys added by other writers are not drift', () => {
+    const observation = world();
+    const configMap = structuredClone(observation.configMap as ConfigMap);
+    configMap.data = { ...configMap.data, TEAM_CONTACT: 'dba@example.com', 'app.properties': 'x=1' };
+    const withExtra = { ...observation, configMap };
+    const desired = desiredOf(withExtra);
+    expect(configMapDrift(configMap, desired)).toEqual([]);
+    expect(checkConfigMap(withExtra, desired).state).toBe('Ready');
+    expect(planConfigMap(withExtra, desired)).toEqual([]);
+  });
+
+  it('an orphan ConfigMap (retained earlier) is adopted with one apply', () => {
+    const observation = world({ configMap: 'released' });
+    const desired = desiredOf(observation);
+    expect(checkConfigMap(observation, desired).state).toBe('Provisioning');
+    expect(eventOf(singleApply(planConfigMap(observation, desired))).reason).toBe('ClusterAdopted');
+  });
+
+  it('a ConfigMap controlled by someone else is Failed / ConfigMapOwnedByOther and never written', () => {
+    const observation = world({ configMap: 'drifted' });
+    const configMap = structuredClone(observation.configMap as ConfigMap);
+    configMap.metadata.ownerReferences = [
+      { apiVersion: 'apps/v1', kind: 'Deployment', name: 'web', uid: 'uid-web', controller: true },
+    ];
+    const foreign = { ...observation, configMap };
+    const desired = desiredOf(foreign);
+    const h = checkConfigMap(foreign, desired);
+    expect(h.state).toBe('Failed');
+    expect(h.reason).toBe(Reason.ConfigMapOwnedByOther);
+    expect(h.message).toContain('Deployment/web');
+    expect(planConfigMap(foreign, desired)).toEqual([]);
+  });
+});

@@ -1,0 +1,302 @@
+/** The rw and ro Poolers: created, repaired on drift, deleted when disabled; ready means ready replicas. */
+import { Value } from '@sinclair/typebox/value';
+import { describe, expect, it } from 'vitest';
+import { ConnectionPoolerConfig, PoolMode } from '../../../src/api/schema.ts';
+import {
+  checkPoolers,
+  desiredPooler,
+  POOLER_TYPES,
+  planPoolers,
+  poolerDrift,
+  poolersServing,
+} from '../../../src/domain/components/pooler.ts';
+import type { Effect } from '../../../src/domain/effects.ts';
+import { Reason } from '../../../src/domain/health.ts';
+import type { Pooler, PoolerView } from '../../../src/domain/objects.ts';
+import type { Observation } from '../../../src/domain/observation.ts';
+import { CLUSTER_UID } from '../../support/observations.ts';
+import { configOf, effectOfType, eventOf, makeClass, withClass, world } from './support.ts';
+
+/** A healthy world whose observed poolers are changed by `mutate` (per type). */
+function withPoolers(mutate: (view: PoolerView, type: 'rw' | 'ro') => void, facts = {}): Observation {
+  const observation = world(facts);
+  const poolers: Observation['poolers'] = {};
+  for (const type of POOLER_TYPES) {
+    const view = structuredClone(observation.poolers[type]);
+    if (!view) throw new Error(`fixture has no ${type} pooler`);
+    mutate(view, type);
+    poolers[type] = view;
+  }
+  return { ...observation, poolers };
+}
+
+/** The applies of a plan, each checked to be a pooler apply. */
+function poolerApplies(effects: Effect[]) {
+  const applies = effectOfType(effects, 'apply');
+  expect(applies).toHaveLength(effects.length);
+  for (const apply of applies) expect(apply.component).toBe('pooler');
+  return applies.map((a) => ({ pooler: a.object as Pooler, event: eventOf(a) }));
+}
+
+describe('pooler disabled', () => {
+  it('disabled with no pooler is Ready / PoolerDisabled and plans nothing', () => {
+    const observation = world({ poolerEnabled: false });
+    const config = configOf(observation);
+    expect(config.pooler).toBeUndefined();
+    const h = checkPoolers(observation, config);
+    expect(h.state).toBe('Ready');
+    expect(h.reason).toBe(Reason.PoolerDisabled);
+    expect(planPoolers(observation, config)).toEqual([]);
+    expect(poolersServing(observation, config)).toBe(false);
+  });
+
+  it('disabled with both poolers left over deletes both, and is not Ready until they are gone', () => {
+    const leftovers = world().poolers;
+    const observation = { ...world({ poolerEnabled: false }), poolers: leftovers };
+    const config = configOf(observation);
+    const h = checkPoolers(observation, config);
+    expect(h.state).toBe('Provisioning');
+    expect(h.reason).toBe(Reason.PoolerDeleting);
+    const effects = planPoolers(observation, config);
+    const deletes = effectOfType(effects, 'delete');
+    expect(deletes).toHaveLength(2);
+    expect(effects).toHaveLength(2);
+    expect(deletes.map((d) => d.ref.name).sort()).toEqual(['orders-pooler-ro', 'orders-pooler-rw']);
+    for (const d of deletes) {
+      expect(d.component).toBe('pooler');
+      expect(d.ref).toMatchObject({ apiVersion: 'postgresql.cnpg.io/v1', kind: 'Pooler', namespace: 'team-a' });
+      expect(eventOf(d).reason).toBe('PoolerDeleted');
+    }
+  });
+
+  it('disabled with only the ro pooler left over deletes just that one', () => {
+    const { ro } = world().poolers;
+    const observation = { ...world({ poolerEnabled: false }), poolers: { ro } };
+    const deletes = effectOfType(planPoolers(observation, configOf(observation)), 'delete');
+    expect(deletes.map((d) => d.ref.name)).toEqual(['orders-pooler-ro']);
+  });
+
+  it('disabled with a foreign Pooler of our name: never deleted, so never reported as being deleted', () => {
+    const foreign = structuredClone(world().poolers.rw) as PoolerView;
+    foreign.pooler.metadata.ownerReferences = [
+      { apiVersion: 'apps/v1', kind: 'Deployment', name: 'someone', uid: 'uid-someone', controller: true },
+    ];
+    const observation = { ...world({ poolerEnabled: false }), poolers: { rw: foreign } };
+    const config = configOf(observation);
+    expect(planPoolers(observation, config)).toEqual([]);
+    // Reporting "Removing the connection poolers" while planning no removal would wait forever.
+    const h = checkPoolers(observation, config);
+    expect(h.reason).not.toBe(Reason.PoolerDeleting);
+    expect(['Ready', 'Failed']).toContain(h.state);
+  });
+});
+
+describe('pooler enabled', () => {
+  it('both missing: two applies (rw, ro) with PoolerCreationStarted; Provisioning / PoolerCreating', () => {
+    const observation = world({ poolers: 'missing' });
+    const config = configOf(observation);
+    const h = checkPoolers(observation, config);
+    expect(h.state).toBe('Provisioning');
+    expect(h.reason).toBe(Reason.PoolerCreating);
+    const applies = poolerApplies(planPoolers(observation, config));
+    expect(applies.map((a) => a.pooler.spec.type)).toEqual(['rw', 'ro']);
+    expect(applies.map((a) => a.pooler.metadata.name)).toEqual(['orders-pooler-rw', 'orders-pooler-ro']);
+    for (const { pooler, event } of applies) {
+      expect(event.reason).toBe('PoolerCreationStarted');
+      expect(pooler.spec.cluster.name).toBe('orders');
+      expect(pooler.spec.instances).toBe(2);
+      expect(pooler.spec.pgbouncer.poolMode).toBe('transaction');
+      expect(pooler.metadata.ownerReferences?.[0]).toMatchObject({ uid: CLUSTER_UID, controller: true });
+    }
+    expect(poolersServing(observation, config)).toBe(false);
+  });
+
+  it('one missing: one apply for it only', () => {
+    const base = world();
+    const observation = { ...base, poolers: { rw: base.poolers.rw } };
+    const applies = poolerApplies(planPoolers(observation, configOf(observation)));
+    expect(applies.map((a) => a.pooler.metadata.name)).toEqual(['orders-pooler-ro']);
+  });
+
+  it('both ready (ready replicas = instances) is Ready / AllInstancesReady, serves, and plans nothing', () => {
+    const observation = world();
+    const config = configOf(observation);
+    const h = checkPoolers(observation, config);
+    expect(h.state).toBe('Ready');
+    expect(h.reason).toBe(Reason.AllInstancesReady);
+    expect(planPoolers(observation, config)).toEqual([]);
+    expect(poolersServing(observation, config)).toBe(true);
+  });
+
+  it('no ready replicas is not Ready', () => {
+    const observation = world({ poolers: 'notReady' });
+    const config = configOf(observation);
+    const h = checkPoolers(observation, config);
+    expect(h.state).toBe('Provisioning');
+    expect(h.reason).toBe(Reason.PoolerCreating);
+    expect(planPoolers(observation, config)).toEqual([]);
+    expect(poolersServing(observation, config)).toBe(false);
+  });
+
+  it('scheduled but not ready is not Ready: CNPG status.instances is no readiness signal (ref. §10.5)', () => {
+    const observation = withPoolers((view, type) => {
+      view.pooler.status = { instances: 2 }; // every pod scheduled
+      view.readyReplicas = type === 'ro' ? 1 : 2; // one ro pod not ready
+    });
+    const config = configOf(observation);
+    const h = checkPoolers(observation, config);
+    expect(h.state).toBe('Provisioning');
+    expect(h.message).toContain('ro pooler has 1/2 ready instances');
+    expect(poolersServing(observation, config)).toBe(false);
+  });
+
+  it('more ready replicas than instances (rollout) is Ready', () => {
+    const observation = withPoolers((view) => {
+      view.readyReplicas = 3;
+    });
+    expect(checkPoolers(observation, configOf(observation)).state).toBe('Ready');
+  });
+
+  it('the class defaults a pooler without instances or mode to 3 instances in transaction mode', () => {
+    const base = world({ poolers: 'missing' });
+    const observation = withClass(base, makeClass({ cnpg: { connectionPooler: {} } }));
+    const config = configOf(observation);
+    expect(config.pooler).toEqual({ instances: 3, mode: 'transaction', parameters: {} });
+    const applies = poolerApplies(planPoolers(observation, config));
+    expect(applies.map((a) => a.pooler.spec.instances)).toEqual([3, 3]);
+  });
+});
+
+describe('pooler drift', () => {
+  const cases: Array<[string, string, (view: PoolerView) => void]> = [
+    [
+      'instances',
+      'instances',
+      (v) => {
+        v.pooler.spec.instances = 1;
+      },
+    ],
+    [
+      'instances left to the CNPG default (1)',
+      'instances',
+      (v) => {
+        delete v.pooler.spec.instances;
+      },
+    ],
+    [
+      'poolMode',
+      'poolMode',
+      (v) => {
+        v.pooler.spec.pgbouncer.poolMode = 'session';
+      },
+    ],
+    [
+      'poolMode left to the CNPG default (session)',
+      'poolMode',
+      (v) => {
+        delete v.pooler.spec.pgbouncer.poolMode;
+      },
+    ],
+    [
+      'a parameter added',
+      'parameters',
+      (v) => {
+        v.pooler.spec.pgbouncer.parameters = { max_client_conn: '1000' };
+      },
+    ],
+    [
+      'the cluster it serves',
+      'cluster',
+      (v) => {
+        v.pooler.spec.cluster = { name: 'billing' };
+      },
+    ],
+  ];
+
+  it.each(cases)('drift of %s is Provisioning / PoolerUpdating and two applies with PoolerUpdated', (_what, field, mutate) => {
+    const observation = withPoolers((view) => mutate(view));
+    const config = configOf(observation);
+    const h = checkPoolers(observation, config);
+    expect(h.state).toBe('Provisioning');
+    expect(h.reason).toBe(Reason.PoolerUpdating);
+    expect(h.message).toContain(field);
+    const applies = poolerApplies(planPoolers(observation, config));
+    expect(applies).toHaveLength(2);
+    for (const { pooler, event } of applies) {
+      expect(event.reason).toBe('PoolerUpdated');
+      expect(event.message).toContain(field);
+      expect(pooler).toEqual(desiredPooler(observation, config.pooler as NonNullable<typeof config.pooler>, pooler.spec.type as 'rw' | 'ro'));
+    }
+    expect(poolersServing(observation, config)).toBe(false);
+  });
+
+  it('the fixture world with drifted poolers is repaired', () => {
+    const observation = world({ poolers: 'drifted' });
+    const applies = poolerApplies(planPoolers(observation, configOf(observation)));
+    expect(applies.map((a) => a.event.reason)).toEqual(['PoolerUpdated', 'PoolerUpdated']);
+  });
+
+  it('a changed class (mode and parameters) is drift of the existing poolers', () => {
+    const base = world();
+    const observation = withClass(
+      base,
+      makeClass({ cnpg: { connectionPooler: { instances: 2, mode: 'session', parameters: { default_pool_size: '50' } } } }),
+    );
+    const config = configOf(observation);
+    const rw = observation.poolers.rw?.pooler as Pooler;
+    const drift = poolerDrift(rw, desiredPooler(observation, config.pooler as NonNullable<typeof config.pooler>, 'rw'));
+    expect(drift).toEqual(['poolMode', 'parameters']);
+    expect(poolerApplies(planPoolers(observation, config))).toHaveLength(2);
+  });
+
+  it('parameters in a different key order are not drift', () => {
+    const base = world();
+    const observation = withClass(
+      base,
+      makeClass({ cnpg: { connectionPooler: { instances: 2, mode: 'transaction', parameters: { a: '1', b: '2' } } } }),
+    );
+    const config = configOf(observation);
+    const observed = structuredClone(observation.poolers.rw?.pooler as Pooler);
+    observed.spec.pgbouncer.parameters = { b: '2', a: '1' };
+    expect(poolerDrift(observed, desiredPooler(observation, config.pooler as NonNullable<typeof config.pooler>, 'rw'))).toEqual([]);
+  });
+
+  it('an orphan pooler is adopted: one apply each with ClusterAdopted, not Ready', () => {
+    const observation = withPoolers((view) => {
+      view.pooler.metadata.ownerReferences = [];
+    });
+    const config = configOf(observation);
+    expect(checkPoolers(observation, config).state).toBe('Provisioning');
+    const applies = poolerApplies(planPoolers(observation, config));
+    expect(applies.map((a) => a.event.reason)).toEqual(['ClusterAdopted', 'ClusterAdopted']);
+  });
+
+  it('a pooler controlled by someone else is Failed / PoolerOwnedByOther and never written', () => {
+    const observation = withPoolers((view, type) => {
+      if (type === 'rw') {
+        view.pooler.metadata.ownerReferences = [
+          { apiVersion: 'v1', kind: 'PostgresCluster', name: 'billing', uid: 'uid-billing', controller: true },
+        ];
+        view.pooler.spec.instances = 7;
+      }
+    });
+    const config = configOf(observation);
+    const h = checkPoolers(observation, config);
+    expect(h.state).toBe('Failed');
+    expect(h.reason).toBe(Reason.PoolerOwnedByOther);
+    expect(h.message).toContain('orders-pooler-rw');
+    expect(planPoolers(observation, config)).toEqual([]);
+  });
+});
+
+describe('pool mode', () => {
+  it.each([['session'], ['transaction']])('%s is a valid pool mode', (mode) => {
+    expect(Value.Check(PoolMode, mode)).toBe(true);
+    expect(Value.Check(ConnectionPoolerConfig, { mode })).toBe(true);
+  });
+
+  it.each([['statement'], ['Session'], [''], [1]])('%j is not a pool mode CNPG accepts (ref. §10.6)', (mode) => {
+    expect(Value.Check(PoolMode, mode)).toBe(false);
+    expect(Value.Check(ConnectionPoolerConfig, { mode })).toBe(false);
+  });
+});

@@ -1,0 +1,94 @@
+/** The superuser Secret: created once (the password never passes the core), adopted, never rewritten. */
+import { describe, expect, it } from 'vitest';
+import { checkSecret, planSecret, secretRef } from '../../../src/domain/components/secret.ts';
+import { Reason } from '../../../src/domain/health.ts';
+import type { Observation } from '../../../src/domain/observation.ts';
+import { CLUSTER_UID } from '../../support/observations.ts';
+import { effectOfType, eventOf, world } from './support.ts';
+
+const withSecretOwners = (observation: Observation, owners: NonNullable<Observation['secret']>['metadata']['ownerReferences']) => {
+  if (!observation.secret) throw new Error('fixture has no secret');
+  return { ...observation, secret: { ...observation.secret, metadata: { ...observation.secret.metadata, ownerReferences: owners } } };
+};
+
+describe('superuser Secret', () => {
+  it('ready: Ready / SuperUserSecretReady, nothing to do', () => {
+    const observation = world();
+    const h = checkSecret(observation);
+    expect(h.state).toBe('Ready');
+    expect(h.reason).toBe(Reason.SuperUserSecretReady);
+    expect(planSecret(observation)).toEqual([]);
+  });
+
+  it('missing: not Ready, one createSecret with SecretCreated', () => {
+    const observation = world({ secret: 'missing' });
+    const h = checkSecret(observation);
+    expect(h.state).toBe('Provisioning');
+    expect(h.reason).toBe(Reason.UserSecretPending);
+    const effects = planSecret(observation);
+    expect(effects).toHaveLength(1);
+    const [create] = effectOfType(effects, 'createSecret');
+    if (!create) throw new Error('no createSecret effect');
+    expect(create.component).toBe('secret');
+    expect(create.secret.ref).toEqual({ apiVersion: 'v1', kind: 'Secret', namespace: 'team-a', name: 'orders-superuser' });
+    expect(create.secret.username).toBe('postgres');
+    expect(create.secret.owner).toMatchObject({ uid: CLUSTER_UID, controller: true, kind: 'PostgresCluster' });
+    expect(create.secret.labels).toMatchObject({ 'pgfsm.io/cluster': 'orders' });
+    expect(eventOf(create).reason).toBe('SecretCreated');
+  });
+
+  it('the createSecret effect never carries a password or any data', () => {
+    const [create] = planSecret(world({ secret: 'missing' }));
+    expect(create).toBeDefined();
+    const carried = JSON.stringify(create);
+    expect(carried).not.toMatch(/password/i);
+    expect(create).not.toHaveProperty('data');
+    expect(create).not.toHaveProperty('stringData');
+    if (create?.type !== 'createSecret') throw new Error('not a createSecret');
+    expect(Object.keys(create.secret).sort()).toEqual(['labels', 'owner', 'ref', 'username']);
+  });
+
+  it('no password key: Failed / SuperUserSecretFailed naming the key, and nothing written', () => {
+    const observation = world({ secret: 'noKey' });
+    const h = checkSecret(observation);
+    expect(h.state).toBe('Failed');
+    expect(h.reason).toBe(Reason.SuperUserSecretFailed);
+    expect(h.message).toContain('"password"');
+    expect(h.message).toContain('orders-superuser');
+    expect(planSecret(observation)).toEqual([]);
+  });
+
+  it('orphan (retained earlier): adopted with setOwner and ClusterAdopted; not Ready until then', () => {
+    const observation = world({ secret: 'orphan' });
+    const h = checkSecret(observation);
+    expect(h.state).toBe('Provisioning');
+    expect(h.reason).toBe(Reason.UserSecretPending);
+    const effects = planSecret(observation);
+    expect(effects).toHaveLength(1);
+    const [adopt] = effectOfType(effects, 'setOwner');
+    if (!adopt) throw new Error('no setOwner effect');
+    expect(adopt.component).toBe('secret');
+    expect(adopt.ref).toEqual(secretRef(observation));
+    expect(adopt.owner).toMatchObject({ uid: CLUSTER_UID, controller: true });
+    expect(eventOf(adopt).reason).toBe('ClusterAdopted');
+    expect(eventOf(adopt).message).toContain('secret');
+  });
+
+  it('foreign (controlled by someone else): Failed / SuperUserSecretFailed and never written', () => {
+    const observation = withSecretOwners(world(), [
+      { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresCluster', name: 'billing', uid: 'uid-billing', controller: true },
+    ]);
+    const h = checkSecret(observation);
+    expect(h.state).toBe('Failed');
+    expect(h.reason).toBe(Reason.SuperUserSecretFailed);
+    expect(h.message).toContain('PostgresCluster/billing');
+    expect(planSecret(observation)).toEqual([]);
+  });
+
+  it('a non-controller owner reference does not make the Secret foreign: it is adopted', () => {
+    const observation = withSecretOwners(world(), [
+      { apiVersion: 'v1', kind: 'ServiceAccount', name: 'sa', uid: 'uid-sa' },
+    ]);
+    expect(effectOfType(planSecret(observation), 'setOwner')).toHaveLength(1);
+  });
+});
