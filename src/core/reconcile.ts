@@ -166,7 +166,9 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
   const events = [
     ...pending.map((e) => e.event),
     // Readiness is announced as the pipeline confirms it, not while only observing (Pending, Suspended, Deleting).
-    ...(statusFailed || meta.conditions !== 'pipeline' ? [] : readinessEvents(previous?.conditions, status?.conditions)),
+    ...(statusFailed || meta.conditions !== 'pipeline'
+      ? []
+      : readinessEvents(previous?.conditions, status?.conditions)),
     ...(failure && !statusFailed ? failureEvent(failure, previous) : []),
   ];
   for (const e of events) {

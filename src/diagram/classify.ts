@@ -1,43 +1,79 @@
 /**
- * Sorts transitions into the visual roles the DOT picture draws differently. Derived from the chart
- * (meta.phase, meta.ready, gate guards) rather than listed by hand, so a changed machine restyles itself.
+ * Sorts transitions into the visual roles the DOT picture draws differently, and answers the one
+ * reachability question its layout needs. Derived from the chart (meta.phase, meta.ready, gate
+ * guards) rather than listed by hand, so a changed machine restyles itself.
  */
 import { isGate } from './guards.ts';
-import { type Chart, index, type Transition } from './walk.ts';
+import { type Chart, index, leaves, type Transition } from './walk.ts';
 
 export type EdgeKind = 'happy' | 'failure' | 'gate' | 'gate-failure' | 'normal';
 
+interface Step {
+  to: string;
+  transition: Transition;
+}
+
+/**
+ * Where a current state can go without a gate: its own and inherited handlers (Provisioning's tick
+ * lives on the compound state), each target settled into the leaf that entering it lands on.
+ */
+function stepper(chart: Chart): (path: string) => Step[] {
+  const { lineage, settle } = index(chart);
+  return (path) =>
+    lineage(path).flatMap((owner) =>
+      owner.transitions
+        .filter((t) => !t.guard?.names.some(isGate))
+        .flatMap((transition) => transition.targets.map((target) => ({ to: settle(target).path, transition }))),
+    );
+}
+
 /**
  * The happy path: the shortest route from the initial state to the first Ready state, through
- * transitions that are neither gates nor failures. Found by breadth-first search over settled states,
- * with handlers inherited from ancestors (Provisioning's tick lives on the compound state).
+ * transitions that are neither gates nor failures (breadth-first).
  */
 function happyPath(chart: Chart): Set<Transition> {
-  const { lineage, settle } = index(chart);
-  const start = settle(chart.initial);
+  const { get, settle } = index(chart);
+  const steps = stepper(chart);
   const via = new Map<string, { from: string; transition: Transition }>();
-  const queue = [start.path];
+  const queue = [settle(chart.initial).path];
   const seen = new Set(queue);
   for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
-    if (settle(path).meta?.ready) {
+    if (get(path).meta?.ready) {
       const out = new Set<Transition>();
       for (let step = via.get(path); step; step = via.get(step.from)) out.add(step.transition);
       return out;
     }
-    for (const owner of lineage(path)) {
-      for (const transition of owner.transitions) {
-        if (transition.guard?.names.some(isGate)) continue;
-        for (const target of transition.targets) {
-          const next = settle(target);
-          if (next.meta?.phase === 'Failed' || seen.has(next.path)) continue;
-          seen.add(next.path);
-          via.set(next.path, { from: path, transition });
-          queue.push(next.path);
-        }
-      }
+    for (const { to, transition } of steps(path)) {
+      if (get(to).meta?.phase === 'Failed' || seen.has(to)) continue;
+      seen.add(to);
+      via.set(to, { from: path, transition });
+      queue.push(to);
     }
   }
   return new Set();
+}
+
+/**
+ * Leaves outside `compound` that its own leaves lead to without a gate (the states "after" it), each
+ * mapped to the leaf inside `compound` it is first reached from.
+ */
+export function downstreamOf(chart: Chart, compound: string): Map<string, string> {
+  const { isWithin } = index(chart);
+  const steps = stepper(chart);
+  const origin = new Map(
+    leaves(chart)
+      .filter((s) => isWithin(s.path, compound))
+      .map((s) => [s.path, s.path]),
+  );
+  const queue = [...origin.keys()];
+  for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
+    for (const { to } of steps(path)) {
+      if (origin.has(to) || isWithin(to, compound)) continue;
+      origin.set(to, origin.get(path) ?? path);
+      queue.push(to);
+    }
+  }
+  return new Map([...origin].filter(([path]) => !isWithin(path, compound)));
 }
 
 export function classifier(chart: Chart): (t: Transition, target: string) => EdgeKind {

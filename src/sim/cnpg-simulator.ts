@@ -146,6 +146,12 @@ export class CnpgSimulator {
   private onChange(change: Change): void {
     if (change.statusOnly) return;
     const { kind } = change.object;
+    if (change.type === 'deleted') {
+      // A new object of the same name starts from scratch.
+      const id = keyOf(change.object);
+      this.seen.delete(kind === 'Pooler' ? `pooler:${id}` : id);
+      return;
+    }
     if (kind === 'Cluster' || kind === 'Pooler') this.syncAll();
   }
 

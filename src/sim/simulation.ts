@@ -30,7 +30,7 @@ export class Simulation {
   readonly clock: ManualClock;
   readonly api: MemoryApiServer;
   readonly events: MemoryEventSink;
-  readonly ports: Ports;
+  ports: Ports;
   readonly cnpg: CnpgSimulator;
   readonly settings: Settings;
   readonly passes: ReconcileOutcome[] = [];
@@ -119,6 +119,18 @@ export class Simulation {
     this.onPass?.(outcome, this.clock.now());
     this.schedule(outcome);
     return outcome;
+  }
+
+  /**
+   * The operator process restarts: its work queue, backoff counters and ports are gone, the stored
+   * objects stay. Like a real restart it then relists and enqueues every cluster.
+   */
+  restartOperator(): void {
+    this.due.clear();
+    this.failures.clear();
+    this.ports = memoryPorts(this.api, this.clock, this.events);
+    for (const c of this.api.list('PostgresCluster'))
+      this.enqueue({ namespace: c.metadata.namespace ?? '', name: c.metadata.name });
   }
 
   /** Runs every pass and every simulator change due up to `until` (virtual ms), in time order. */

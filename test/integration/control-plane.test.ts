@@ -131,7 +131,10 @@ describe('real control plane', () => {
     const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
     const namespace = `cp-rbac-${suffix}`;
     await core.createNamespace({ body: { metadata: { name: namespace } } });
-    await core.createNamespacedSecret({ namespace, body: { metadata: { name: 'db-password' }, stringData: { p: 'x' } } });
+    await core.createNamespacedSecret({
+      namespace,
+      body: { metadata: { name: 'db-password' }, stringData: { p: 'x' } },
+    });
     await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: 'reader' } } });
 
     const token = await cp().tokenFor(`${namespace}/reader`);

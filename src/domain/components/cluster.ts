@@ -5,15 +5,14 @@ import { type Health, health, Reason } from '../health.ts';
 import { childLabels, childNames, describeOwner, ownerReferenceTo, ownershipOf, SUPERUSER_NAME } from '../names.ts';
 import { CNPG_API_VERSION, type CnpgCluster, type CnpgClusterSpec, type ObjectRef } from '../objects.ts';
 import type { Observation } from '../observation.ts';
+import { ownedKeysAnnotation, ownedMapDrifted } from '../owned-keys.ts';
+
+export { OWNED_PARAMETERS_ANNOTATION } from '../owned-keys.ts';
+
 import { sameQuantity } from '../quantity.ts';
 import { meaningOfPhase } from './cnpg-phases.ts';
 
 export const POSTGRES_IMAGE = 'ghcr.io/cloudnative-pg/postgresql';
-/**
- * The parameter keys pgfsm set last time. CNPG fills in parameters of its own, so "a key we do not
- * want" can only be told from "a key CNPG added" by remembering which keys were ours.
- */
-export const OWNED_PARAMETERS_ANNOTATION = 'pgfsm.io/owned-parameters';
 
 export const cnpgRef = (observation: Observation): ObjectRef => ({
   apiVersion: CNPG_API_VERSION,
@@ -43,7 +42,7 @@ export function desiredCnpgCluster(observation: Observation, config: MergedConfi
       name: names.cnpgCluster,
       namespace: cluster.metadata.namespace,
       labels: childLabels(cluster.metadata.name),
-      annotations: { [OWNED_PARAMETERS_ANNOTATION]: Object.keys(config.postgresqlConfig).sort().join(',') },
+      annotations: ownedKeysAnnotation(config.postgresqlConfig),
       ownerReferences: [ownerReferenceTo(cluster)],
     },
     spec,
@@ -64,11 +63,7 @@ export function cnpgDrift(observed: CnpgCluster, desired: CnpgCluster): string[]
   if (o.instances !== d.instances) drift.push('instances');
   if (o.imageName !== d.imageName) drift.push('imageName');
   if (o.primaryUpdateMethod !== d.primaryUpdateMethod) drift.push('primaryUpdateMethod');
-  const observedParams = o.postgresql?.parameters ?? {};
-  const desiredParams = d.postgresql?.parameters ?? {};
-  const ownedBefore = observed.metadata.annotations?.[OWNED_PARAMETERS_ANNOTATION];
-  const ownedNow = desired.metadata.annotations?.[OWNED_PARAMETERS_ANNOTATION];
-  if (ownedBefore !== ownedNow || Object.entries(desiredParams).some(([k, v]) => observedParams[k] !== v)) {
+  if (ownedMapDrifted(o.postgresql?.parameters, observed.metadata.annotations, d.postgresql?.parameters ?? {})) {
     drift.push('postgresql.parameters');
   }
   if (JSON.stringify(o.postgresql?.pg_hba ?? []) !== JSON.stringify(d.postgresql?.pg_hba ?? [])) {

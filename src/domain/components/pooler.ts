@@ -8,6 +8,7 @@ import { type Health, health, Reason } from '../health.ts';
 import { childLabels, childNames, describeOwner, ownerReferenceTo, ownershipOf } from '../names.ts';
 import { CNPG_API_VERSION, type ObjectRef, type Pooler, type PoolerView } from '../objects.ts';
 import type { Observation } from '../observation.ts';
+import { ownedKeysAnnotation, ownedMapDrifted } from '../owned-keys.ts';
 
 export const POOLER_TYPES = ['rw', 'ro'] as const;
 export type PoolerType = (typeof POOLER_TYPES)[number];
@@ -31,6 +32,7 @@ export function desiredPooler(observation: Observation, pooler: PoolerConfig, ty
       name: poolerRef(observation, type).name,
       namespace: cluster.metadata.namespace,
       labels: childLabels(cluster.metadata.name),
+      annotations: ownedKeysAnnotation(pooler.parameters),
       ownerReferences: [ownerReferenceTo(cluster)],
     },
     spec: {
@@ -51,8 +53,9 @@ export function poolerDrift(observed: Pooler, desired: Pooler): string[] {
   if (o.type !== d.type) drift.push('type');
   if ((o.instances ?? 1) !== d.instances) drift.push('instances');
   if ((o.pgbouncer?.poolMode ?? 'session') !== d.pgbouncer.poolMode) drift.push('poolMode');
-  const params = (p: Record<string, string> | undefined) => JSON.stringify(Object.entries(p ?? {}).sort());
-  if (params(o.pgbouncer?.parameters) !== params(d.pgbouncer.parameters)) drift.push('parameters');
+  if (ownedMapDrifted(o.pgbouncer?.parameters, observed.metadata.annotations, d.pgbouncer.parameters ?? {})) {
+    drift.push('parameters');
+  }
   return drift;
 }
 

@@ -277,7 +277,7 @@ async function buildComponent(component: Component, go: string, cacheDir: string
   let compiled = 0;
   let linking = false;
   const ticker = setInterval(() => {
-    const what = linking ? 'linking' : `${compiled}/${total} packages compiled`;
+    const what = linking ? 'linking' : `${compiled} packages compiled so far, ${total} in the graph`;
     log(`  still building ${component}… ${elapsed()} (${what})`);
   }, 30_000);
   let built: RunResult;

@@ -2,8 +2,8 @@
 export {
   type Binaries,
   type EnsureBinariesOptions,
-  ensureBinaries,
   ETCD_VERSION,
+  ensureBinaries,
   KUBERNETES_VERSION,
   MissingBinariesError,
 } from './build.ts';

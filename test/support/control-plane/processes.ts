@@ -51,7 +51,8 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 // `while read` only ends at EOF, i.e. when our end of the pipe closes (normally because we died).
-const WATCHDOG = 'while read -r _; do :; done; kill -KILL -- "-$1" 2>/dev/null; if [ -n "$2" ]; then rm -rf -- "$2"; fi';
+const WATCHDOG =
+  'while read -r _; do :; done; kill -KILL -- "-$1" 2>/dev/null; if [ -n "$2" ]; then rm -rf -- "$2"; fi';
 
 function startWatchdog(pgid: number, removeOnCrash: string | undefined): ChildProcess {
   const watchdog = spawn('sh', ['-c', WATCHDOG, 'pgfsm-watchdog', String(pgid), removeOnCrash ?? ''], {
@@ -172,7 +173,9 @@ export async function waitUntil(
     }
     if (Date.now() > deadline) {
       const logs = options.watch.map((p) => `--- ${p.logFile}:\n${tailOf(p.logFile)}`).join('\n');
-      throw new Error(`timed out after ${options.timeoutMs} ms waiting for ${what} (last error: ${lastError})\n${logs}`);
+      throw new Error(
+        `timed out after ${options.timeoutMs} ms waiting for ${what} (last error: ${lastError})\n${logs}`,
+      );
     }
     await sleep(250);
   }

@@ -33,7 +33,7 @@ function withCnpg(mutate: (cnpg: CnpgCluster) => void, facts: Parameters<typeof 
 function singleApply(effects: Effect[]) {
   expect(effects).toHaveLength(1);
   const [effect] = effects;
-  if (!effect || effect.type !== 'apply') throw new Error(`expected an apply, got ${JSON.stringify(effect)}`);
+  if (effect?.type !== 'apply') throw new Error(`expected an apply, got ${JSON.stringify(effect)}`);
   expect(effect.component).toBe('cluster');
   return effect;
 }
@@ -130,7 +130,10 @@ describe('CNPG cluster drift', () => {
       'imageName',
       () => {
         const observation = world();
-        return { ...observation, cluster: { ...observation.cluster, spec: { ...observation.cluster.spec, postgresVersion: '17.2' } } };
+        return {
+          ...observation,
+          cluster: { ...observation.cluster, spec: { ...observation.cluster.spec, postgresVersion: '17.2' } },
+        };
       },
     ],
     [
@@ -146,7 +149,10 @@ describe('CNPG cluster drift', () => {
       'postgresql.parameters',
       () =>
         withCnpg((cnpg) => {
-          cnpg.spec.postgresql = { ...cnpg.spec.postgresql, parameters: { ...cnpg.spec.postgresql?.parameters, max_connections: '100' } };
+          cnpg.spec.postgresql = {
+            ...cnpg.spec.postgresql,
+            parameters: { ...cnpg.spec.postgresql?.parameters, max_connections: '100' },
+          };
         }),
     ],
     [
@@ -177,8 +183,14 @@ describe('CNPG cluster drift', () => {
       'postgresql.parameters',
       () =>
         withCnpg((cnpg) => {
-          cnpg.metadata.annotations = { ...cnpg.metadata.annotations, [OWNED_PARAMETERS_ANNOTATION]: 'max_connections,work_mem' };
-          cnpg.spec.postgresql = { ...cnpg.spec.postgresql, parameters: { ...cnpg.spec.postgresql?.parameters, work_mem: '64MB' } };
+          cnpg.metadata.annotations = {
+            ...cnpg.metadata.annotations,
+            [OWNED_PARAMETERS_ANNOTATION]: 'max_connections,work_mem',
+          };
+          cnpg.spec.postgresql = {
+            ...cnpg.spec.postgresql,
+            parameters: { ...cnpg.spec.postgresql?.parameters, work_mem: '64MB' },
+          };
         }),
     ],
     [
@@ -208,7 +220,10 @@ describe('CNPG cluster drift', () => {
       'storage.size',
       () => {
         const observation = world();
-        return { ...observation, cluster: { ...observation.cluster, spec: { ...observation.cluster.spec, storage: '20Gi' } } };
+        return {
+          ...observation,
+          cluster: { ...observation.cluster, spec: { ...observation.cluster.spec, storage: '20Gi' } },
+        };
       },
     ],
     [
@@ -306,7 +321,10 @@ describe('CNPG cluster drift', () => {
       ...base,
       cluster: {
         ...base.cluster,
-        spec: { ...base.cluster.spec, resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '1024Mi' } } },
+        spec: {
+          ...base.cluster.spec,
+          resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '1024Mi' } },
+        },
       },
     };
     const desired = desiredOf(observation);
@@ -385,7 +403,13 @@ describe('CNPG cluster existence and ownership', () => {
   it('a cluster controlled by someone else is Failed / ClusterOwnedByOther and never written', () => {
     const observation = withCnpg((cnpg) => {
       cnpg.metadata.ownerReferences = [
-        { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresCluster', name: 'billing', uid: 'uid-billing', controller: true },
+        {
+          apiVersion: 'pgfsm.io/v1alpha1',
+          kind: 'PostgresCluster',
+          name: 'billing',
+          uid: 'uid-billing',
+          controller: true,
+        },
       ];
       cnpg.spec.instances = 1; // even with drift: not ours to repair
     });

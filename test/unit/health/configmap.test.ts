@@ -30,7 +30,7 @@ const POOLER_KEYS = ['CLUSTER_POOLER_RW_ENDPOINT', 'CLUSTER_POOLER_RO_ENDPOINT']
 function singleApply(effects: Effect[]) {
   expect(effects).toHaveLength(1);
   const [effect] = effects;
-  if (!effect || effect.type !== 'apply') throw new Error(`expected an apply, got ${JSON.stringify(effect)}`);
+  if (effect?.type !== 'apply') throw new Error(`expected an apply, got ${JSON.stringify(effect)}`);
   expect(effect.component).toBe('configMap');
   return effect;
 }

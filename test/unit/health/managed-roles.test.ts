@@ -56,7 +56,12 @@ function scenario(s: Scenario): { observation: Observation; desired: DesiredRole
   const roleSecrets = Object.fromEntries(
     secretNames.map((name) => [
       name,
-      { apiVersion: 'v1', kind: 'Secret' as const, metadata: { name, namespace: base.cluster.metadata.namespace }, keys: ['username', 'password'] },
+      {
+        apiVersion: 'v1',
+        kind: 'Secret' as const,
+        metadata: { name, namespace: base.cluster.metadata.namespace },
+        keys: ['username', 'password'],
+      },
     ]),
   );
   const observation: Observation = {
@@ -78,7 +83,7 @@ const role = (name: string, extra: Partial<ManagedRole> = {}): ManagedRole => ({
 function rolesApply(effects: Effect[]) {
   expect(effects).toHaveLength(1);
   const [effect] = effects;
-  if (!effect || effect.type !== 'apply') throw new Error(`expected an apply, got ${JSON.stringify(effect)}`);
+  if (effect?.type !== 'apply') throw new Error(`expected an apply, got ${JSON.stringify(effect)}`);
   return { effect, roles: (effect.object as CnpgCluster).spec.managed?.roles };
 }
 

@@ -2,6 +2,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
 import { ConnectionPoolerConfig, PoolMode } from '../../../src/api/schema.ts';
+import { OWNED_PARAMETERS_ANNOTATION } from '../../../src/domain/components/cluster.ts';
 import {
   checkPoolers,
   desiredPooler,
@@ -198,9 +199,10 @@ describe('pooler drift', () => {
       },
     ],
     [
-      'a parameter added',
+      'a parameter we set last time but no longer want',
       'parameters',
       (v) => {
+        v.pooler.metadata.annotations = { [OWNED_PARAMETERS_ANNOTATION]: 'max_client_conn' };
         v.pooler.spec.pgbouncer.parameters = { max_client_conn: '1000' };
       },
     ],
@@ -213,22 +215,31 @@ describe('pooler drift', () => {
     ],
   ];
 
-  it.each(cases)('drift of %s is Provisioning / PoolerUpdating and two applies with PoolerUpdated', (_what, field, mutate) => {
-    const observation = withPoolers((view) => mutate(view));
-    const config = configOf(observation);
-    const h = checkPoolers(observation, config);
-    expect(h.state).toBe('Provisioning');
-    expect(h.reason).toBe(Reason.PoolerUpdating);
-    expect(h.message).toContain(field);
-    const applies = poolerApplies(planPoolers(observation, config));
-    expect(applies).toHaveLength(2);
-    for (const { pooler, event } of applies) {
-      expect(event.reason).toBe('PoolerUpdated');
-      expect(event.message).toContain(field);
-      expect(pooler).toEqual(desiredPooler(observation, config.pooler as NonNullable<typeof config.pooler>, pooler.spec.type as 'rw' | 'ro'));
-    }
-    expect(poolersServing(observation, config)).toBe(false);
-  });
+  it.each(cases)(
+    'drift of %s is Provisioning / PoolerUpdating and two applies with PoolerUpdated',
+    (_what, field, mutate) => {
+      const observation = withPoolers((view) => mutate(view));
+      const config = configOf(observation);
+      const h = checkPoolers(observation, config);
+      expect(h.state).toBe('Provisioning');
+      expect(h.reason).toBe(Reason.PoolerUpdating);
+      expect(h.message).toContain(field);
+      const applies = poolerApplies(planPoolers(observation, config));
+      expect(applies).toHaveLength(2);
+      for (const { pooler, event } of applies) {
+        expect(event.reason).toBe('PoolerUpdated');
+        expect(event.message).toContain(field);
+        expect(pooler).toEqual(
+          desiredPooler(
+            observation,
+            config.pooler as NonNullable<typeof config.pooler>,
+            pooler.spec.type as 'rw' | 'ro',
+          ),
+        );
+      }
+      expect(poolersServing(observation, config)).toBe(false);
+    },
+  );
 
   it('the fixture world with drifted poolers is repaired', () => {
     const observation = world({ poolers: 'drifted' });
@@ -240,7 +251,9 @@ describe('pooler drift', () => {
     const base = world();
     const observation = withClass(
       base,
-      makeClass({ cnpg: { connectionPooler: { instances: 2, mode: 'session', parameters: { default_pool_size: '50' } } } }),
+      makeClass({
+        cnpg: { connectionPooler: { instances: 2, mode: 'session', parameters: { default_pool_size: '50' } } },
+      }),
     );
     const config = configOf(observation);
     const rw = observation.poolers.rw?.pooler as Pooler;
@@ -256,9 +269,32 @@ describe('pooler drift', () => {
       makeClass({ cnpg: { connectionPooler: { instances: 2, mode: 'transaction', parameters: { a: '1', b: '2' } } } }),
     );
     const config = configOf(observation);
-    const observed = structuredClone(observation.poolers.rw?.pooler as Pooler);
+    const desired = desiredPooler(observation, config.pooler as NonNullable<typeof config.pooler>, 'rw');
+    const observed = structuredClone(desired);
     observed.spec.pgbouncer.parameters = { b: '2', a: '1' };
-    expect(poolerDrift(observed, desiredPooler(observation, config.pooler as NonNullable<typeof config.pooler>, 'rw'))).toEqual([]);
+    expect(poolerDrift(observed, desired)).toEqual([]);
+  });
+
+  it('a parameter another writer added (not one of ours) is not drift', () => {
+    const observation = withPoolers((view) => {
+      view.pooler.spec.pgbouncer.parameters = { ...view.pooler.spec.pgbouncer.parameters, max_client_conn: '1000' };
+    });
+    const config = configOf(observation);
+    expect(checkPoolers(observation, config).state).toBe('Ready');
+    expect(planPoolers(observation, config)).toEqual([]);
+  });
+
+  it('a parameter of ours changed by someone else is drift', () => {
+    const base = world();
+    const observation = withClass(
+      base,
+      makeClass({ cnpg: { connectionPooler: { instances: 2, mode: 'transaction', parameters: { a: '1' } } } }),
+    );
+    const config = configOf(observation);
+    const desired = desiredPooler(observation, config.pooler as NonNullable<typeof config.pooler>, 'rw');
+    const observed = structuredClone(desired);
+    observed.spec.pgbouncer.parameters = { a: '2' };
+    expect(poolerDrift(observed, desired)).toEqual(['parameters']);
   });
 
   it('an orphan pooler is adopted: one apply each with ClusterAdopted, not Ready', () => {

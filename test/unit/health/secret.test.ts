@@ -6,9 +6,15 @@ import type { Observation } from '../../../src/domain/observation.ts';
 import { CLUSTER_UID } from '../../support/observations.ts';
 import { effectOfType, eventOf, world } from './support.ts';
 
-const withSecretOwners = (observation: Observation, owners: NonNullable<Observation['secret']>['metadata']['ownerReferences']) => {
+const withSecretOwners = (
+  observation: Observation,
+  owners: NonNullable<Observation['secret']>['metadata']['ownerReferences'],
+) => {
   if (!observation.secret) throw new Error('fixture has no secret');
-  return { ...observation, secret: { ...observation.secret, metadata: { ...observation.secret.metadata, ownerReferences: owners } } };
+  return {
+    ...observation,
+    secret: { ...observation.secret, metadata: { ...observation.secret.metadata, ownerReferences: owners } },
+  };
 };
 
 describe('superuser Secret', () => {
@@ -30,7 +36,12 @@ describe('superuser Secret', () => {
     const [create] = effectOfType(effects, 'createSecret');
     if (!create) throw new Error('no createSecret effect');
     expect(create.component).toBe('secret');
-    expect(create.secret.ref).toEqual({ apiVersion: 'v1', kind: 'Secret', namespace: 'team-a', name: 'orders-superuser' });
+    expect(create.secret.ref).toEqual({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      namespace: 'team-a',
+      name: 'orders-superuser',
+    });
     expect(create.secret.username).toBe('postgres');
     expect(create.secret.owner).toMatchObject({ uid: CLUSTER_UID, controller: true, kind: 'PostgresCluster' });
     expect(create.secret.labels).toMatchObject({ 'pgfsm.io/cluster': 'orders' });
@@ -76,7 +87,13 @@ describe('superuser Secret', () => {
 
   it('foreign (controlled by someone else): Failed / SuperUserSecretFailed and never written', () => {
     const observation = withSecretOwners(world(), [
-      { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresCluster', name: 'billing', uid: 'uid-billing', controller: true },
+      {
+        apiVersion: 'pgfsm.io/v1alpha1',
+        kind: 'PostgresCluster',
+        name: 'billing',
+        uid: 'uid-billing',
+        controller: true,
+      },
     ]);
     const h = checkSecret(observation);
     expect(h.state).toBe('Failed');

@@ -1,0 +1,317 @@
+/** mergeConfig: the cluster spec over its class defaults, validated; invalid input names the field. */
+import { describe, expect, it } from 'vitest';
+import type { PostgresClusterClass, PostgresClusterSpec } from '../../../src/api/schema.ts';
+import { POSTGRES_IMAGE } from '../../../src/domain/components/cluster.ts';
+import { type MergeResult, mergeConfig } from '../../../src/domain/config.ts';
+import type { CnpgCluster } from '../../../src/domain/objects.ts';
+import type { Observation } from '../../../src/domain/observation.ts';
+import { makeClass, world } from './support.ts';
+
+/** A healthy world whose cluster spec is `spec` (replacing the fixture's) and class is `clusterClass`. */
+function observation(
+  spec: Partial<PostgresClusterSpec>,
+  /** null: the class does not exist. */
+  clusterClass: PostgresClusterClass | null = makeClass(),
+  running?: Partial<CnpgCluster['spec']>,
+): Observation {
+  const base = world();
+  const cnpg = running && base.cnpg ? { ...base.cnpg, spec: { ...base.cnpg.spec, ...running } } : undefined;
+  return {
+    ...base,
+    cluster: { ...base.cluster, spec: { class: 'standard', ...spec } },
+    clusterClass: clusterClass ?? undefined,
+    cnpg,
+  };
+}
+
+function config(result: MergeResult) {
+  if (!result.ok) throw new Error(`expected a valid config, got: ${result.message}`);
+  return result.config;
+}
+
+function invalid(result: MergeResult) {
+  if (result.ok) throw new Error(`expected an invalid config, got ${JSON.stringify(result.config)}`);
+  // The message always names the field.
+  expect(result.message.startsWith(`${result.field}: `)).toBe(true);
+  return result;
+}
+
+const CLASS_WITH_EVERYTHING = makeClass({
+  config: {
+    instances: 2,
+    storage: '10Gi',
+    postgresVersion: '16',
+    resources: { requests: { cpu: '1' } },
+    postgresqlConfig: { max_connections: '200', shared_buffers: '1GB' },
+    pgHBA: ['host all all 10.0.0.0/8 scram-sha-256'],
+    connectionPoolerEnabled: true,
+  },
+  cnpg: { primaryUpdateMethod: 'restart', connectionPooler: { instances: 4, mode: 'session', parameters: { a: '1' } } },
+});
+
+describe('merging the spec over the class defaults', () => {
+  it('class defaults fill every field the spec leaves out', () => {
+    const c = config(mergeConfig(observation({}, CLASS_WITH_EVERYTHING)));
+    expect(c).toEqual({
+      instances: 2,
+      postgresVersion: '16',
+      storage: '10Gi',
+      resources: { requests: { cpu: '1' } },
+      postgresqlConfig: { max_connections: '200', shared_buffers: '1GB' },
+      pgHBA: ['host all all 10.0.0.0/8 scram-sha-256'],
+      primaryUpdateMethod: 'restart',
+      pooler: { instances: 4, mode: 'session', parameters: { a: '1' } },
+      managedRoles: [],
+      deletionPolicy: 'Retain',
+    });
+  });
+
+  it('cluster fields override the class defaults', () => {
+    const c = config(
+      mergeConfig(
+        observation(
+          {
+            instances: 5,
+            postgresVersion: '17.2',
+            storage: '50Gi',
+            resources: { limits: { memory: '4Gi' } },
+            pgHBA: ['hostssl all all 0.0.0.0/0 scram-sha-256'],
+            connectionPoolerEnabled: false,
+            clusterDeletionPolicy: 'Delete',
+            managedRoles: [{ name: 'app' }],
+          },
+          CLASS_WITH_EVERYTHING,
+        ),
+      ),
+    );
+    expect(c.instances).toBe(5);
+    expect(c.postgresVersion).toBe('17.2');
+    expect(c.storage).toBe('50Gi');
+    expect(c.resources).toEqual({ limits: { memory: '4Gi' } });
+    expect(c.pgHBA).toEqual(['hostssl all all 0.0.0.0/0 scram-sha-256']);
+    expect(c.pooler).toBeUndefined();
+    expect(c.deletionPolicy).toBe('Delete');
+    expect(c.managedRoles).toEqual([{ name: 'app' }]);
+  });
+
+  it('postgresqlConfig merges key-wise: the spec wins per key, class keys are kept', () => {
+    const c = config(
+      mergeConfig(
+        observation({ postgresqlConfig: { max_connections: '300', work_mem: '64MB' } }, CLASS_WITH_EVERYTHING),
+      ),
+    );
+    expect(c.postgresqlConfig).toEqual({ max_connections: '300', shared_buffers: '1GB', work_mem: '64MB' });
+  });
+
+  it('the pooler can be enabled by the spec when the class only configures it', () => {
+    const c = config(mergeConfig(observation({ connectionPoolerEnabled: true })));
+    expect(c.pooler).toEqual({ instances: 2, mode: 'transaction', parameters: {} });
+  });
+
+  it('without any pooler setting the pooler is off, and the update method defaults to switchover', () => {
+    const cls = makeClass({ cnpg: {} });
+    const c = config(mergeConfig(observation({}, cls)));
+    expect(c.pooler).toBeUndefined();
+    expect(c.primaryUpdateMethod).toBe('switchover');
+    expect(c.pgHBA).toEqual([]);
+    expect(c.resources).toEqual({});
+  });
+
+  it('the fixture world merges to 3 instances of PostgreSQL 17 on 10Gi with the pooler on', () => {
+    const c = config(mergeConfig(world()));
+    expect(c.instances).toBe(3);
+    expect(c.postgresVersion).toBe('17');
+    expect(c.storage).toBe('10Gi');
+    expect(c.pooler?.instances).toBe(2);
+    expect(c.managedRoles.map((r) => r.name)).toEqual(['app']);
+  });
+});
+
+describe('invalid input names the field', () => {
+  it.each([[0], [11], [2.5]])('instances %j is rejected by the schema', (instances) => {
+    const r = invalid(mergeConfig(observation({ instances })));
+    expect(r.field).toBe('spec.instances');
+  });
+
+  it('instances 1 and 10 are the bounds', () => {
+    expect(config(mergeConfig(observation({ instances: 1 }))).instances).toBe(1);
+    expect(config(mergeConfig(observation({ instances: 10 }))).instances).toBe(10);
+  });
+
+  it('missing storage with no class default', () => {
+    const cls = makeClass({ config: { instances: 1, postgresVersion: '17' } });
+    const r = invalid(mergeConfig(observation({}, cls)));
+    expect(r.field).toBe('spec.storage');
+  });
+
+  it('missing postgresVersion with no class default', () => {
+    const cls = makeClass({ config: { instances: 1, storage: '1Gi' } });
+    const r = invalid(mergeConfig(observation({}, cls)));
+    expect(r.field).toBe('spec.postgresVersion');
+  });
+
+  it('missing instances with no class default', () => {
+    const cls = makeClass({ config: { storage: '1Gi', postgresVersion: '17' } });
+    const r = invalid(mergeConfig(observation({}, cls)));
+    expect(r.field).toBe('spec.instances');
+  });
+
+  it('the pooler enabled without cnpg.connectionPooler in the class', () => {
+    const cls = makeClass({ cnpg: { primaryUpdateMethod: 'switchover' } });
+    const r = invalid(mergeConfig(observation({ connectionPoolerEnabled: true }, cls)));
+    expect(r.field).toBe('spec.connectionPoolerEnabled');
+    expect(r.message).toContain('cnpg.connectionPooler');
+  });
+
+  it('storage below what CNPG runs is a shrink', () => {
+    const r = invalid(mergeConfig(observation({ storage: '5Gi' }, makeClass(), { storage: { size: '10Gi' } })));
+    expect(r.field).toBe('spec.storage');
+    expect(r.message).toContain('10Gi');
+    expect(r.message).toContain('5Gi');
+  });
+
+  it('a class default below what CNPG runs is a shrink too', () => {
+    const r = invalid(mergeConfig(observation({}, makeClass(), { storage: { size: '20Gi' } })));
+    expect(r.field).toBe('spec.storage');
+  });
+
+  it.each([
+    ['10Gi', '10240Mi'],
+    ['20Gi', '10Gi'],
+  ])('storage %s over a running %s is no shrink', (storage, running) => {
+    expect(mergeConfig(observation({ storage }, makeClass(), { storage: { size: running } })).ok).toBe(true);
+  });
+
+  it('a postgres major going down against the running image', () => {
+    const r = invalid(
+      mergeConfig(observation({ postgresVersion: '16' }, makeClass(), { imageName: `${POSTGRES_IMAGE}:17.2` })),
+    );
+    expect(r.field).toBe('spec.postgresVersion');
+    expect(r.message).toContain('17.2');
+  });
+
+  // CNPG's own images are tagged `<version>-<flavour>-<distro>` (e.g. 18-standard-trixie); a cluster
+  // adopted with such an image must be guarded too.
+  it.each([['18-standard-trixie'], ['18.1-standard-trixie'], ['18-minimal-bookworm']])(
+    'a postgres major going down against a running image tagged %s',
+    (tag) => {
+      const r = invalid(
+        mergeConfig(observation({ postgresVersion: '17' }, makeClass(), { imageName: `${POSTGRES_IMAGE}:${tag}` })),
+      );
+      expect(r.field).toBe('spec.postgresVersion');
+    },
+  );
+
+  it.each([
+    ['17.1', '17.4'],
+    ['18', '17'],
+    ['17', '17'],
+  ])('postgresVersion %s over a running %s is allowed (minor changes and upgrades)', (version, running) => {
+    expect(
+      mergeConfig(observation({ postgresVersion: version }, makeClass(), { imageName: `${POSTGRES_IMAGE}:${running}` }))
+        .ok,
+    ).toBe(true);
+  });
+
+  it('duplicate role names', () => {
+    const r = invalid(
+      mergeConfig(observation({ managedRoles: [{ name: 'app' }, { name: 'batch' }, { name: 'app' }] })),
+    );
+    expect(r.field).toBe('spec.managedRoles[2].name');
+    expect(r.message).toContain('app');
+  });
+
+  it('an invalid class spec (pool mode statement) names the class and the field', () => {
+    const cls = makeClass({ cnpg: { connectionPooler: { mode: 'statement' as never } } });
+    const r = invalid(mergeConfig(observation({}, cls)));
+    expect(r.field).toContain('standard');
+    expect(r.field).toContain('cnpg.connectionPooler.mode');
+  });
+
+  it('a missing class names spec.class', () => {
+    const r = invalid(mergeConfig(observation({}, null)));
+    expect(r.field).toBe('spec.class');
+    expect(r.message).toContain('standard');
+  });
+});
+
+describe('malformed input never throws', () => {
+  const malformedSpecs: Array<[string, unknown, RegExp]> = [
+    ['instances as a string', { class: 'standard', instances: '3' }, /^spec\.instances$/],
+    ['storage as a number', { class: 'standard', storage: 10 }, /^spec\.storage$/],
+    ['storage not a quantity', { class: 'standard', storage: 'ten gigs' }, /^spec\.storage$/],
+    ['postgresVersion not a version', { class: 'standard', postgresVersion: 'latest' }, /^spec\.postgresVersion$/],
+    ['managedRoles as a string', { class: 'standard', managedRoles: 'app' }, /^spec\.managedRoles/],
+    ['a role without a name', { class: 'standard', managedRoles: [{}] }, /^spec\.managedRoles\.0/],
+    ['a parameter value as a number', { class: 'standard', postgresqlConfig: { a: 1 } }, /^spec\.postgresqlConfig/],
+    ['pgHBA as a string', { class: 'standard', pgHBA: 'host all all' }, /^spec\.pgHBA$/],
+    [
+      'resources with a bad quantity',
+      { class: 'standard', resources: { requests: { cpu: 'lots' } } },
+      /^spec\.resources/,
+    ],
+    ['no class', {}, /^spec\.class$/],
+    [
+      'a deletion policy that does not exist',
+      { class: 'standard', clusterDeletionPolicy: 'Orphan' },
+      /^spec\.clusterDeletionPolicy$/,
+    ],
+  ];
+
+  it.each(malformedSpecs)('%s gives ok:false naming the field', (_what, spec, field) => {
+    const base = world();
+    const obs = { ...base, cluster: { ...base.cluster, spec: spec as never } };
+    let result: MergeResult | undefined;
+    expect(() => {
+      result = mergeConfig(obs);
+    }).not.toThrow();
+    const r = invalid(result as MergeResult);
+    expect(r.field).toMatch(field);
+  });
+
+  it.each([
+    ['a missing spec', undefined],
+    ['a null spec', null],
+    ['a spec that is a string', 'standard'],
+  ])('%s gives ok:false and names the spec', (_what, spec) => {
+    const base = world();
+    const obs = { ...base, cluster: { ...base.cluster, spec: spec as never } };
+    let result: MergeResult | undefined;
+    expect(() => {
+      result = mergeConfig(obs);
+    }).not.toThrow();
+    const r = invalid(result as MergeResult);
+    expect(r.field).toMatch(/^spec\b/);
+  });
+
+  // The field of a spec that is not an object at all is `spec` itself, not `spec.` with a dangling dot.
+  it.each([
+    ['a missing spec', undefined],
+    ['a null spec', null],
+  ])('%s names the field exactly "spec"', (_what, spec) => {
+    const base = world();
+    const r = invalid(mergeConfig({ ...base, cluster: { ...base.cluster, spec: spec as never } }));
+    expect(r.field).toBe('spec');
+  });
+
+  it('a missing class spec names the field exactly "class standard spec"', () => {
+    const cls = { ...makeClass(), spec: undefined as never };
+    const r = invalid(mergeConfig(observation({}, cls)));
+    expect(r.field).toBe('class standard spec');
+  });
+
+  it.each([
+    ['a missing class spec', undefined],
+    ['a class config that is null', { provisioner: 'postgresql.cnpg.io', config: null }],
+    ['a foreign provisioner', { provisioner: 'zalando' }],
+    ['class instances out of range', { provisioner: 'postgresql.cnpg.io', config: { instances: 0 } }],
+  ])('%s gives ok:false naming the class', (_what, classSpec) => {
+    const cls = { ...makeClass(), spec: classSpec as never };
+    let result: MergeResult | undefined;
+    expect(() => {
+      result = mergeConfig(observation({}, cls));
+    }).not.toThrow();
+    const r = invalid(result as MergeResult);
+    expect(r.field).toMatch(/^class standard spec/);
+  });
+});
