@@ -104,7 +104,7 @@ export function toDot(chart: Chart): string {
     }
     const inner = `${indent}  `;
     lines.push(`${indent}subgraph ${cluster(s.path)} {`);
-    lines.push(`${inner}label=${q(s.key)} fontsize=14 style="rounded,filled" ${fillcolor} color="#57606a";`);
+    lines.push(`${inner}label=${q(s.key)} fontsize=14 margin=14 style="rounded,filled" ${fillcolor} color="#57606a";`);
     lines.push(`${inner}${top(s.path)} [shape=point style=invis width=0.01];`);
     if (s.initial) {
       lines.push(`${inner}${start(s.path)} [shape=point width=0.1 color=black];`);

@@ -58,15 +58,18 @@ function firstSchemaError(schema: typeof PostgresClusterSpec | typeof PostgresCl
 }
 
 /** Major version as a number ("17.2" -> 17). */
-const major = (version: string) => Number(version.split('.')[0]);
+const major = (version: string) => Number(/^(\d+)/.exec(version)?.[1] ?? Number.NaN);
 
 export function mergeConfig(observation: Observation): MergeResult {
   const { cluster, clusterClass, cnpg } = observation;
   const specError = firstSchemaError(PostgresClusterSpec, cluster.spec);
-  if (specError) return invalid(`spec.${specError.path}`, specError.message);
+  if (specError) return invalid(specError.path ? `spec.${specError.path}` : 'spec', specError.message);
   if (!clusterClass) return invalid('spec.class', `PostgresClusterClass ${cluster.spec.class} not found`);
   const classError = firstSchemaError(PostgresClusterClassSpec, clusterClass.spec);
-  if (classError) return invalid(`class ${clusterClass.metadata.name} spec.${classError.path}`, classError.message);
+  if (classError) {
+    const field = classError.path ? `spec.${classError.path}` : 'spec';
+    return invalid(`class ${clusterClass.metadata.name} ${field}`, classError.message);
+  }
 
   const spec = cluster.spec;
   const defaults = clusterClass.spec.config ?? {};
@@ -82,11 +85,11 @@ export function mergeConfig(observation: Observation): MergeResult {
   // What CNPG already runs bounds what we may ask for: storage never shrinks, the major never goes down.
   // The CRD's CEL rules guard the cluster's own edits; these guard class-default changes too.
   const running = cnpg?.spec;
-  const runningStorage = running?.storage?.size;
+  const runningStorage = typeof running?.storage?.size === 'string' ? running.storage.size : undefined;
   if (runningStorage && (quantityValue(storage) ?? 0) < (quantityValue(runningStorage) ?? 0)) {
     return invalid('spec.storage', `cannot shrink from ${runningStorage} to ${storage}`);
   }
-  const runningVersion = running?.imageName?.split(':').at(-1);
+  const runningVersion = typeof running?.imageName === 'string' ? running.imageName.split(':').at(-1) : undefined;
   if (runningVersion && /^[0-9]/.test(runningVersion) && major(postgresVersion) < major(runningVersion)) {
     return invalid('spec.postgresVersion', `major version cannot go down from ${runningVersion} to ${postgresVersion}`);
   }

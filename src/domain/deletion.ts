@@ -25,7 +25,12 @@ function retainableChildren(observation: Observation): Array<[Component, KubeObj
   ];
 }
 
-export const poolersGone = (observation: Observation) => !observation.poolers.rw && !observation.poolers.ro;
+/** No pooler of ours is left (a pooler of our name that someone else controls is not ours to wait for). */
+export const poolersGone = (observation: Observation) =>
+  POOLER_TYPES.every((type) => {
+    const view = observation.poolers[type];
+    return !view || !ownedByUs(view.pooler, observation);
+  });
 
 export function planPoolerDeletion(observation: Observation): Effect[] {
   return POOLER_TYPES.flatMap((type) => {

@@ -100,13 +100,16 @@ export class Simulation {
       case 'none':
         return;
       case 'immediate':
-        return this.enqueue(outcome.key, now);
+        this.enqueue(outcome.key, now);
+        return;
       case 'after':
-        return this.enqueue(outcome.key, now + requeue.ms);
+        this.enqueue(outcome.key, now + requeue.ms);
+        return;
       case 'backoff': {
         const n = (this.failures.get(id) ?? 0) + 1;
         this.failures.set(id, n);
-        return this.enqueue(outcome.key, now + Math.min(BACKOFF_BASE_MS * 2 ** (n - 1), BACKOFF_MAX_MS));
+        this.enqueue(outcome.key, now + Math.min(BACKOFF_BASE_MS * 2 ** (n - 1), BACKOFF_MAX_MS));
+        return;
       }
     }
   }

@@ -133,16 +133,15 @@ describe('10. managed roles are their own step', () => {
     await untilReady(sim, 'orders');
     const roles = cnpgOf(sim).spec.managed?.roles ?? [];
     expect(roles.find((r) => r.name === 'report')?.ensure).toBe('absent');
-    // A removed role is dropped from PostgreSQL, then forgotten once CNPG confirms.
+    // A removed role is dropped from PostgreSQL and stays marked absent.
     await sim.run(60_000);
-    expect(cnpgOf(sim).spec.managed?.roles?.map((r) => `${r.name}:${r.ensure}`)).toEqual([
-      'app:present',
-      'report:absent',
-    ]);
+    const rolesNow = () => cnpgOf(sim).spec.managed?.roles?.map((r) => `${r.name}:${r.ensure}`);
+    expect(rolesNow()).toEqual(['app:present', 'legacy:absent', 'report:absent']);
     editSpec(sim, 'orders', (spec) => ({ ...spec, managedRoles: [] }));
     await untilReady(sim, 'orders');
     await sim.run(60_000);
-    expect(cnpgOf(sim).spec.managed?.roles ?? []).toEqual([]);
+    expect(rolesNow()).toEqual(['app:absent', 'legacy:absent', 'report:absent']);
+    expect(statusOf(sim, 'orders').managedRolesStatus?.reconciled).toEqual(['app', 'legacy', 'report']);
   });
 
   it('fails with the role named when CNPG cannot reconcile it, and recovers when it can', async () => {

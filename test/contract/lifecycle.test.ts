@@ -5,6 +5,7 @@ import type { Simulation } from '../../src/sim/simulation.ts';
 import {
   clusterObject,
   conditionSummary,
+  dataOf,
   editSpec,
   getCluster,
   NS,
@@ -62,7 +63,7 @@ describe('11. deletion', () => {
   it('Retain keeps the data-bearing children without owner references, and a new cluster re-adopts them', async () => {
     const sim = simulationWith([pooled('Retain')]);
     await untilReady(sim, 'orders');
-    const password = (child(sim, 'Secret', 'orders-superuser') as { data: Record<string, string> }).data.password;
+    const password = dataOf(sim, 'Secret', 'orders-superuser')?.password;
     sim.api.delete({ kind: 'PostgresCluster', namespace: NS, name: 'orders' });
     await sim.run(60_000);
     expect(getCluster(sim, 'orders')).toBeUndefined();
@@ -79,7 +80,7 @@ describe('11. deletion', () => {
     for (const c of CHILDREN) {
       expect(child(sim, c.kind, c.name)?.metadata.ownerReferences?.map((o) => o.uid)).toEqual([uid]);
     }
-    expect((child(sim, 'Secret', 'orders-superuser') as { data: Record<string, string> }).data.password).toBe(password);
+    expect(dataOf(sim, 'Secret', 'orders-superuser')?.password).toBe(password);
     const adopted = sim.events.events.filter((e) => e.reason === 'ClusterAdopted' && e.regarding.uid === uid);
     expect(adopted.map((e) => e.action).sort()).toEqual(['AdoptCNPGCluster', 'AdoptConfigMap', 'AdoptSecret']);
   });

@@ -7,8 +7,10 @@ import {
   clusterObject,
   conditionOf,
   conditionSummary,
+  dataOf,
   editSpec,
   eventsOf,
+  getCluster,
   NS,
   passwordSecret,
   reasonsOf,
@@ -126,11 +128,7 @@ describe('4. phase and the ClusterReady / ClusterDegraded events', () => {
     const phases: string[] = [];
     const sim = simulationWith([pooled(), passwordSecret('app-password', 'app')], {
       onPass: () => {
-        const phase = sim.api.get<{ status?: { phase?: string } }>({
-          kind: 'PostgresCluster',
-          namespace: NS,
-          name: 'orders',
-        })?.status?.phase;
+        const phase = getCluster(sim, 'orders')?.status?.phase;
         if (phase && phases.at(-1) !== phase) phases.push(phase);
       },
     });
@@ -191,11 +189,7 @@ describe('5. events only on transitions', () => {
       await sim.run(1_000);
     }
     expect(reasonsOf(sim, 'inventory').filter((r) => r === 'ConfigMapReconciled')).toHaveLength(3);
-    const cm = sim.api.get<{ data: Record<string, string> }>({
-      kind: 'ConfigMap',
-      namespace: NS,
-      name: 'inventory-endpoints',
-    });
+    const cm = { data: dataOf(sim, 'ConfigMap', 'inventory-endpoints') ?? {} };
     expect(cm?.data[EndpointKey.port]).toBe('5432');
   });
 });
@@ -220,11 +214,7 @@ describe('6. consumer contract', () => {
       configMapRef: { name: 'orders-endpoints' },
     });
     expect(status.readyInstances).toBe(3);
-    const cm = sim.api.get<{ data: Record<string, string> }>({
-      kind: 'ConfigMap',
-      namespace: NS,
-      name: 'orders-endpoints',
-    });
+    const cm = { data: dataOf(sim, 'ConfigMap', 'orders-endpoints') ?? {} };
     expect(cm?.data).toEqual({
       CLUSTER_RW_ENDPOINT: 'orders-rw.team-a.svc.cluster.local',
       CLUSTER_RO_ENDPOINT: 'orders-ro.team-a.svc.cluster.local',
@@ -236,12 +226,7 @@ describe('6. consumer contract', () => {
       CLUSTER_POOLER_RO_ENDPOINT: 'orders-pooler-ro.team-a.svc.cluster.local',
     });
     // The generated password appears nowhere but in its Secret.
-    const secret = sim.api.get<{ data: Record<string, string> }>({
-      kind: 'Secret',
-      namespace: NS,
-      name: 'orders-superuser',
-    });
-    const password = Buffer.from(secret?.data.password ?? '', 'base64').toString();
+    const password = Buffer.from(dataOf(sim, 'Secret', 'orders-superuser')?.password ?? '', 'base64').toString();
     expect(password).toMatch(/^[A-Za-z0-9]{32}$/);
     const everythingElse = JSON.stringify([
       sim.api.list('PostgresCluster'),
@@ -265,11 +250,7 @@ describe('6. consumer contract', () => {
     expect(status.connectionPoolerStatus).toBeUndefined();
     expect(conditionOf(sim, 'orders', 'PoolerReady')).toMatchObject({ status: 'True', reason: 'PoolerDisabled' });
     expect(sim.api.list('Pooler', NS)).toHaveLength(0);
-    const cm = sim.api.get<{ data: Record<string, string> }>({
-      kind: 'ConfigMap',
-      namespace: NS,
-      name: 'orders-endpoints',
-    });
+    const cm = { data: dataOf(sim, 'ConfigMap', 'orders-endpoints') ?? {} };
     expect(cm?.data[EndpointKey.poolerRw]).toBeUndefined();
   });
 

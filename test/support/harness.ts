@@ -84,3 +84,7 @@ export async function untilReady(sim: Simulation, name: string, limitMs = 10 * 6
   }
   throw new Error(`${name} not Ready after ${limitMs} ms: ${getCluster(sim, name)?.status?.state}`);
 }
+
+/** The `data` of a ConfigMap or Secret (Secrets: base64, as stored). */
+export const dataOf = (sim: Simulation, kind: 'ConfigMap' | 'Secret', name: string) =>
+  (sim.api.get({ kind, namespace: NS, name }) as unknown as { data?: Record<string, string> } | undefined)?.data;

@@ -84,5 +84,7 @@ const MEANINGS: Record<string, PhaseMeaning> = {
 /** What a CNPG phase means; an empty phase is "not picked up yet", an unknown one "still working". */
 export function meaningOfPhase(phase: string | undefined): PhaseMeaning {
   if (!phase) return m('Pending', Reason.CNPGClusterPending, 'CNPG has not reported a phase yet');
-  return MEANINGS[phase] ?? m('Provisioning', Reason.CNPGClusterProvisioning, 'CNPG reports an unfamiliar phase');
+  // `Object.hasOwn`: the phase comes from outside; "constructor" must not find Object.prototype's.
+  if (Object.hasOwn(MEANINGS, phase)) return MEANINGS[phase] as PhaseMeaning;
+  return m('Provisioning', Reason.CNPGClusterProvisioning, 'CNPG reports an unfamiliar phase');
 }

@@ -32,7 +32,6 @@ const reconciledInCnpg = (cnpg: CnpgCluster | undefined) =>
 
 export function desiredRoles(observation: Observation, config: MergedConfig): DesiredRoles {
   const current = new Map((observation.cnpg?.spec.managed?.roles ?? []).map((r) => [r.name, r]));
-  const reconciled = reconciledInCnpg(observation.cnpg);
   const waitingForSecret: Record<string, string> = {};
   const roles: CnpgRoleConfiguration[] = [];
   const wanted = new Set(config.managedRoles.map((r) => r.name));
@@ -56,11 +55,11 @@ export function desiredRoles(observation: Observation, config: MergedConfig): De
       ...(secretName ? { passwordSecret: { name: secretName } } : {}),
     });
   }
-  for (const [name, role] of current) {
-    if (wanted.has(name)) continue;
-    // Removed from the list: make sure PostgreSQL drops it, then forget it once CNPG confirms.
-    const confirmedGone = role.ensure === 'absent' && reconciled.has(name);
-    if (!confirmedGone) roles.push({ name, ensure: 'absent' });
+  for (const name of current.keys()) {
+    // Removed from the list: PostgreSQL must drop it. The entry stays as `absent` for good: CNPG's
+    // status carries no generation, so "reconciled" could be stale, and forgetting the role then would
+    // leave it in the database as not-managed. An absent entry for a gone role costs nothing.
+    if (!wanted.has(name)) roles.push({ name, ensure: 'absent' });
   }
   return { roles: roles.sort(byName), waitingForSecret };
 }

@@ -65,7 +65,10 @@ const views = (observation: Observation) =>
 export function checkPoolers(observation: Observation, config: MergedConfig): Health {
   const { cluster } = observation;
   if (!config.pooler) {
-    const leftovers = views(observation).filter(([, v]) => v);
+    // A pooler of our name that someone else controls is theirs: never deleted, so never waited for.
+    const leftovers = views(observation).filter(
+      ([, v]) => v && ownershipOf(v.pooler.metadata.ownerReferences, cluster) !== 'foreign',
+    );
     if (leftovers.length === 0) return health('Ready', Reason.PoolerDisabled, 'Connection pooler is disabled');
     return health('Provisioning', Reason.PoolerDeleting, 'Removing the connection poolers: the pooler is disabled');
   }

@@ -167,7 +167,7 @@ function howToGetBinaries(cacheDir: string, needed: Component[], problem: string
     'Get the binaries in one of these ways:',
     `  1. Install Go >= ${MINIMUM_GO.join('.')} (https://go.dev/dl/) so that \`go\` is on PATH (or set GO=/path/to/go),`,
     '     then run `npm run control-plane -- build` (or just re-run the tests). It builds them once from the',
-    `     Go module proxy (10-30 min on 2 cores) and caches them in ${cacheDir}.`,
+    `     Go module proxy (about 5 min on 2 cores; longer when modules must be downloaded) and caches them in ${cacheDir}.`,
     '  2. Point the harness at binaries you already have (envtest conventions):',
     '       export KUBEBUILDER_ASSETS=/dir/containing/kube-apiserver/and/etcd',
     '     or',

@@ -52,7 +52,7 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 
 // `while read` only ends at EOF, i.e. when our end of the pipe closes (normally because we died).
 const WATCHDOG =
-  'while read -r _; do :; done; kill -KILL -- "-$1" 2>/dev/null; if [ -n "$2" ]; then rm -rf -- "$2"; fi';
+  'while read -r _; do :; done; kill -s KILL -- "-$1" 2>/dev/null; if [ -n "$2" ]; then rm -rf -- "$2"; fi';
 
 function startWatchdog(pgid: number, removeOnCrash: string | undefined): ChildProcess {
   const watchdog = spawn('sh', ['-c', WATCHDOG, 'pgfsm-watchdog', String(pgid), removeOnCrash ?? ''], {

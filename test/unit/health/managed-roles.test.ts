@@ -39,8 +39,9 @@ interface Scenario {
 function scenario(s: Scenario): { observation: Observation; desired: DesiredRoles } {
   const base = world();
   const cnpg = structuredClone(base.cnpg) as CnpgCluster;
-  cnpg.spec.managed = s.pushed === undefined ? undefined : { roles: s.pushed };
+  // Without pushed roles the CNPG spec has no `managed` section at all.
   if (s.pushed === undefined) delete cnpg.spec.managed;
+  else cnpg.spec.managed = { roles: s.pushed };
   cnpg.status = {
     ...cnpg.status,
     managedRolesStatus: {
@@ -138,14 +139,14 @@ describe('desired roles', () => {
     expect(h.message).toContain('legacy');
   });
 
-  it('a removed role is dropped from the list once CNPG reports the removal reconciled', () => {
+  it('a removed role stays absent even once CNPG reports it reconciled (its status may be stale)', () => {
     const { observation, desired } = scenario({
       spec: [role('app')],
       pushed: [present('app'), absent('legacy')],
       reconciled: ['app', 'legacy'],
     });
-    expect(desired.roles).toEqual([present('app')]);
-    expect(rolesApply(planManagedRoles(observation, desired)).roles).toEqual([present('app')]);
+    expect(desired.roles).toEqual([present('app'), absent('legacy')]);
+    expect(planManagedRoles(observation, desired)).toEqual([]);
   });
 
   it('a role marked exists: false is kept absent even when reconciled (it is still in the spec)', () => {
