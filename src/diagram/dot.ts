@@ -10,6 +10,7 @@
  */
 import { classifier, downstreamOf, type EdgeKind } from './classify.ts';
 import { summariseGates } from './gates.ts';
+import { GENERATED_NOTE } from './table.ts';
 import { type Chart, type ChartState, index, type Transition } from './walk.ts';
 
 interface Edge {
@@ -89,6 +90,7 @@ export function toDot(chart: Chart): string {
   const exitOf = (e: Edge) => (compound(e.to) && !compound(e.from) ? downstreamOf(chart, e.to).get(e.from) : undefined);
 
   const lines = [
+    `// ${GENERATED_NOTE}`,
     'digraph statechart {',
     '  graph [compound=true newrank=true rankdir=TB nodesep=0.45 ranksep=0.45 fontname="Helvetica" labeljust=l];',
     '  node [shape=box style="rounded,filled" fillcolor=white fontname="Helvetica" fontsize=12 color="#57606a"];',

@@ -1,9 +1,9 @@
 /**
  * Folds the gate transitions into one "from any live state" stub per gate for the picture.
  *
- * Every live state checks the same five gates on every tick, which as plain edges is ~40 arrows that
- * drown the lifecycle. A gate is folded only when the fold is exact: every live state has it, all of
- * them go to the same target with the same label, and the only exceptions are states inside that
+ * Every live state checks the same five gates first on every tick, which as plain edges is ~40 arrows
+ * that drown the lifecycle. A gate is folded only when the fold is exact: every live state has it, all
+ * of them go to the same target with the same label, and the only exceptions are states inside that
  * target, which stay (e.g. Suspended on suspendRequested). Anything else stays drawn as plain edges.
  */
 import { isGate, usedGuards } from './guards.ts';
@@ -28,7 +28,15 @@ export function summariseGates(chart: Chart): GateSummary {
   // Own handlers first, then inherited ones: the order XState tries them.
   const handlers = new Map(leaves(chart).map((s) => [s.path, lineage(s.path).flatMap((o) => o.transitions)]));
   const onGate = (ts: Transition[], gate: string) => ts.filter((t) => t.guard?.label === gate);
-  const live = [...handlers].filter(([, ts]) => gates.every((g) => onGate(ts, g).length > 0)).map(([p]) => p);
+  // Live: the state's first event handlers are exactly the gates, in order, so the notes can say
+  // "checked first, in the order numbered".
+  const gatesFirst = (ts: Transition[]) => {
+    const head = ts.filter((t) => t.event !== 'always').slice(0, gates.length);
+    return (
+      head.length === gates.length && head.every((t, i) => t.guard?.label === gates[i] && t.event === head[0]?.event)
+    );
+  };
+  const live = [...handlers].filter(([, ts]) => gatesFirst(ts)).map(([p]) => p);
   const isLive = (path: string) => live.includes(path);
   const allLive = (path: string) => leaves(chart).every((s) => !isWithin(s.path, path) || isLive(s.path));
 

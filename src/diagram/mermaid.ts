@@ -2,6 +2,7 @@
  * Mermaid `stateDiagram-v2` text. Complete rather than pretty: one edge per transition target, so a
  * reviewer can check any transition against the machine; the SVG is the readable picture.
  */
+import { GENERATED_NOTE } from './table.ts';
 import { type Chart, type ChartState, transitionLabel } from './walk.ts';
 
 /** Mermaid ids cannot contain dots; the readable name is restored with `state "Key" as id`. */
@@ -16,7 +17,7 @@ export function toMermaid(chart: Chart): string {
     ids.set(id, s.path);
   }
 
-  const lines = ['---', `title: ${chart.id}`, '---', 'stateDiagram-v2', `  [*] --> ${mermaidId(chart.initial)}`];
+  const lines = ['stateDiagram-v2', `  %% ${chart.id}: ${GENERATED_NOTE}`, `  [*] --> ${mermaidId(chart.initial)}`];
   const declare = (s: ChartState, indent: string) => {
     if (s.children.length === 0) {
       lines.push(`${indent}state "${s.key}" as ${mermaidId(s.path)}`);

@@ -28,8 +28,8 @@ export interface Facts {
   /** `healthy`, `missing`, `drifted`, `scaling`, `released`, or a CNPG phase sentence. */
   cnpg: string;
   rolesState: 'reconciled' | 'pending' | 'failed' | 'secretMissing' | 'notPushed';
-  poolers: 'missing' | 'notReady' | 'ready' | 'drifted';
-  configMap: 'missing' | 'ready' | 'drifted' | 'released';
+  poolers: 'missing' | 'notReady' | 'ready' | 'drifted' | 'foreign';
+  configMap: 'missing' | 'ready' | 'drifted' | 'released' | 'foreign';
 }
 
 export const healthyFacts: Facts = {
@@ -49,6 +49,14 @@ export const healthyFacts: Facts = {
 };
 
 export const NAMESPACE = 'team-a';
+/** A controller that is not pgfsm. */
+export const FOREIGN_OWNER: OwnerReference = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  name: 'someone-else',
+  uid: 'uid-foreign',
+  controller: true,
+};
 export const CLUSTER_UID = 'uid-orders';
 
 export function makeClass(overrides: Partial<PostgresClusterClass['spec']> = {}): PostgresClusterClass {
@@ -164,6 +172,7 @@ export function observe(facts: Facts, settings: Settings = defaultSettings): Obs
     for (const type of POOLER_TYPES) {
       const pooler = structuredClone(desiredPooler(observation, poolerConfig, type));
       if (facts.poolers === 'drifted') pooler.spec.instances = 1;
+      if (facts.poolers === 'foreign') pooler.metadata.ownerReferences = [FOREIGN_OWNER];
       pooler.status = { instances: pooler.spec.instances ?? 1 };
       views[type] = { pooler, readyReplicas: facts.poolers === 'notReady' ? 0 : (pooler.spec.instances ?? 1) };
     }
@@ -174,6 +183,7 @@ export function observe(facts: Facts, settings: Settings = defaultSettings): Obs
     const configMap = structuredClone(desiredConfigMap(observation, config, settings));
     if (facts.configMap === 'drifted') configMap.data = { ...configMap.data, CLUSTER_RW_ENDPOINT: 'somewhere.else' };
     if (facts.configMap === 'released') configMap.metadata.ownerReferences = [];
+    if (facts.configMap === 'foreign') configMap.metadata.ownerReferences = [FOREIGN_OWNER];
     observation.configMap = configMap;
   }
   return observation;

@@ -1,3 +1,4 @@
+// Wrapper module: builds upstream etcd by import path; no Go source here.
 module pgfsm.local/control-plane/etcd
 
 go 1.26.0

@@ -13,7 +13,7 @@
  * control plane would prove nothing.
  */
 import { execFile, spawn } from 'node:child_process';
-import { accessSync, constants, createWriteStream, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, createWriteStream, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -382,9 +382,4 @@ export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promi
       ...(kcmVersion ? { kubeControllerManager: kcmVersion } : {}),
     },
   };
-}
-
-/** True when every default binary is already cached (used by the CLI to explain what `build` will do). */
-export function isCached(cacheDir = defaultCacheDir()): boolean {
-  return (['kube-apiserver', 'etcd'] as const).every((c) => existsSync(cachedBinaryPath(cacheDir, c)));
 }

@@ -1,0 +1,66 @@
+/**
+ * Makes the in-memory API hold exactly the world a sample describes, keeping what the system under test
+ * stored itself: the PostgresCluster's status. The real core then observes that world through the
+ * memory adapters, so the payload the model traversed and what the core sees are the same facts.
+ */
+import type { MemoryApiServer, StoredObject } from '../../src/adapters/memory/api-server.ts';
+import type { Observation } from '../../src/domain/observation.ts';
+
+const WORLD_KINDS = ['PostgresClusterClass', 'Secret', 'Cluster', 'Pooler', 'Deployment', 'ConfigMap'];
+
+/** A stand-in password: the tests check it never leaks anywhere. */
+export const FIXTURE_PASSWORD = 'fixture-password-must-not-leak';
+
+const secretObject = (view: NonNullable<Observation['secret']>): StoredObject => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: structuredClone(view.metadata),
+  data: Object.fromEntries(
+    view.keys.map((k) => [k, Buffer.from(k === 'password' ? FIXTURE_PASSWORD : k).toString('base64')]),
+  ),
+});
+
+export function desiredWorld(observation: Observation): StoredObject[] {
+  const objects: StoredObject[] = [];
+  if (observation.clusterClass)
+    objects.push({
+      ...structuredClone(observation.clusterClass),
+      metadata: { ...observation.clusterClass.metadata, namespace: '' },
+    } as unknown as StoredObject);
+  if (observation.secret) objects.push(secretObject(observation.secret));
+  for (const view of Object.values(observation.roleSecrets)) if (view) objects.push(secretObject(view));
+  if (observation.cnpg) objects.push(structuredClone(observation.cnpg) as unknown as StoredObject);
+  for (const view of Object.values(observation.poolers)) {
+    if (!view) continue;
+    objects.push(structuredClone(view.pooler) as unknown as StoredObject);
+    objects.push({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: view.pooler.metadata.name, namespace: view.pooler.metadata.namespace },
+      status: { readyReplicas: view.readyReplicas },
+    });
+  }
+  if (observation.configMap) objects.push(structuredClone(observation.configMap) as unknown as StoredObject);
+  return objects;
+}
+
+const idOf = (o: StoredObject) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+export function forceWorld(api: MemoryApiServer, observation: Observation): void {
+  const wanted = desiredWorld(observation);
+  const wantedIds = new Set(wanted.map(idOf));
+  for (const kind of WORLD_KINDS) {
+    for (const o of api.list(kind)) {
+      if (!wantedIds.has(idOf(o)) && api.get({ kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name })) {
+        api.delete({ kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name });
+      }
+    }
+  }
+  for (const o of wanted) api.put(o);
+  const { cluster } = observation;
+  const ref = { kind: 'PostgresCluster', namespace: cluster.metadata.namespace, name: cluster.metadata.name };
+  const stored = api.get(ref);
+  const next = { ...structuredClone(cluster), status: stored?.status } as unknown as StoredObject;
+  if (stored) api.put(next);
+  else api.create(next);
+}
