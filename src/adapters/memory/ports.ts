@@ -1,5 +1,4 @@
 /** The ports over the in-memory API: what the simulation and the tests run the real core against. */
-import { randomBytes } from 'node:crypto';
 import type { OwnerReference, PostgresCluster, PostgresClusterClass, PostgresClusterStatus } from '../../api/schema.ts';
 import type { ChildPort, Clock, EventSink, Ports } from '../../core/ports.ts';
 import type { KubeEvent, SecretTemplate } from '../../domain/effects.ts';
@@ -13,6 +12,7 @@ import type {
   PoolerView,
   SecretView,
 } from '../../domain/objects.ts';
+import { generatePassword } from '../password.ts';
 import type { MemoryApiServer, StoredObject } from './api-server.ts';
 
 /** A recorded event, as the events API would store it. */
@@ -41,13 +41,6 @@ export class ManualClock implements Clock {
   advance(ms: number): void {
     this.time += ms;
   }
-}
-
-/** Generated superuser passwords: letters and digits, as CNPG and PostgreSQL tooling accept everywhere. */
-export function generatePassword(length = 32): string {
-  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789';
-  const bytes = randomBytes(length);
-  return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join('');
 }
 
 const ownerPatch = (object: StoredObject, mutate: (owners: OwnerReference[]) => OwnerReference[]) => {

@@ -1,0 +1,28 @@
+/**
+ * Loading the Kubernetes client configuration. client-node silently falls back to
+ * http://localhost:8080 when it finds nothing; an operator must refuse that and say what to do.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+
+export interface KubeConfigOptions {
+  /** Path to a kubeconfig file; default: $KUBECONFIG, ~/.kube/config, then in-cluster. */
+  kubeconfig?: string;
+  context?: string;
+}
+
+export class KubeConfigError extends Error {}
+
+export function loadKubeConfig(options: KubeConfigOptions = {}): KubeConfig {
+  const kc = new KubeConfig();
+  if (options.kubeconfig) kc.loadFromFile(options.kubeconfig);
+  else kc.loadFromDefault();
+  if (options.context) kc.setCurrentContext(options.context);
+  const server = kc.getCurrentCluster()?.server;
+  if (!server || /^http:\/\/localhost:8080\/?$/.test(server)) {
+    throw new KubeConfigError(
+      'no Kubernetes API configured: set KUBECONFIG or --kubeconfig to a kubeconfig file, or run in a pod ' +
+        'with a ServiceAccount (refusing client-node’s silent fallback to http://localhost:8080)',
+    );
+  }
+  return kc;
+}
