@@ -22,6 +22,8 @@ const cel = (rule: string, message: string, fieldPath?: string) => ({
 
 /** A Kubernetes resource quantity such as `10Gi` or `500m`. */
 export const Quantity = Type.String({
+  // Bounded so the API server can cost the CEL rules that read it.
+  maxLength: 63,
   pattern: '^[0-9]+(\\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$',
   description: 'A Kubernetes quantity, e.g. 10Gi',
 });
@@ -38,6 +40,7 @@ export const ResourceRequirements = Type.Object(
 
 const Instances = Type.Integer({ minimum: 1, maximum: 10 });
 const PostgresVersion = Type.String({
+  maxLength: 8,
   pattern: '^[0-9]+(\\.[0-9]+)?$',
   description: 'PostgreSQL version, major or major.minor (e.g. 17 or 17.2)',
 });
@@ -99,6 +102,8 @@ export const PostgresClusterSpec = Type.Object(
   {
     class: Type.String({
       minLength: 1,
+      maxLength: 253,
+      pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
       description: 'Name of the PostgresClusterClass; immutable',
       'x-kubernetes-validations': [cel('self == oldSelf', 'class is immutable')],
     }),
@@ -140,7 +145,7 @@ export const PostgresClusterSpec = Type.Object(
 export const Condition = Type.Object({
   type: Type.String(),
   status: Type.Union([Type.Literal('True'), Type.Literal('False'), Type.Literal('Unknown')]),
-  observedGeneration: Type.Integer(),
+  observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
   lastTransitionTime: Type.String({ format: 'date-time' }),
   reason: Type.String(),
   message: Type.String(),
