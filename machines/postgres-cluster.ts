@@ -102,6 +102,55 @@ const reportFailure = (component: Component) =>
     return h ? [announce(warning(h.reason, 'Fail', h.message))] : [];
   });
 
+/**
+ * The gates every live state checks first on each tick, in this order. A state that embodies a gate
+ * (Pending for the finalizer, Suspended, a failure) stays there while its own gate holds.
+ */
+const GATES = [
+  ['deletionRequested', '#postgresCluster.Deleting'],
+  ['finalizerMissing', '#postgresCluster.Pending'],
+  ['suspendRequested', '#postgresCluster.Suspended'],
+  ['classMissing', '#postgresCluster.Failed.ClassMissing'],
+  ['specInvalid', '#postgresCluster.Failed.InvalidSpec'],
+] as const;
+type Gate = (typeof GATES)[number][0];
+
+const gates = (own?: Gate, ownActions?: 'addFinalizer') =>
+  GATES.map(([guard, target]) =>
+    guard === own ? { guard, ...(ownActions ? { actions: ownActions } : {}) } : { guard, target },
+  );
+
+/** A waiting state of the pipeline that works on one component. */
+const stepMeta = (description: string, step: Component): StateMeta => ({
+  description,
+  phase: 'Provisioning',
+  conditions: 'pipeline',
+  step,
+  ready: false,
+  reconciling: true,
+  stalled: false,
+  deadline: true,
+  requeue: 'wait',
+});
+
+const FAILED_STATE = {
+  secret: '#postgresCluster.Failed.Secret',
+  cluster: '#postgresCluster.Failed.Cluster',
+  managedRoles: '#postgresCluster.Failed.ManagedRoles',
+  pooler: '#postgresCluster.Failed.Pooler',
+  configMap: '#postgresCluster.Failed.ConfigMap',
+} as const;
+
+/** A pipeline step: its entry plans the component's writes; it fails or passes on as its check says. */
+const pipelineStep = <A extends string>(component: Component, description: string, entry: A, next: string) => ({
+  meta: stepMeta(description, component),
+  entry,
+  always: [
+    { guard: { type: 'componentFailed' as const, params: { component } }, target: FAILED_STATE[component] },
+    { guard: { type: 'componentReady' as const, params: { component } }, target: next },
+  ],
+});
+
 export const postgresClusterMachine = base
   .extend({
     actions: {
@@ -148,138 +197,44 @@ export const postgresClusterMachine = base
           requeue: 'wait',
         }),
         on: {
-          tick: [
-            { guard: 'deletionRequested', target: 'Deleting' },
-            { guard: 'finalizerMissing', actions: 'addFinalizer' },
-            { guard: 'suspendRequested', target: 'Suspended' },
-            { guard: 'classMissing', target: '#postgresCluster.Failed.ClassMissing' },
-            { guard: 'specInvalid', target: '#postgresCluster.Failed.InvalidSpec' },
-            { target: 'Provisioning' },
-          ],
+          tick: [...gates('finalizerMissing', 'addFinalizer'), { target: 'Provisioning' }],
         },
       },
       Provisioning: {
         initial: 'Secret',
         on: {
           tick: [
-            { guard: 'deletionRequested', target: 'Deleting' },
-            { guard: 'finalizerMissing', target: 'Pending' },
-            { guard: 'suspendRequested', target: 'Suspended' },
-            { guard: 'classMissing', target: '#postgresCluster.Failed.ClassMissing' },
-            { guard: 'specInvalid', target: '#postgresCluster.Failed.InvalidSpec' },
+            ...gates(),
             // Level-based: start again at the first step; healthy steps pass on in the same tick.
             { target: '.Secret', reenter: true },
           ],
         },
         states: {
-          Secret: {
-            meta: meta({
-              description: 'Creates or adopts the superuser Secret',
-              phase: 'Provisioning',
-              conditions: 'pipeline',
-              step: 'secret',
-              ready: false,
-              reconciling: true,
-              stalled: false,
-              deadline: true,
-              requeue: 'wait',
-            }),
-            entry: 'reconcileSecret',
-            always: [
-              {
-                guard: { type: 'componentFailed', params: { component: 'secret' } },
-                target: '#postgresCluster.Failed.Secret',
-              },
-              { guard: { type: 'componentReady', params: { component: 'secret' } }, target: 'Cluster' },
-            ],
-          },
-          Cluster: {
-            meta: meta({
-              description: 'Creates the CNPG Cluster, repairs its drift, waits for healthy and all instances ready',
-              phase: 'Provisioning',
-              conditions: 'pipeline',
-              step: 'cluster',
-              ready: false,
-              reconciling: true,
-              stalled: false,
-              deadline: true,
-              requeue: 'wait',
-            }),
-            entry: 'reconcileCluster',
-            always: [
-              {
-                guard: { type: 'componentFailed', params: { component: 'cluster' } },
-                target: '#postgresCluster.Failed.Cluster',
-              },
-              { guard: { type: 'componentReady', params: { component: 'cluster' } }, target: 'ManagedRoles' },
-            ],
-          },
-          ManagedRoles: {
-            meta: meta({
-              description: 'Pushes managed roles to CNPG and waits until CNPG reconciles them',
-              phase: 'Provisioning',
-              conditions: 'pipeline',
-              step: 'managedRoles',
-              ready: false,
-              reconciling: true,
-              stalled: false,
-              deadline: true,
-              requeue: 'wait',
-            }),
-            entry: 'reconcileManagedRoles',
-            always: [
-              {
-                guard: { type: 'componentFailed', params: { component: 'managedRoles' } },
-                target: '#postgresCluster.Failed.ManagedRoles',
-              },
-              { guard: { type: 'componentReady', params: { component: 'managedRoles' } }, target: 'Pooler' },
-            ],
-          },
-          Pooler: {
-            meta: meta({
-              description: 'Creates, repairs or removes the rw and ro Poolers; waits for ready replicas',
-              phase: 'Provisioning',
-              conditions: 'pipeline',
-              step: 'pooler',
-              ready: false,
-              reconciling: true,
-              stalled: false,
-              deadline: true,
-              requeue: 'wait',
-            }),
-            entry: 'reconcilePooler',
-            always: [
-              {
-                guard: { type: 'componentFailed', params: { component: 'pooler' } },
-                target: '#postgresCluster.Failed.Pooler',
-              },
-              { guard: { type: 'componentReady', params: { component: 'pooler' } }, target: 'ConfigMap' },
-            ],
-          },
-          ConfigMap: {
-            meta: meta({
-              description: 'Publishes the endpoints ConfigMap and restores it on drift',
-              phase: 'Provisioning',
-              conditions: 'pipeline',
-              step: 'configMap',
-              ready: false,
-              reconciling: true,
-              stalled: false,
-              deadline: true,
-              requeue: 'wait',
-            }),
-            entry: 'reconcileConfigMap',
-            always: [
-              {
-                guard: { type: 'componentFailed', params: { component: 'configMap' } },
-                target: '#postgresCluster.Failed.ConfigMap',
-              },
-              {
-                guard: { type: 'componentReady', params: { component: 'configMap' } },
-                target: '#postgresCluster.Ready',
-              },
-            ],
-          },
+          Secret: pipelineStep('secret', 'Creates or adopts the superuser Secret', 'reconcileSecret', 'Cluster'),
+          Cluster: pipelineStep(
+            'cluster',
+            'Creates the CNPG Cluster, repairs its drift, waits for healthy and all instances ready',
+            'reconcileCluster',
+            'ManagedRoles',
+          ),
+          ManagedRoles: pipelineStep(
+            'managedRoles',
+            'Pushes managed roles to CNPG and waits until CNPG reconciles them',
+            'reconcileManagedRoles',
+            'Pooler',
+          ),
+          Pooler: pipelineStep(
+            'pooler',
+            'Creates, repairs or removes the rw and ro Poolers; waits for ready replicas',
+            'reconcilePooler',
+            'ConfigMap',
+          ),
+          ConfigMap: pipelineStep(
+            'configMap',
+            'Publishes the endpoints ConfigMap and restores it on drift',
+            'reconcileConfigMap',
+            '#postgresCluster.Ready',
+          ),
         },
       },
       Ready: {
@@ -296,11 +251,7 @@ export const postgresClusterMachine = base
         entry: 'announceReady',
         on: {
           tick: [
-            { guard: 'deletionRequested', target: 'Deleting' },
-            { guard: 'finalizerMissing', target: 'Pending' },
-            { guard: 'suspendRequested', target: 'Suspended' },
-            { guard: 'classMissing', target: '#postgresCluster.Failed.ClassMissing' },
-            { guard: 'specInvalid', target: '#postgresCluster.Failed.InvalidSpec' },
+            ...gates(),
             { guard: 'allReady' },
             { guard: 'cnpgBusy', target: 'Degraded', actions: 'announceDegraded' },
             { target: 'Provisioning' },
@@ -320,16 +271,7 @@ export const postgresClusterMachine = base
           requeue: 'wait',
         }),
         on: {
-          tick: [
-            { guard: 'deletionRequested', target: 'Deleting' },
-            { guard: 'finalizerMissing', target: 'Pending' },
-            { guard: 'suspendRequested', target: 'Suspended' },
-            { guard: 'classMissing', target: '#postgresCluster.Failed.ClassMissing' },
-            { guard: 'specInvalid', target: '#postgresCluster.Failed.InvalidSpec' },
-            { guard: 'allReady', target: 'Ready' },
-            { guard: 'cnpgBusy' },
-            { target: 'Provisioning' },
-          ],
+          tick: [...gates(), { guard: 'allReady', target: 'Ready' }, { guard: 'cnpgBusy' }, { target: 'Provisioning' }],
         },
       },
       Failed: {
@@ -342,28 +284,14 @@ export const postgresClusterMachine = base
             meta: failureMeta('The PostgresClusterClass named by spec.class does not exist', 'cluster'),
             entry: 'reportClusterFailure',
             on: {
-              tick: [
-                { guard: 'deletionRequested', target: '#postgresCluster.Deleting' },
-                { guard: 'finalizerMissing', target: '#postgresCluster.Pending' },
-                { guard: 'suspendRequested', target: '#postgresCluster.Suspended' },
-                { guard: 'classMissing' },
-                { guard: 'specInvalid', target: 'InvalidSpec' },
-                { target: '#postgresCluster.Provisioning' },
-              ],
+              tick: [...gates('classMissing'), { target: '#postgresCluster.Provisioning' }],
             },
           },
           InvalidSpec: {
             meta: failureMeta('The merged spec is invalid; the condition names the field', 'cluster'),
             entry: 'reportClusterFailure',
             on: {
-              tick: [
-                { guard: 'deletionRequested', target: '#postgresCluster.Deleting' },
-                { guard: 'finalizerMissing', target: '#postgresCluster.Pending' },
-                { guard: 'suspendRequested', target: '#postgresCluster.Suspended' },
-                { guard: 'classMissing', target: 'ClassMissing' },
-                { guard: 'specInvalid' },
-                { target: '#postgresCluster.Provisioning' },
-              ],
+              tick: [...gates('specInvalid'), { target: '#postgresCluster.Provisioning' }],
             },
           },
           ...Object.fromEntries(
@@ -386,11 +314,7 @@ export const postgresClusterMachine = base
                 entry: `report${key}Failure` as const,
                 on: {
                   tick: [
-                    { guard: 'deletionRequested', target: '#postgresCluster.Deleting' },
-                    { guard: 'finalizerMissing', target: '#postgresCluster.Pending' },
-                    { guard: 'suspendRequested', target: '#postgresCluster.Suspended' },
-                    { guard: 'classMissing', target: 'ClassMissing' },
-                    { guard: 'specInvalid', target: 'InvalidSpec' },
+                    ...gates(),
                     { guard: { type: 'componentFailed', params: { component } } },
                     { target: '#postgresCluster.Provisioning' },
                   ],
@@ -414,14 +338,7 @@ export const postgresClusterMachine = base
         entry: 'announceSuspended',
         exit: 'announceResumed',
         on: {
-          tick: [
-            { guard: 'deletionRequested', target: 'Deleting' },
-            { guard: 'finalizerMissing', target: 'Pending' },
-            { guard: 'suspendRequested' },
-            { guard: 'classMissing', target: '#postgresCluster.Failed.ClassMissing' },
-            { guard: 'specInvalid', target: '#postgresCluster.Failed.InvalidSpec' },
-            { target: 'Provisioning' },
-          ],
+          tick: [...gates('suspendRequested'), { target: 'Provisioning' }],
         },
       },
       Deleting: {
