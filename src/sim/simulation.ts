@@ -21,7 +21,7 @@ export interface SimulationOptions {
   onPass?: (outcome: ReconcileOutcome, now: number) => void;
 }
 
-/** More passes than this at one instant means the operator is stuck in a hot loop. */
+/** More passes than this for one key at one instant means the operator is stuck in a hot loop. */
 const MAX_PASSES_PER_INSTANT = 50;
 const BACKOFF_BASE_MS = 1_000;
 const BACKOFF_MAX_MS = 5 * 60_000;
@@ -139,7 +139,7 @@ export class Simulation {
   /** Runs every pass and every simulator change due up to `until` (virtual ms), in time order. */
   async runUntil(until: number): Promise<void> {
     let instant = Number.NaN;
-    let passesAtInstant = 0;
+    const passesAtInstant = new Map<string, number>();
     for (;;) {
       this.cnpg.advance();
       const nextKey = [...this.due.values()].sort((a, b) => a.at - b.at)[0];
@@ -148,15 +148,15 @@ export class Simulation {
       if (next > until) break;
       if (next > this.clock.now()) this.clock.set(next);
       if (!nextKey || nextKey.at > this.clock.now()) continue;
-      if (this.clock.now() === instant) passesAtInstant++;
-      else {
+      if (this.clock.now() !== instant) {
         instant = this.clock.now();
-        passesAtInstant = 1;
+        passesAtInstant.clear();
       }
-      if (passesAtInstant > MAX_PASSES_PER_INSTANT) {
-        throw new Error(
-          `hot loop: more than ${MAX_PASSES_PER_INSTANT} passes at one instant for ${keyString(nextKey.key)}`,
-        );
+      const id = keyString(nextKey.key);
+      const passes = (passesAtInstant.get(id) ?? 0) + 1;
+      passesAtInstant.set(id, passes);
+      if (passes > MAX_PASSES_PER_INSTANT) {
+        throw new Error(`hot loop: more than ${MAX_PASSES_PER_INSTANT} passes at one instant for ${id}`);
       }
       await this.reconcileNow(nextKey.key);
     }
