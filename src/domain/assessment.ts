@@ -98,6 +98,6 @@ export const isFailed = (a: Assessment, c: Component) => a.health[c]?.state === 
 
 export const finalizerPresent = (o: Observation) => (o.cluster.metadata.finalizers ?? []).includes(FINALIZER);
 export const deletionRequested = (o: Observation) => Boolean(o.cluster.metadata.deletionTimestamp);
-export const suspendRequested = (o: Observation) => o.cluster.spec.suspend === true;
+export const suspendRequested = (o: Observation) => o.cluster.spec?.suspend === true;
 
 export { rolesStatus };

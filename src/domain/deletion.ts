@@ -11,7 +11,7 @@ import { refOf } from './objects.ts';
 import type { Observation } from './observation.ts';
 
 export const deletionPolicyOf = (observation: Observation): DeletionPolicy =>
-  observation.cluster.spec.clusterDeletionPolicy === 'Delete' ? 'Delete' : 'Retain';
+  observation.cluster.spec?.clusterDeletionPolicy === 'Delete' ? 'Delete' : 'Retain';
 
 const ownedByUs = (object: KubeObject, observation: Observation) =>
   (object.metadata.ownerReferences ?? []).some((o) => o.uid === observation.cluster.metadata.uid);

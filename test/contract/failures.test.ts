@@ -126,3 +126,35 @@ describe('14. progress deadline', () => {
     expect(conditionOf(sim, 'orders', 'Stalled').reason).toBe('ProvisioningPoolerDeadlineExceeded');
   });
 });
+
+describe('CNPG faults from the simulator', () => {
+  it('a failover degrades the cluster and it recovers without a human', async () => {
+    const sim = simulationWith([clusterObject('inventory', { instances: 3 })]);
+    await untilReady(sim, 'inventory');
+    sim.cnpg.failover(NS, 'inventory', 30_000);
+    await sim.run(1_000);
+    expect(statusOf(sim, 'inventory').state).toBe('Degraded');
+    expect(conditionSummary(sim, 'inventory').ClusterReady).toBe('False/CNPGFailingOver');
+    expect(statusOf(sim, 'inventory').readyInstances).toBe(2);
+    await untilReady(sim, 'inventory');
+    expect(statusOf(sim, 'inventory').currentPrimary).toBe('inventory-2');
+    expect(reasonsOf(sim, 'inventory').filter((r) => r === 'ClusterDegraded')).toHaveLength(1);
+  });
+
+  it('an unrecoverable cluster is Failed and Stalled with one Warning, and leaves Failed when CNPG recovers', async () => {
+    const sim = simulationWith([clusterObject('inventory')]);
+    await untilReady(sim, 'inventory');
+    sim.cnpg.unrecoverable(NS, 'inventory');
+    await sim.run(10 * 60_000);
+    expect(statusOf(sim, 'inventory').state).toBe('Failed.Cluster');
+    expect(conditionSummary(sim, 'inventory')).toMatchObject({
+      Ready: 'False/CNPGUnrecoverable',
+      Stalled: 'True/CNPGUnrecoverable',
+      Reconciling: 'False/Failed',
+    });
+    expect(reasonsOf(sim, 'inventory').filter((r) => r === 'CNPGUnrecoverable')).toHaveLength(1);
+    sim.cnpg.recover(NS, 'inventory');
+    await untilReady(sim, 'inventory');
+    expect(conditionSummary(sim, 'inventory').Stalled).toBe('False/Ready');
+  });
+});

@@ -3,7 +3,12 @@
  * Established (served), so a test can create objects of those kinds right away.
  */
 import { readFileSync } from 'node:fs';
-import { ApiextensionsV1Api, ApiException, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiException,
+  ApiextensionsV1Api,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 
 export const PGFSM_CRDS = [

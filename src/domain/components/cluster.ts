@@ -57,7 +57,8 @@ const sameQuantities = (a: Record<string, string> = {}, b: Record<string, string
  * compared, and CNPG's own defaults (extra parameters, managed roles) never count as drift.
  */
 export function cnpgDrift(observed: CnpgCluster, desired: CnpgCluster): string[] {
-  const o = observed.spec;
+  // Another writer may have left anything here; a missing spec is all drift, never a crash.
+  const o: CnpgClusterSpec = observed.spec ?? {};
   const d = desired.spec;
   const drift: string[] = [];
   if (o.instances !== d.instances) drift.push('instances');

@@ -31,7 +31,7 @@ const reconciledInCnpg = (cnpg: CnpgCluster | undefined) =>
   new Set(cnpg?.status?.managedRolesStatus?.byStatus?.reconciled ?? []);
 
 export function desiredRoles(observation: Observation, config: MergedConfig): DesiredRoles {
-  const current = new Map((observation.cnpg?.spec.managed?.roles ?? []).map((r) => [r.name, r]));
+  const current = new Map((observation.cnpg?.spec?.managed?.roles ?? []).map((r) => [r.name, r]));
   const waitingForSecret: Record<string, string> = {};
   const roles: CnpgRoleConfiguration[] = [];
   const wanted = new Set(config.managedRoles.map((r) => r.name));
@@ -68,7 +68,7 @@ const rolesKey = (roles: CnpgRoleConfiguration[] | undefined) =>
   JSON.stringify((roles ?? []).map(normalize).sort(byName));
 
 export function rolesDrifted(observation: Observation, desired: DesiredRoles): boolean {
-  return rolesKey(observation.cnpg?.spec.managed?.roles) !== rolesKey(desired.roles);
+  return rolesKey(observation.cnpg?.spec?.managed?.roles) !== rolesKey(desired.roles);
 }
 
 /** The roles that CNPG refused, by role, with its error messages. */

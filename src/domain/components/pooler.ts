@@ -46,7 +46,7 @@ export function desiredPooler(observation: Observation, pooler: PoolerConfig, ty
 
 /** The pooler fields that differ from what pgfsm wants. */
 export function poolerDrift(observed: Pooler, desired: Pooler): string[] {
-  const o = observed.spec;
+  const o: Partial<Pooler['spec']> = observed.spec ?? {};
   const d = desired.spec;
   const drift: string[] = [];
   if (o.cluster?.name !== d.cluster.name) drift.push('cluster');

@@ -1,0 +1,195 @@
+/**
+ * The PostgresCluster controller: watch events → cluster keys (mapping.ts) → work queue → one reconcile
+ * pass per key (src/core/reconcile.ts) → the pass's requeue decision back into the queue. The real-time
+ * counterpart of src/sim/simulation.ts.
+ *
+ * Watch events enqueue at once, whether or not this replica leads: the queue de-duplicates, and only a
+ * leader runs workers. On becoming leader every cached cluster is enqueued, because nothing survives a
+ * restart or a hand-over except what is stored in the API.
+ */
+import { classOf } from '../core/errors.ts';
+import { type ClusterKey, keyString } from '../core/ports.ts';
+import type { ReconcileOutcome } from '../core/reconcile.ts';
+import { clusterFields, describeError, type Logger, transitionOf } from './logger.ts';
+import { clustersFor, type MappingLookups } from './mapping.ts';
+import type { OperatorMetrics } from './metrics.ts';
+import { allSources, type WatchSources } from './sources.ts';
+import { WorkerPool } from './workers.ts';
+import { realTimers, type Timers, WorkQueue } from './workqueue.ts';
+
+export interface ControllerOptions {
+  sources: WatchSources;
+  /** One pass for one cluster: `reconcile(key, { ports, settings })`. */
+  reconcile: (key: ClusterKey) => Promise<ReconcileOutcome>;
+  workers: number;
+  logger: Logger;
+  metrics?: OperatorMetrics;
+  timers?: Timers;
+  /** Backoff bounds of the queue (defaults: controller-runtime's 5 ms … 1000 s). */
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /**
+   * How often a leader re-enqueues every cluster as a safety net for missed watch events; 0 disables.
+   * States such as Ready wait for events only, so without it a lost event would go unnoticed.
+   */
+  resyncPeriodMs?: number;
+}
+
+export function parseKey(key: string): ClusterKey {
+  const slash = key.indexOf('/');
+  return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+export class Controller {
+  readonly queue: WorkQueue;
+  private readonly pool: WorkerPool;
+  private readonly timers: Timers;
+  private readonly log: Logger;
+  private readonly lookups: MappingLookups;
+  private unsubscribers: Array<() => void> = [];
+  private resyncHandle: unknown;
+
+  constructor(private readonly options: ControllerOptions) {
+    this.timers = options.timers ?? realTimers;
+    this.log = options.logger;
+    this.queue = new WorkQueue({
+      timers: this.timers,
+      ...(options.metrics ? { hooks: options.metrics.queueHooks() } : {}),
+      ...(options.backoffBaseMs !== undefined ? { backoffBaseMs: options.backoffBaseMs } : {}),
+      ...(options.backoffMaxMs !== undefined ? { backoffMaxMs: options.backoffMaxMs } : {}),
+    });
+    this.pool = new WorkerPool(this.queue, options.workers, (key) => this.process(key));
+    options.metrics?.setMaxConcurrentReconciles(options.workers);
+    const { clusters, poolers } = options.sources;
+    this.lookups = {
+      clusters: (namespace) => clusters.list(namespace),
+      pooler: (namespace, name) => poolers.get(namespace, name),
+    };
+  }
+
+  get leading(): boolean {
+    return this.pool.running;
+  }
+
+  /** Subscribes to every source; from now on a change enqueues the clusters it concerns at once. */
+  watch(): void {
+    if (this.unsubscribers.length > 0) return;
+    this.unsubscribers = allSources(this.options.sources).map((source) =>
+      source.on((event) => {
+        for (const key of clustersFor(event, this.lookups)) this.queue.add(keyString(key));
+      }),
+    );
+  }
+
+  /** Enqueues every cached cluster; returns how many. */
+  enqueueAll(): number {
+    const clusters = this.options.sources.clusters.list();
+    for (const c of clusters) this.queue.add(keyString({ namespace: c.metadata.namespace, name: c.metadata.name }));
+    return clusters.length;
+  }
+
+  /** This replica leads: enqueue everything and run the workers. */
+  startWorkers(): void {
+    if (this.pool.running || this.queue.isShuttingDown) return;
+    const count = this.enqueueAll();
+    this.log.info({ clusters: count, workers: this.pool.count }, 'starting workers');
+    this.pool.start();
+    this.scheduleResync();
+  }
+
+  /** Leadership lost: stop taking keys and let the passes in flight finish. */
+  async stopWorkers(): Promise<void> {
+    this.cancelResync();
+    if (!this.pool.running) return;
+    await this.pool.stop();
+    this.log.info('workers stopped');
+  }
+
+  /** Stops for good: no new work, in-flight passes finish, then resolves. */
+  async shutDown(): Promise<void> {
+    for (const off of this.unsubscribers.splice(0)) off();
+    this.cancelResync();
+    await this.queue.shutDown();
+    await this.pool.stop();
+  }
+
+  private scheduleResync(): void {
+    const period = this.options.resyncPeriodMs ?? 10 * 60_000;
+    if (period <= 0) return;
+    // Jitter, so that replicas restarted together do not resync in lockstep.
+    const delay = period * (0.9 + 0.2 * Math.random());
+    this.resyncHandle = this.timers.setTimeout(() => {
+      this.enqueueAll();
+      this.scheduleResync();
+    }, delay);
+  }
+
+  private cancelResync(): void {
+    if (this.resyncHandle !== undefined) this.timers.clearTimeout(this.resyncHandle);
+    this.resyncHandle = undefined;
+  }
+
+  private async process(key: string): Promise<void> {
+    const finished = this.options.metrics?.reconcileStarted();
+    let outcome: ReconcileOutcome;
+    try {
+      outcome = await this.options.reconcile(parseKey(key));
+    } catch (error) {
+      // reconcile() reports errors in its outcome; a throw is a bug, retried with backoff like a panic.
+      finished?.(undefined);
+      this.log.error({ ...clusterFields(parseKey(key)), reason: 'ReconcileThrew', err: error }, 'reconcile threw');
+      this.queue.addRateLimited(key);
+      return;
+    }
+    finished?.(outcome);
+    this.report(outcome);
+    this.schedule(key, outcome);
+  }
+
+  /** The outcome's requeue decision, applied to the queue. */
+  private schedule(key: string, outcome: ReconcileOutcome): void {
+    const { requeue } = outcome;
+    // Gone: nothing to retry. A backoff requeue keeps its count, or a backoff state would loop at 5 ms.
+    if (!outcome.found || (outcome.error === undefined && requeue.kind !== 'backoff')) this.queue.forget(key);
+    if (!outcome.found) return;
+    switch (requeue.kind) {
+      case 'none':
+        this.queue.forget(key);
+        return;
+      case 'immediate':
+        this.queue.add(key);
+        return;
+      case 'after':
+        this.queue.addAfter(key, requeue.ms);
+        return;
+      case 'backoff':
+        this.queue.addRateLimited(key);
+        return;
+    }
+  }
+
+  private report(outcome: ReconcileOutcome): void {
+    const fields = { ...clusterFields(outcome.key), ...(outcome.to ? { state: outcome.to } : {}) };
+    if (!outcome.found) {
+      this.log.debug(fields, 'cluster not found; forgetting it');
+      return;
+    }
+    if (outcome.to !== undefined && outcome.from !== outcome.to) {
+      this.log.info({ ...fields, transition: transitionOf(outcome.from, outcome.to) }, 'transition');
+    }
+    for (const event of outcome.events) {
+      const line = { ...fields, reason: event.reason, action: event.action, detail: event.message };
+      if (event.type === 'Warning') this.log.warn(line, 'event');
+      else this.log.info(line, 'event');
+    }
+    if (outcome.error !== undefined) {
+      const line = { ...fields, reason: classOf(outcome.error), error: describeError(outcome.error) };
+      this.log.warn({ ...line, requeue: outcome.requeue.kind }, 'reconcile failed');
+    } else {
+      this.log.debug(
+        { ...fields, requeue: outcome.requeue, writes: outcome.writes, statusWritten: outcome.statusWritten },
+        'reconciled',
+      );
+    }
+  }
+}
