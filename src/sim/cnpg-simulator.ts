@@ -5,7 +5,20 @@
  * unrecoverable, a role that cannot be reconciled, a pooler that never gets ready).
  */
 
-import type { Change, MemoryApiServer, StoredObject } from '../adapters/memory/api-server.ts';
+import type { Change, StoredObject } from '../adapters/memory/api-server.ts';
+import type { KubeObject } from '../domain/objects.ts';
+
+/**
+ * What the simulator needs from an API: the in-memory one, or a real API server (where CNPG would be).
+ * `put` writes as CNPG would: `statusOnly` through the status subresource, otherwise the object itself,
+ * creating it when missing.
+ */
+export interface SimulatorApi {
+  get<T extends KubeObject = StoredObject>(ref: { kind: string; namespace: string; name: string }): T | undefined;
+  list<T extends KubeObject = StoredObject>(kind: string, namespace?: string): T[];
+  put(object: StoredObject, statusOnly?: boolean): unknown;
+  onChange(listener: (change: Change) => void): () => void;
+}
 import type { Clock } from '../core/ports.ts';
 import { CnpgPhase } from '../domain/components/cnpg-phases.ts';
 import type { CnpgCluster, Pooler } from '../domain/objects.ts';
@@ -61,7 +74,7 @@ export class CnpgSimulator {
   private readonly unsubscribe: () => void;
 
   constructor(
-    private readonly api: MemoryApiServer,
+    private readonly api: SimulatorApi,
     private readonly clock: Clock,
     private readonly delays: SimulatorDelays = defaultDelays,
   ) {
