@@ -7,9 +7,9 @@ import {
   ApiException,
   ApiextensionsV1Api,
   type KubeConfig,
+  loadAllYaml,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
-import { parseAllDocuments } from 'yaml';
 
 export const PGFSM_CRDS = [
   new URL('../../deploy/crds/pgfsm.io_postgresclusters.yaml', import.meta.url),
@@ -21,11 +21,16 @@ export const CNPG_TEST_CRDS = [
   new URL('./postgresql.cnpg.io_poolers.yaml', import.meta.url),
 ];
 
+/**
+ * Parsed with client-node's own loader, which maps wire names onto its model names: a plain YAML parse
+ * handed to the typed API silently loses `enum`, `default` and `x-kubernetes-validations`, because the
+ * serializer reads the model names (`_enum`, `_default`, `xKubernetesValidations`) and drops the rest.
+ */
 export function readCrds(files: URL[]): V1CustomResourceDefinition[] {
   return files.flatMap((file) =>
-    parseAllDocuments(readFileSync(file, 'utf8'))
-      .map((doc) => doc.toJS() as V1CustomResourceDefinition | null)
-      .filter((crd): crd is V1CustomResourceDefinition => crd?.kind === 'CustomResourceDefinition'),
+    (loadAllYaml(readFileSync(file, 'utf8')) as (V1CustomResourceDefinition | null)[]).filter(
+      (crd): crd is V1CustomResourceDefinition => crd?.kind === 'CustomResourceDefinition',
+    ),
   );
 }
 

@@ -93,11 +93,19 @@ describe('pgfsm CRDs on a real API server', () => {
     });
 
     it('rejects instances 0', async () => {
-      await expectInvalid(createCluster(unique('zero'), { class: 'c', instances: 0 }), 'spec.instances', '>= 1');
+      await expectInvalid(
+        createCluster(unique('zero'), { class: 'c', instances: 0 }),
+        'spec.instances',
+        'greater than or equal to 1',
+      );
     });
 
     it('rejects instances 11', async () => {
-      await expectInvalid(createCluster(unique('eleven'), { class: 'c', instances: 11 }), 'spec.instances', '<= 10');
+      await expectInvalid(
+        createCluster(unique('eleven'), { class: 'c', instances: 11 }),
+        'spec.instances',
+        'less than or equal to 10',
+      );
     });
 
     it('accepts a name of 50 characters and rejects one of 51', async () => {
@@ -190,7 +198,7 @@ describe('pgfsm CRDs on a real API server', () => {
       await expectInvalid(
         createClass(unique('class-instances'), { provisioner: 'postgresql.cnpg.io', config: { instances: 11 } }),
         'spec.config.instances',
-        '<= 10',
+        'less than or equal to 10',
       );
     });
   });

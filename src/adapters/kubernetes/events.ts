@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { type EventsV1Event, EventsV1Api, type KubeConfig, V1MicroTime } from '@kubernetes/client-node';
+import { EventsV1Api, type EventsV1Event, type KubeConfig, V1MicroTime } from '@kubernetes/client-node';
 import type { PostgresCluster } from '../../api/schema.ts';
 import type { Clock, EventSink } from '../../core/ports.ts';
 import type { KubeEvent } from '../../domain/effects.ts';

@@ -46,9 +46,10 @@ export interface CustomKind {
 }
 
 export function customObjectClient(api: CustomObjectsApi, type: CustomKind): ObjectClient {
-  const at = (ref: ObjectRef) => ({ ...type, namespace: ref.namespace, name: ref.name });
+  const { kind, ...path } = type;
+  const at = (ref: ObjectRef) => ({ ...path, namespace: ref.namespace, name: ref.name });
   return {
-    kind: type.kind,
+    kind,
     sensitive: false,
     read: async (ref) => (await api.getNamespacedCustomObject(at(ref))) as RawObject,
     mergePatch: async (ref, body) => {
@@ -148,12 +149,15 @@ export function metadataOf(raw: RawObject['metadata']): ObjectMeta & { namespace
 export const customObjectOf = <T>(raw: RawObject): T => ({ ...raw, metadata: metadataOf(raw.metadata) }) as T;
 
 /**
- * The body of a server-side apply: the desired object with only the metadata we mean to own. Anything
- * server-populated (resourceVersion would make the apply conditional, managedFields is refused) and any
- * status (a subresource, ignored on the main resource) is left out.
+ * The body of a server-side apply: the desired object with only the metadata we mean to own, plus the
+ * `resourceVersion` the caller read, if any, which makes the apply conditional (409 when it moved on).
+ * Nothing else server-populated (managedFields is refused) and no status (a subresource, ignored here).
  */
-export function applyBodyOf(object: { metadata: ObjectMeta & { namespace?: string } } & Record<string, unknown>) {
+export function applyBodyOf(
+  object: { metadata: ObjectMeta & { namespace?: string } } & Record<string, unknown>,
+  resourceVersion?: string,
+) {
   const { metadata, status: _status, ...rest } = object;
   const { name, namespace, labels, annotations, ownerReferences } = metadata;
-  return { ...rest, metadata: { name, namespace, labels, annotations, ownerReferences } };
+  return { ...rest, metadata: { name, namespace, labels, annotations, ownerReferences, resourceVersion } };
 }
