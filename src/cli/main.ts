@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /** The pgfsm command line. */
 import { Command } from 'commander';
+import { registerRun } from './run.ts';
 
 const program = new Command()
   .name('pgfsm')
@@ -28,5 +29,7 @@ program
     const { runDemo } = await import('../sim/demo.ts');
     await runDemo({ examplesDir: options.examples, print: (line) => console.log(line) });
   });
+
+registerRun(program);
 
 await program.parseAsync(process.argv);

@@ -34,9 +34,7 @@ export function isStatusOnlyUpdate(old: KubeObject, next: KubeObject): boolean {
   const b = next.metadata;
   if (a.generation === undefined || b.generation === undefined) return false;
   return (
-    a.generation === b.generation &&
-    a.deletionTimestamp === b.deletionTimestamp &&
-    sameList(a.finalizers, b.finalizers)
+    a.generation === b.generation && a.deletionTimestamp === b.deletionTimestamp && sameList(a.finalizers, b.finalizers)
   );
 }
 
@@ -110,8 +108,8 @@ export function clustersFor(event: SourceEvent, lookups: MappingLookups): Cluste
   const namespace = object.metadata.namespace ?? '';
   const name =
     namedCluster(object) ?? (object.kind === 'Deployment' ? clusterOfPoolerDeployment(object, lookups) : undefined);
-  if (name) return [{ namespace, name }];
-  const keys = clusterByDerivedName(object, lookups);
+  const keys = name ? [{ namespace, name }] : clusterByDerivedName(object, lookups);
+  // Whatever else a Secret is, a cluster whose role names it needs to know it changed.
   if (object.kind === 'Secret') keys.push(...clustersUsingRoleSecret(object, lookups));
   return dedupe(keys);
 }

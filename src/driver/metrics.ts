@@ -114,7 +114,12 @@ export class OperatorMetrics {
     });
     const queueLabels = ['controller', 'name'] as const;
     this.queue = {
-      depth: new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: queueLabels, registers }),
+      depth: new Gauge({
+        name: 'workqueue_depth',
+        help: 'Current depth of workqueue',
+        labelNames: queueLabels,
+        registers,
+      }),
       adds: new Counter({
         name: 'workqueue_adds_total',
         help: 'Total number of adds handled by workqueue',

@@ -1,0 +1,152 @@
+/**
+ * The running operator: caches, controller, leader election and the probe/metrics server, started and
+ * stopped in the right order. Everything that talks to Kubernetes comes in through interfaces (watch
+ * sources, leadership, ports), so this module runs unchanged against fakes.
+ */
+import type { Ports } from '../core/ports.ts';
+import { reconcile } from '../core/reconcile.ts';
+import type { Settings } from '../domain/observation.ts';
+import { Controller } from './controller.ts';
+import type { Logger } from './logger.ts';
+import { OperatorMetrics } from './metrics.ts';
+import { type ProbeServer, sourceChecks, startServer } from './server.ts';
+import { allSources, type Leadership, type WatchSources } from './sources.ts';
+
+export interface OperatorOptions {
+  sources: WatchSources;
+  ports: Ports;
+  settings: Settings;
+  leadership: Leadership;
+  workers: number;
+  /** Listen address of /healthz, /readyz and /metrics, e.g. `:8080`. */
+  metricsAddress: string;
+  logger: Logger;
+  metrics?: OperatorMetrics;
+  resyncPeriodMs?: number;
+  /** After this long without complete caches, say which ones are missing (keeps waiting). */
+  syncWarningMs?: number;
+}
+
+export interface RunningOperator {
+  readonly controller: Controller;
+  readonly metrics: OperatorMetrics;
+  readonly server: ProbeServer;
+  /** Graceful stop: no new work, in-flight passes finish, lease released, caches and server closed. */
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Resolves true once every cache is synced, false if `cancelled()` turns true first. */
+async function waitForSync(
+  sources: WatchSources,
+  cancelled: () => boolean,
+  log: Logger,
+  warnAfterMs: number,
+): Promise<boolean> {
+  const started = Date.now();
+  let warned = false;
+  for (;;) {
+    if (cancelled()) return false;
+    const missing = allSources(sources).filter((s) => !s.synced);
+    if (missing.length === 0) return true;
+    if (!warned && Date.now() - started > warnAfterMs) {
+      warned = true;
+      log.warn({ resources: missing.map((s) => s.resource) }, 'caches not synced yet; workers wait for them');
+    }
+    await sleep(100);
+  }
+}
+
+export async function startOperator(options: OperatorOptions): Promise<RunningOperator> {
+  const { sources, logger: log, leadership } = options;
+  const metrics = options.metrics ?? new OperatorMetrics();
+  metrics.observeSources(sources.clusters, allSources(sources));
+  const controller = new Controller({
+    sources,
+    reconcile: (key) => reconcile(key, { ports: options.ports, settings: options.settings }),
+    workers: options.workers,
+    logger: log,
+    metrics,
+    ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
+  });
+  controller.watch();
+  for (const source of allSources(sources)) source.start();
+  const server = await startServer({
+    address: options.metricsAddress,
+    registry: metrics.registry,
+    readiness: sourceChecks(allSources(sources)),
+  });
+  log.info({ address: options.metricsAddress, port: server.port }, 'serving /healthz, /readyz and /metrics');
+
+  let stopping = false;
+  // Counts leadership changes, so a wait for sync started by an earlier term cannot start workers.
+  let term = 0;
+  leadership.start({
+    onStartedLeading: () => {
+      const mine = ++term;
+      metrics.setLeader(true);
+      log.info({ identity: leadership.identity }, 'started leading');
+      void waitForSync(sources, () => stopping || term !== mine, log, options.syncWarningMs ?? 120_000).then(
+        (synced) => {
+          if (synced) controller.startWorkers();
+        },
+      );
+    },
+    onStoppedLeading: () => {
+      term++;
+      metrics.setLeader(false);
+      log.info({ identity: leadership.identity }, 'stopped leading');
+      void controller.stopWorkers();
+    },
+  });
+
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      stopping = true;
+      log.info('shutting down: finishing reconciles in flight');
+      await controller.shutDown();
+      // Only now: a lease released while passes still write would let another replica race them.
+      await leadership.stop();
+      await Promise.all(allSources(sources).map((s) => s.stop()));
+      await server.close();
+      log.info('stopped');
+    })();
+    return stopped;
+  };
+  return { controller, metrics, server, stop };
+}
+
+/**
+ * SIGTERM/SIGINT stop the operator gracefully; past `graceMs`, or on a second signal, the process exits
+ * at once (Kubernetes sends SIGKILL after terminationGracePeriodSeconds anyway).
+ */
+export function stopOnSignals(operator: Pick<RunningOperator, 'stop'>, log: Logger, graceMs = 25_000): void {
+  let received = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (received) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    received = true;
+    log.info({ signal }, 'signal received');
+    const timer = setTimeout(() => {
+      log.error({ graceMs }, 'graceful shutdown took too long: exiting');
+      process.exit(1);
+    }, graceMs);
+    timer.unref();
+    operator.stop().then(
+      () => {
+        clearTimeout(timer);
+        process.exit(0);
+      },
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}

@@ -1,0 +1,255 @@
+/** The controller: events enqueue at once, only a leader reconciles, and each outcome drives the queue. */
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { PostgresCluster } from '../../../src/api/schema.ts';
+import { PortError } from '../../../src/core/errors.ts';
+import type { ClusterKey } from '../../../src/core/ports.ts';
+import type { ReconcileOutcome, Requeue } from '../../../src/core/reconcile.ts';
+import type { KubeObject } from '../../../src/domain/objects.ts';
+import { Controller } from '../../../src/driver/controller.ts';
+import type { ObjectSource, SourceEvent, WatchSources } from '../../../src/driver/sources.ts';
+
+class FakeSource<T extends KubeObject> implements ObjectSource<T> {
+  synced = true;
+  lastSeen = 0;
+  private readonly objects = new Map<string, T>();
+  private readonly listeners = new Set<(e: SourceEvent<T>) => void>();
+  constructor(readonly resource: string) {}
+  fresh = () => true;
+  get = (namespace: string, name: string) => this.objects.get(`${namespace}/${name}`);
+  list = (namespace?: string) =>
+    [...this.objects.values()].filter((o) => namespace === undefined || o.metadata.namespace === namespace);
+  on(listener: (e: SourceEvent<T>) => void) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+  start() {}
+  async stop() {}
+  /** Stores the object and notifies, as an informer would. */
+  put(object: T): void {
+    const key = `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+    const old = this.objects.get(key);
+    this.objects.set(key, object);
+    for (const l of this.listeners) l(old ? { type: 'update', object, old } : { type: 'add', object });
+  }
+}
+
+const sources = () => ({
+  clusters: new FakeSource<PostgresCluster>('postgresclusters'),
+  classes: new FakeSource('postgresclusterclasses'),
+  cnpgClusters: new FakeSource('clusters'),
+  poolers: new FakeSource('poolers'),
+  secrets: new FakeSource('secrets'),
+  configMaps: new FakeSource('configmaps'),
+  deployments: new FakeSource('deployments'),
+});
+
+const pgc = (name: string, generation = 1): PostgresCluster => ({
+  apiVersion: 'pgfsm.io/v1alpha1',
+  kind: 'PostgresCluster',
+  metadata: { namespace: 'ns', name, generation, resourceVersion: String(generation) },
+  spec: { class: 'standard' },
+});
+
+const outcomeFor = (key: ClusterKey, requeue: Requeue, extra: Partial<ReconcileOutcome> = {}): ReconcileOutcome => ({
+  key,
+  found: true,
+  requeue,
+  statusWritten: false,
+  writes: 0,
+  events: [],
+  ...extra,
+});
+
+let src: ReturnType<typeof sources>;
+let passes: string[];
+let decide: (key: ClusterKey) => ReconcileOutcome | Promise<ReconcileOutcome>;
+let controller: Controller;
+
+function makeController(resyncPeriodMs = 0): Controller {
+  return new Controller({
+    sources: src as unknown as WatchSources,
+    reconcile: async (key) => {
+      passes.push(key.name);
+      return decide(key);
+    },
+    workers: 2,
+    logger: pino({ level: 'silent' }),
+    resyncPeriodMs,
+  });
+}
+
+/** Lets workers pick up and finish whatever is due, with timers advanced by `ms`. */
+const settle = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
+
+beforeEach(() => {
+  vi.useFakeTimers();
+  src = sources();
+  passes = [];
+  decide = (key) => outcomeFor(key, { kind: 'none' });
+  controller = makeController();
+  controller.watch();
+});
+afterEach(async () => {
+  await controller.shutDown();
+  vi.useRealTimers();
+});
+
+describe('Controller', () => {
+  it('on becoming leader enqueues every cached cluster (nothing lives only in memory)', async () => {
+    src.clusters.put(pgc('a'));
+    src.clusters.put(pgc('b'));
+    await settle();
+    expect(passes).toEqual([]);
+    controller.startWorkers();
+    await settle();
+    expect(passes.sort()).toEqual(['a', 'b']);
+  });
+
+  it('a watch event is reconciled at once, with no poll in between', async () => {
+    controller.startWorkers();
+    await settle();
+    src.clusters.put(pgc('a'));
+    await settle();
+    expect(passes).toEqual(['a']);
+    // A status-only update (same generation) does not wake it; a spec change does.
+    src.clusters.put({ ...pgc('a'), status: { state: 'Ready' } });
+    await settle();
+    expect(passes).toEqual(['a']);
+    src.clusters.put(pgc('a', 2));
+    await settle();
+    expect(passes).toEqual(['a', 'a']);
+  });
+
+  it('maps child events to their cluster', async () => {
+    controller.startWorkers();
+    src.secrets.put({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { namespace: 'ns', name: 'x-superuser', labels: { 'pgfsm.io/cluster': 'x' } },
+    });
+    await settle();
+    expect(passes).toEqual(['x']);
+  });
+
+  it('a standby keeps caches and queue but never reconciles; stepping down stops the passes', async () => {
+    src.clusters.put(pgc('a'));
+    await settle(60_000);
+    expect(passes).toEqual([]);
+    controller.startWorkers();
+    await settle();
+    expect(passes).toEqual(['a']);
+    await controller.stopWorkers();
+    expect(controller.leading).toBe(false);
+    src.clusters.put(pgc('a', 2));
+    await settle(60_000);
+    expect(passes).toEqual(['a']);
+  });
+
+  it('requeue none forgets the key; requeue after comes back after the delay, not before', async () => {
+    decide = (key) => outcomeFor(key, passes.length === 1 ? { kind: 'after', ms: 15_000 } : { kind: 'none' });
+    src.clusters.put(pgc('a'));
+    controller.startWorkers();
+    await settle();
+    expect(passes).toEqual(['a']);
+    await settle(14_999);
+    expect(passes).toEqual(['a']);
+    await settle(1);
+    expect(passes).toEqual(['a', 'a']);
+    await settle(60_000);
+    expect(passes).toEqual(['a', 'a']);
+    expect(controller.queue.numRequeues('ns/a')).toBe(0);
+  });
+
+  it('errors back off exponentially per key, and the first clean pass forgets the failures', async () => {
+    let failing = 4;
+    decide = (key) =>
+      failing-- > 0
+        ? outcomeFor(key, { kind: 'backoff', error: 'x' }, { error: new PortError('other', 'boom') })
+        : outcomeFor(key, { kind: 'none' });
+    const times: number[] = [];
+    const start = Date.now();
+    const reconcile = decide;
+    decide = (key) => {
+      times.push(Date.now() - start);
+      return reconcile(key);
+    };
+    src.clusters.put(pgc('a'));
+    controller.startWorkers();
+    await settle(1000);
+    expect(times).toEqual([0, 5, 15, 35, 75]);
+    expect(controller.queue.numRequeues('ns/a')).toBe(0);
+  });
+
+  it('a backoff state without error keeps growing its delay instead of looping at the base delay', async () => {
+    decide = (key) => outcomeFor(key, { kind: 'backoff', error: new Error('state Failed') });
+    src.clusters.put(pgc('a'));
+    controller.startWorkers();
+    await settle(1000);
+    // 0, 5, 15, 35, 75, 155, 315, 635 ms: eight passes in the first second, not two hundred.
+    expect(passes).toHaveLength(8);
+    expect(controller.queue.numRequeues('ns/a')).toBe(8);
+  });
+
+  it('an immediate requeue (conflict) runs again at once', async () => {
+    decide = (key) =>
+      passes.length === 1
+        ? outcomeFor(key, { kind: 'immediate' }, { error: new PortError('conflict', 'modified') })
+        : outcomeFor(key, { kind: 'none' });
+    src.clusters.put(pgc('a'));
+    controller.startWorkers();
+    await settle();
+    expect(passes).toEqual(['a', 'a']);
+  });
+
+  it('a cluster that is gone is forgotten and not requeued', async () => {
+    decide = (key) => outcomeFor(key, { kind: 'none' }, { found: false });
+    src.clusters.put(pgc('a'));
+    controller.startWorkers();
+    await settle(60_000);
+    expect(passes).toEqual(['a']);
+  });
+
+  it('a reconcile that throws is retried with backoff', async () => {
+    decide = (key) => {
+      if (passes.length < 3) throw new Error('bug');
+      return outcomeFor(key, { kind: 'none' });
+    };
+    src.clusters.put(pgc('a'));
+    controller.startWorkers();
+    await settle(100);
+    expect(passes).toEqual(['a', 'a', 'a']);
+  });
+
+  it('re-enqueues every cluster each resync period while leading', async () => {
+    await controller.shutDown();
+    controller = makeController(60_000);
+    controller.watch();
+    src.clusters.put(pgc('a'));
+    controller.startWorkers();
+    await settle();
+    expect(passes).toEqual(['a']);
+    await settle(70_000);
+    expect(passes).toEqual(['a', 'a']);
+  });
+
+  it('shutDown stops taking work and waits for the passes in flight', async () => {
+    let release: () => void = () => {};
+    decide = (key) => new Promise((resolve) => (release = () => resolve(outcomeFor(key, { kind: 'none' }))));
+    src.clusters.put(pgc('a'));
+    controller.startWorkers();
+    await settle();
+    expect(passes).toEqual(['a']);
+    let done = false;
+    const stopping = controller.shutDown().then(() => {
+      done = true;
+    });
+    src.clusters.put(pgc('b'));
+    await settle();
+    expect(done).toBe(false);
+    release();
+    await stopping;
+    expect(done).toBe(true);
+    expect(passes).toEqual(['a']);
+  });
+});
