@@ -6,7 +6,9 @@
  */
 
 import type { Change, StoredObject } from '../adapters/memory/api-server.ts';
-import type { KubeObject } from '../domain/objects.ts';
+import type { Clock } from '../core/ports.ts';
+import { CnpgPhase } from '../domain/components/cnpg-phases.ts';
+import type { CnpgCluster, KubeObject, Pooler } from '../domain/objects.ts';
 
 /**
  * What the simulator needs from an API: the in-memory one, or a real API server (where CNPG would be).
@@ -19,9 +21,6 @@ export interface SimulatorApi {
   put(object: StoredObject, statusOnly?: boolean): unknown;
   onChange(listener: (change: Change) => void): () => void;
 }
-import type { Clock } from '../core/ports.ts';
-import { CnpgPhase } from '../domain/components/cnpg-phases.ts';
-import type { CnpgCluster, Pooler } from '../domain/objects.ts';
 
 export interface SimulatorDelays {
   /** From creation to the first phase. */

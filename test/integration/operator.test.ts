@@ -1,0 +1,294 @@
+/**
+ * pgfsm end to end against a real kube-apiserver and etcd: the operator runs with the ServiceAccount
+ * token bound to deploy/rbac (the API server enforces the role), the CNPG simulator plays CNPG, and
+ * the lifecycle engine's behaviour contract is checked on real objects, status and events.
+ */
+import { CoreV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CnpgCluster } from '../../src/domain/objects.ts';
+import { type ControlPlane, startControlPlane } from '../support/control-plane/index.ts';
+import {
+  conditions,
+  countOf,
+  createClass,
+  createCluster,
+  eventsAbout,
+  getCluster,
+  NS,
+  type OperatorHandle,
+  patchClass,
+  patchSpec,
+  runOperator,
+  setUpWorld,
+  sleep,
+  stateOf,
+  untilState,
+  type World,
+  waitFor,
+} from './support/e2e.ts';
+
+let cp: ControlPlane;
+let world: World;
+let operator: OperatorHandle | undefined;
+
+const cnpgCluster = async (name: string) =>
+  (await world.custom.getNamespacedCustomObject({
+    group: 'postgresql.cnpg.io',
+    version: 'v1',
+    namespace: NS,
+    plural: 'clusters',
+    name,
+  })) as CnpgCluster;
+
+const configMapData = async (name: string) =>
+  (await world.core.readNamespacedConfigMap({ name, namespace: NS })).data ?? {};
+
+const exists = async (read: () => Promise<unknown>) => {
+  try {
+    await read();
+    return true;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return false;
+    throw error;
+  }
+};
+
+beforeAll(async () => {
+  cp = await startControlPlane();
+  console.log(`kube-apiserver ${cp.serverVersion} at ${cp.url}`);
+  world = await setUpWorld(cp);
+  await createClass(world, 'standard');
+  await world.core.createNamespacedSecret({
+    namespace: NS,
+    body: { metadata: { name: 'app-password' }, stringData: { username: 'app', password: 'app-secret-value' } },
+  });
+  operator = await runOperator(world);
+});
+
+afterAll(async () => {
+  await operator?.stop();
+  await world?.stop();
+  await cp?.stop();
+});
+
+describe('pgfsm against a real API server', () => {
+  it('takes a pooled cluster with a managed role to Ready, with the audit trail and events once', async () => {
+    await createCluster(world, 'orders', {
+      class: 'standard',
+      instances: 2,
+      connectionPoolerEnabled: true,
+      managedRoles: [{ name: 'app', passwordSecretRef: { name: 'app-password' } }],
+    });
+    await untilState(world, 'orders', 'Ready');
+    expect(await conditions(world, 'orders')).toEqual({
+      Ready: 'True/AllComponentsReady',
+      Reconciling: 'False/Ready',
+      Stalled: 'False/Ready',
+      SecretsReady: 'True/SuperUserSecretReady',
+      ClusterReady: 'True/CNPGClusterHealthy',
+      ManagedRolesReady: 'True/ManagedRolesReconciled',
+      PoolerReady: 'True/AllInstancesReady',
+      ConfigMapsReady: 'True/ConfigMapReconciled',
+    });
+    const cluster = await getCluster(world, 'orders');
+    expect(cluster?.status?.connectionPoolerStatus).toEqual({ enabled: true });
+    expect(cluster?.status?.resources?.secretRef).toEqual({ name: 'orders-superuser', key: 'password' });
+    expect(cluster?.metadata.finalizers).toContain('pgfsm.io/finalizer');
+    expect((await configMapData('orders-endpoints')).CLUSTER_POOLER_RW_ENDPOINT).toBe(
+      'orders-pooler-rw.team-a.svc.cluster.local',
+    );
+    const cnpg = await cnpgCluster('orders');
+    expect(cnpg.metadata.ownerReferences?.[0]?.uid).toBe(cluster?.metadata.uid);
+    expect(cnpg.spec.managed?.roles?.map((r) => r.name)).toEqual(['app']);
+    await sleep(1_000);
+    const events = await eventsAbout(world, 'orders');
+    expect(countOf(events, 'ClusterReady')).toBe(1);
+    expect(countOf(events, 'SecretCreated')).toBe(1);
+    expect(countOf(events, 'ClusterCreationStarted')).toBe(1);
+    expect(countOf(events, 'ClusterDegraded')).toBe(0);
+    // No secret value in the status, the ConfigMap or the events.
+    const password = Buffer.from(
+      (await world.core.readNamespacedSecret({ name: 'orders-superuser', namespace: NS })).data?.password ?? '',
+      'base64',
+    ).toString();
+    expect(password).toHaveLength(32);
+    const published = JSON.stringify([cluster?.status, await configMapData('orders-endpoints'), events]);
+    expect(published).not.toContain(password);
+    expect(published).not.toContain('app-secret-value');
+  });
+
+  it('writes nothing and announces nothing while a Ready cluster stays Ready', async () => {
+    const before = (await getCluster(world, 'orders'))?.metadata.resourceVersion;
+    const eventsBefore = await eventsAbout(world, 'orders');
+    await sleep(4_000);
+    expect((await getCluster(world, 'orders'))?.metadata.resourceVersion).toBe(before);
+    expect(await eventsAbout(world, 'orders')).toEqual(eventsBefore);
+  });
+
+  it('degrades during a switchover and recovers, announcing each once', async () => {
+    world.simulator.switchover(NS, 'orders', 3_000);
+    await untilState(world, 'orders', 'Degraded');
+    expect((await conditions(world, 'orders')).ClusterReady).toBe('False/CNPGSwitchover');
+    expect((await conditions(world, 'orders')).PoolerReady).toBe('True/AllInstancesReady');
+    await untilState(world, 'orders', 'Ready');
+    await sleep(500);
+    const events = await eventsAbout(world, 'orders');
+    expect(countOf(events, 'ClusterDegraded')).toBe(1);
+    expect(countOf(events, 'ClusterReady')).toBe(2);
+  });
+
+  it('repairs drift of the ConfigMap and recreates a deleted one', async () => {
+    const cm = await world.core.readNamespacedConfigMap({ name: 'orders-endpoints', namespace: NS });
+    cm.data = { ...cm.data, DEFAULT_CLUSTER_PORT: '1' };
+    await world.core.replaceNamespacedConfigMap({ name: 'orders-endpoints', namespace: NS, body: cm });
+    await waitFor('port restored', async () =>
+      (await configMapData('orders-endpoints')).DEFAULT_CLUSTER_PORT === '5432' ? true : undefined,
+    );
+    await world.core.deleteNamespacedConfigMap({ name: 'orders-endpoints', namespace: NS });
+    await waitFor('configmap recreated', async () =>
+      (await exists(() => configMapData('orders-endpoints'))) ? true : undefined,
+    );
+    await untilState(world, 'orders', 'Ready');
+  });
+
+  it('removes a managed role taken out of the list', async () => {
+    await patchSpec(world, 'orders', { managedRoles: [] });
+    await waitFor('role absent', async () =>
+      (await cnpgCluster('orders')).spec.managed?.roles?.[0]?.ensure === 'absent' ? true : undefined,
+    );
+    await untilState(world, 'orders', 'Ready');
+  });
+
+  it('rolls a class change out to every cluster of the class', async () => {
+    await createCluster(world, 'inventory', { class: 'standard' });
+    await untilState(world, 'inventory', 'Ready');
+    await patchClass(world, 'standard', { spec: { config: { postgresqlConfig: { work_mem: '8MB' } } } });
+    for (const name of ['orders', 'inventory']) {
+      await waitFor(`${name} has work_mem`, async () =>
+        (await cnpgCluster(name)).spec.postgresql?.parameters?.work_mem === '8MB' ? true : undefined,
+      );
+      await untilState(world, name, 'Ready');
+    }
+  });
+
+  it('stops writing while suspended and continues when resumed', async () => {
+    await patchSpec(world, 'inventory', { suspend: true });
+    await untilState(world, 'inventory', 'Suspended');
+    await world.core.deleteNamespacedConfigMap({ name: 'inventory-endpoints', namespace: NS });
+    await sleep(3_000);
+    expect(await exists(() => configMapData('inventory-endpoints'))).toBe(false);
+    expect((await conditions(world, 'inventory')).ConfigMapsReady).toBe('False/ConfigMapPending');
+    await patchSpec(world, 'inventory', { suspend: false });
+    await untilState(world, 'inventory', 'Ready');
+    expect(await exists(() => configMapData('inventory-endpoints'))).toBe(true);
+  });
+
+  it('deletes with Retain, keeping the data without owner references, and re-adopts them', async () => {
+    const password = (await world.core.readNamespacedSecret({ name: 'inventory-superuser', namespace: NS })).data
+      ?.password;
+    await world.custom.deleteNamespacedCustomObject({
+      group: 'pgfsm.io',
+      version: 'v1alpha1',
+      namespace: NS,
+      plural: 'postgresclusters',
+      name: 'inventory',
+    });
+    await waitFor('inventory gone', async () => ((await getCluster(world, 'inventory')) ? undefined : true));
+    // Garbage collection runs for real (kube-controller-manager): retained children must survive it.
+    await sleep(2_000);
+    expect((await cnpgCluster('inventory')).metadata.ownerReferences ?? []).toEqual([]);
+    const secret = await world.core.readNamespacedSecret({ name: 'inventory-superuser', namespace: NS });
+    expect(secret.metadata?.ownerReferences ?? []).toEqual([]);
+    expect(await exists(() => configMapData('inventory-endpoints'))).toBe(true);
+
+    await createCluster(world, 'inventory', { class: 'standard' });
+    await untilState(world, 'inventory', 'Ready');
+    const uid = (await getCluster(world, 'inventory'))?.metadata.uid;
+    expect((await cnpgCluster('inventory')).metadata.ownerReferences?.[0]?.uid).toBe(uid);
+    expect((await world.core.readNamespacedSecret({ name: 'inventory-superuser', namespace: NS })).data?.password).toBe(
+      password,
+    );
+    const adopted = (await eventsAbout(world, 'inventory')).filter(
+      (e) => e.reason === 'ClusterAdopted' && e.uid === uid,
+    );
+    expect(adopted.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('deletes with Delete: every child goes, then the object', async () => {
+    await patchSpec(world, 'orders', { clusterDeletionPolicy: 'Delete' });
+    await sleep(500);
+    await world.custom.deleteNamespacedCustomObject({
+      group: 'pgfsm.io',
+      version: 'v1alpha1',
+      namespace: NS,
+      plural: 'postgresclusters',
+      name: 'orders',
+    });
+    await waitFor('orders gone', async () => ((await getCluster(world, 'orders')) ? undefined : true));
+    expect(await exists(() => cnpgCluster('orders'))).toBe(false);
+    expect(await exists(() => world.core.readNamespacedSecret({ name: 'orders-superuser', namespace: NS }))).toBe(
+      false,
+    );
+    expect(await exists(() => configMapData('orders-endpoints'))).toBe(false);
+  });
+
+  it('converges after the operator is restarted mid-pipeline', async () => {
+    await operator?.stop();
+    operator = undefined;
+    await createCluster(world, 'restarted', { class: 'standard', instances: 3 });
+    // Nobody reconciles: the cluster waits without a status.
+    await sleep(1_000);
+    expect(await stateOf(world, 'restarted')).toBeUndefined();
+    operator = await runOperator(world);
+    await untilState(world, 'restarted', 'Provisioning.Cluster');
+    await operator.stop();
+    operator = await runOperator(world);
+    await untilState(world, 'restarted', 'Ready');
+  });
+
+  it('reports Stalled past the progress deadline and clears it when progress resumes', async () => {
+    await operator?.stop();
+    operator = await runOperator(world, { settings: { progressDeadlineMs: 3_000, requeueDelayMs: 1_000 } });
+    world.simulator.poolerNeverReady(NS, 'slow-pooler-rw');
+    await createCluster(world, 'slow', { class: 'standard', connectionPoolerEnabled: true });
+    await untilState(world, 'slow', 'Provisioning.Pooler');
+    await waitFor('Stalled', async () =>
+      (await conditions(world, 'slow')).Stalled === 'True/ProvisioningPoolerDeadlineExceeded' ? true : undefined,
+    );
+    world.simulator.clearFaults();
+    await untilState(world, 'slow', 'Ready');
+    expect((await conditions(world, 'slow')).Stalled).toBe('False/Ready');
+  });
+});
+
+describe('two replicas', () => {
+  it('only the leader reconciles; when it stops, the standby takes over', async () => {
+    await operator?.stop();
+    operator = undefined;
+    const a = await runOperator(world, { identity: 'replica-a', leaderElect: true });
+    await sleep(1_500);
+    const b = await runOperator(world, { identity: 'replica-b', leaderElect: true });
+    try {
+      await createCluster(world, 'ha-one', { class: 'standard' });
+      await untilState(world, 'ha-one', 'Ready');
+      const first = await eventsAbout(world, 'ha-one');
+      expect(new Set(first.map((e) => e.reportingInstance))).toEqual(new Set(['replica-a']));
+      await a.stop();
+      await createCluster(world, 'ha-two', { class: 'standard' });
+      await untilState(world, 'ha-two', 'Ready');
+      const second = await eventsAbout(world, 'ha-two');
+      expect(new Set(second.map((e) => e.reportingInstance))).toEqual(new Set(['replica-b']));
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+});
+
+describe('RBAC', () => {
+  it('the operator identity is really the ServiceAccount, and it cannot do more than the role allows', async () => {
+    const core = world.operatorKc.makeApiClient(CoreV1Api);
+    await expect(core.listNamespace()).rejects.toMatchObject({ code: 403 });
+    await expect(core.deleteNamespace({ name: NS })).rejects.toMatchObject({ code: 403 });
+  });
+});

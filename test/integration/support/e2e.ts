@@ -1,0 +1,230 @@
+/**
+ * End-to-end support: a real control plane with our CRDs, the test CNPG CRDs and the RBAC of
+ * deploy/rbac; the CNPG simulator playing CNPG against it; and pgfsm operators started in-process
+ * with the ServiceAccount token the RBAC binds, so the API server enforces the role on every call.
+ */
+import { readFileSync } from 'node:fs';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  EventsV1Api,
+  type KubeConfig,
+  type KubernetesObject,
+  KubernetesObjectApi,
+  loadAllYaml,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import { kubernetesPorts } from '../../../src/adapters/kubernetes/index.ts';
+import { LeaseElector } from '../../../src/adapters/kubernetes/leader.ts';
+import { KubernetesSimulatorApi } from '../../../src/adapters/kubernetes/simulator-api.ts';
+import { createWatchSources } from '../../../src/adapters/kubernetes/watch-sources.ts';
+import type { PostgresCluster, PostgresClusterSpec } from '../../../src/api/schema.ts';
+import { defaultSettings, type Settings } from '../../../src/domain/observation.ts';
+import { createLogger } from '../../../src/driver/logger.ts';
+import { type RunningOperator, startOperator } from '../../../src/driver/operator.ts';
+import { SoleLeader } from '../../../src/driver/sources.ts';
+import { CnpgSimulator } from '../../../src/sim/cnpg-simulator.ts';
+import { CNPG_TEST_CRDS, installCrds, PGFSM_CRDS } from '../../crds/install.ts';
+import type { ControlPlane } from '../../support/control-plane/index.ts';
+
+export const NS = 'team-a';
+export const GROUP = { group: 'pgfsm.io', version: 'v1alpha1' };
+
+/** Fast, so a whole lifecycle takes seconds. */
+export const FAST_DELAYS = {
+  firstPhaseMs: 100,
+  primaryMs: 600,
+  replicaMs: 300,
+  configurationMs: 600,
+  roleMs: 200,
+  poolerMs: 500,
+};
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await sleep(100);
+  }
+}
+
+export async function applyManifests(kc: KubeConfig, files: URL[]): Promise<void> {
+  const api = KubernetesObjectApi.makeApiClient(kc);
+  for (const file of files) {
+    for (const object of loadAllYaml(readFileSync(file, 'utf8')) as KubernetesObject[]) {
+      if (object) await api.create(object);
+    }
+  }
+}
+
+const rbac = ['namespace', 'service-account', 'cluster-role', 'cluster-role-binding', 'leader-election'].map(
+  (f) => new URL(`../../../deploy/rbac/${f}.yaml`, import.meta.url),
+);
+
+export interface World {
+  admin: KubeConfig;
+  /** The operator's identity: the pgfsm ServiceAccount, bound to deploy/rbac. */
+  operatorKc: KubeConfig;
+  custom: CustomObjectsApi;
+  core: CoreV1Api;
+  simulatorApi: KubernetesSimulatorApi;
+  simulator: CnpgSimulator;
+  stop(): Promise<void>;
+}
+
+export async function setUpWorld(cp: ControlPlane): Promise<World> {
+  const admin = cp.kubeConfig;
+  await installCrds(admin, [...PGFSM_CRDS, ...CNPG_TEST_CRDS]);
+  await applyManifests(admin, rbac);
+  const core = admin.makeApiClient(CoreV1Api);
+  await core.createNamespace({ body: { metadata: { name: NS } } });
+  const token = await cp.tokenFor({ namespace: 'pgfsm-system', name: 'pgfsm' });
+  const operatorKc = cp.kubeConfigForToken(token);
+  const simulatorApi = new KubernetesSimulatorApi(admin);
+  await simulatorApi.start();
+  const simulator = new CnpgSimulator(simulatorApi, { now: () => Date.now() }, FAST_DELAYS);
+  const ticker = setInterval(() => simulator.advance(), 50);
+  return {
+    admin,
+    operatorKc,
+    custom: admin.makeApiClient(CustomObjectsApi),
+    core,
+    simulatorApi,
+    simulator,
+    async stop() {
+      clearInterval(ticker);
+      simulator.stop();
+      await simulatorApi.stop();
+    },
+  };
+}
+
+export interface OperatorHandle extends RunningOperator {
+  identity: string;
+}
+
+export async function runOperator(
+  world: World,
+  options: { identity?: string; leaderElect?: boolean; settings?: Partial<Settings> } = {},
+): Promise<OperatorHandle> {
+  const identity = options.identity ?? `pgfsm-${Math.random().toString(36).slice(2, 8)}`;
+  const kc = world.operatorKc;
+  const leadership = options.leaderElect
+    ? new LeaseElector(kc, {
+        namespace: 'pgfsm-system',
+        name: 'pgfsm-leader',
+        identity,
+        leaseDurationMs: 3_000,
+        renewDeadlineMs: 2_000,
+        retryPeriodMs: 300,
+      })
+    : new SoleLeader(identity);
+  const operator = await startOperator({
+    sources: createWatchSources(kc),
+    ports: kubernetesPorts(kc, { reportingInstance: identity }),
+    settings: { ...defaultSettings, requeueDelayMs: 2_000, ...options.settings },
+    leadership,
+    workers: 2,
+    metricsAddress: '127.0.0.1:0',
+    logger: createLogger({ level: 'warn' }),
+  });
+  return Object.assign(operator, { identity });
+}
+
+export const classObject = (name: string, config: Record<string, unknown> = {}) => ({
+  apiVersion: 'pgfsm.io/v1alpha1',
+  kind: 'PostgresClusterClass',
+  metadata: { name },
+  spec: {
+    provisioner: 'postgresql.cnpg.io',
+    config: { instances: 1, storage: '1Gi', postgresVersion: '17', ...config },
+    cnpg: { connectionPooler: { instances: 2, mode: 'transaction' } },
+  },
+});
+
+export async function createClass(world: World, name: string, config: Record<string, unknown> = {}) {
+  await world.custom.createClusterCustomObject({
+    ...GROUP,
+    plural: 'postgresclusterclasses',
+    body: classObject(name, config),
+  });
+}
+
+export async function createCluster(
+  world: World,
+  name: string,
+  spec: Partial<PostgresClusterSpec> & { class: string },
+) {
+  await world.custom.createNamespacedCustomObject({
+    ...GROUP,
+    namespace: NS,
+    plural: 'postgresclusters',
+    body: { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresCluster', metadata: { name, namespace: NS }, spec },
+  });
+}
+
+export async function getCluster(world: World, name: string): Promise<PostgresCluster | undefined> {
+  try {
+    return (await world.custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: NS,
+      plural: 'postgresclusters',
+      name,
+    })) as PostgresCluster;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+}
+
+export async function patchSpec(world: World, name: string, spec: Partial<PostgresClusterSpec>) {
+  await world.custom.patchNamespacedCustomObject(
+    { ...GROUP, namespace: NS, plural: 'postgresclusters', name, body: { spec } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+export async function patchClass(world: World, name: string, body: object) {
+  await world.custom.patchClusterCustomObject(
+    { ...GROUP, plural: 'postgresclusterclasses', name, body },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+export const stateOf = async (world: World, name: string) => (await getCluster(world, name))?.status?.state;
+
+export const untilState = (world: World, name: string, state: string, timeoutMs = 30_000) =>
+  waitFor(`${name} in ${state}`, async () => ((await stateOf(world, name)) === state ? true : undefined), timeoutMs);
+
+export async function conditions(world: World, name: string) {
+  const cluster = await getCluster(world, name);
+  return Object.fromEntries((cluster?.status?.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}`]));
+}
+
+/** events.k8s.io Events about one PostgresCluster, with their series counts. */
+export async function eventsAbout(world: World, name: string) {
+  const api = world.admin.makeApiClient(EventsV1Api);
+  const list = await api.listNamespacedEvent({ namespace: NS });
+  return list.items
+    .filter((e) => e.regarding?.name === name && e.regarding?.kind === 'PostgresCluster')
+    .map((e) => ({
+      reason: e.reason ?? '',
+      type: e.type ?? '',
+      count: e.series?.count ?? 1,
+      reportingInstance: e.reportingInstance ?? '',
+      uid: e.regarding?.uid ?? '',
+    }));
+}
+
+export const countOf = (events: Array<{ reason: string; count: number }>, reason: string) =>
+  events.filter((e) => e.reason === reason).reduce((n, e) => n + e.count, 0);
