@@ -30,8 +30,8 @@ import {
   type ObjectRef,
   type Pooler,
 } from '../../src/domain/objects.ts';
+import { type ControlPlane, startControlPlane } from '../../src/sandbox/control-plane/index.ts';
 import { CNPG_TEST_CRDS, installCrds, PGFSM_CRDS } from '../crds/install.ts';
-import { type ControlPlane, startControlPlane } from '../support/control-plane/index.ts';
 
 let controlPlane: ControlPlane | undefined;
 let ports: Ports;

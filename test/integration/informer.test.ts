@@ -12,7 +12,7 @@ import { postgresClusterClassCrd, postgresClusterCrd } from '../../src/api/crds.
 import type { ConfigMap, KubeObject } from '../../src/domain/objects.ts';
 import { clustersFor } from '../../src/driver/mapping.ts';
 import { allSources, type SourceEvent, type WatchSources } from '../../src/driver/sources.ts';
-import { type ControlPlane, startControlPlane } from '../support/control-plane/index.ts';
+import { type ControlPlane, startControlPlane } from '../../src/sandbox/control-plane/index.ts';
 
 /** A TCP proxy to the API server whose connections the test can reset, refuse or freeze. */
 class FaultyProxy {

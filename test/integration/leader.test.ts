@@ -6,7 +6,7 @@
 import { CoordinationV1Api, CoreV1Api, RbacAuthorizationV1Api, V1MicroTime } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LeaseElector, type LeaseElectorOptions } from '../../src/adapters/kubernetes/leader.ts';
-import { type ControlPlane, startControlPlane } from '../support/control-plane/index.ts';
+import { type ControlPlane, startControlPlane } from '../../src/sandbox/control-plane/index.ts';
 
 let controlPlane: ControlPlane | undefined;
 const electors: LeaseElector[] = [];

@@ -6,7 +6,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CnpgCluster } from '../../src/domain/objects.ts';
-import { type ControlPlane, startControlPlane } from '../support/control-plane/index.ts';
+import { type ControlPlane, startControlPlane } from '../../src/sandbox/control-plane/index.ts';
 import {
   conditions,
   countOf,

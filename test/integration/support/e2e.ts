@@ -24,9 +24,9 @@ import { defaultSettings, type Settings } from '../../../src/domain/observation.
 import { createLogger } from '../../../src/driver/logger.ts';
 import { type RunningOperator, startOperator } from '../../../src/driver/operator.ts';
 import { SoleLeader } from '../../../src/driver/sources.ts';
+import type { ControlPlane } from '../../../src/sandbox/control-plane/index.ts';
 import { CnpgSimulator } from '../../../src/sim/cnpg-simulator.ts';
 import { CNPG_TEST_CRDS, installCrds, PGFSM_CRDS } from '../../crds/install.ts';
-import type { ControlPlane } from '../../support/control-plane/index.ts';
 
 export const NS = 'team-a';
 export const GROUP = { group: 'pgfsm.io', version: 'v1alpha1' };

@@ -41,7 +41,7 @@ interface ComponentSpec {
   envVar: string;
 }
 
-const wrappers = fileURLToPath(new URL('../../control-plane/', import.meta.url));
+const wrappers = fileURLToPath(new URL('../../../test/control-plane/', import.meta.url));
 
 /** Without these -X flags /version would say v0.0.0-master; the API itself does not depend on them. */
 const kubeLdflags = (() => {
