@@ -15,6 +15,7 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControlPlane, startControlPlane } from '../../src/adapters/control-plane/index.ts';
 import { KubernetesConfigMapPort } from '../../src/adapters/kubernetes/children.ts';
 import { kubernetesPorts, toPortError } from '../../src/adapters/kubernetes/index.ts';
 import { configMapClient } from '../../src/adapters/kubernetes/objects.ts';
@@ -30,7 +31,6 @@ import {
   type ObjectRef,
   type Pooler,
 } from '../../src/domain/objects.ts';
-import { type ControlPlane, startControlPlane } from '../../src/sandbox/control-plane/index.ts';
 import { CNPG_TEST_CRDS, installCrds, PGFSM_CRDS } from '../crds/install.ts';
 
 let controlPlane: ControlPlane | undefined;

@@ -5,8 +5,8 @@
  */
 import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControlPlane, startControlPlane } from '../../src/adapters/control-plane/index.ts';
 import { GROUP, VERSION } from '../../src/api/schema.ts';
-import { type ControlPlane, startControlPlane } from '../../src/sandbox/control-plane/index.ts';
 import { installCrds, PGFSM_CRDS } from '../crds/install.ts';
 
 let controlPlane: ControlPlane | undefined;

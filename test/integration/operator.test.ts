@@ -5,8 +5,8 @@
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControlPlane, startControlPlane } from '../../src/adapters/control-plane/index.ts';
 import type { CnpgCluster } from '../../src/domain/objects.ts';
-import { type ControlPlane, startControlPlane } from '../../src/sandbox/control-plane/index.ts';
 import {
   conditions,
   countOf,

@@ -15,6 +15,7 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
+import type { ControlPlane } from '../../../src/adapters/control-plane/index.ts';
 import { kubernetesPorts } from '../../../src/adapters/kubernetes/index.ts';
 import { LeaseElector } from '../../../src/adapters/kubernetes/leader.ts';
 import { KubernetesSimulatorApi } from '../../../src/adapters/kubernetes/simulator-api.ts';
@@ -24,7 +25,6 @@ import { defaultSettings, type Settings } from '../../../src/domain/observation.
 import { createLogger } from '../../../src/driver/logger.ts';
 import { type RunningOperator, startOperator } from '../../../src/driver/operator.ts';
 import { SoleLeader } from '../../../src/driver/sources.ts';
-import type { ControlPlane } from '../../../src/sandbox/control-plane/index.ts';
 import { CnpgSimulator } from '../../../src/sim/cnpg-simulator.ts';
 import { CNPG_TEST_CRDS, installCrds, PGFSM_CRDS } from '../../crds/install.ts';
 
