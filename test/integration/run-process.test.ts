@@ -1,0 +1,115 @@
+/**
+ * `pgfsm run` as a process, the way a Deployment runs it: with a ServiceAccount kubeconfig bound to
+ * deploy/rbac, JSON logs on stdout, /healthz, /readyz and /metrics, a cluster reconciled to Ready, and
+ * a graceful exit on SIGTERM that releases the Lease.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControlPlane, startControlPlane } from '../../src/adapters/control-plane/index.ts';
+import { createClass, createCluster, setUpWorld, untilState, type World, waitFor } from './support/e2e.ts';
+
+let cp: ControlPlane;
+let world: World;
+let dir: string;
+let child: ChildProcess | undefined;
+const lines: string[] = [];
+
+const logs = () =>
+  lines.flatMap((l) => {
+    try {
+      return [JSON.parse(l) as Record<string, unknown>];
+    } catch {
+      return [];
+    }
+  });
+
+beforeAll(async () => {
+  cp = await startControlPlane();
+  world = await setUpWorld(cp);
+  await createClass(world, 'standard');
+  dir = mkdtempSync(join(tmpdir(), 'pgfsm-run-'));
+  const kubeconfig = join(dir, 'operator.kubeconfig');
+  writeFileSync(kubeconfig, world.operatorKc.exportConfig());
+  child = spawn(
+    process.execPath,
+    [
+      '--conditions=development',
+      '--import',
+      'tsx',
+      'src/cli/main.ts',
+      'run',
+      '--kubeconfig',
+      kubeconfig,
+      '--metrics-addr',
+      '127.0.0.1:0',
+      '--lease-namespace',
+      'pgfsm-system',
+      '--identity',
+      'process-under-test',
+      '--requeue-delay',
+      '2s',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '/nonexistent' } },
+  );
+  let buffer = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    buffer += chunk.toString();
+    const parts = buffer.split('\n');
+    buffer = parts.pop() ?? '';
+    lines.push(...parts);
+  });
+  child.stderr?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
+});
+
+afterAll(async () => {
+  if (child && child.exitCode === null) child.kill('SIGKILL');
+  await world?.stop();
+  await cp?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('pgfsm run', () => {
+  it('serves probes and metrics, reconciles a cluster to Ready, and stops gracefully on SIGTERM', async () => {
+    const port = await waitFor('the probe server', async () => {
+      const found = logs().find((l) => typeof l.port === 'number');
+      return found?.port as number | undefined;
+    });
+    const get = async (path: string) => {
+      const response = await fetch(`http://127.0.0.1:${port}${path}`);
+      return { status: response.status, text: await response.text() };
+    };
+    expect((await get('/healthz')).status).toBe(200);
+    await waitFor('ready', async () => ((await get('/readyz')).status === 200 ? true : undefined));
+
+    await createCluster(world, 'processed', { class: 'standard' });
+    await untilState(world, 'processed', 'Ready');
+
+    const metrics = (await get('/metrics')).text;
+    expect(metrics).toMatch(/controller_runtime_reconcile_total\{[^}]*controller="postgrescluster"/);
+    expect(metrics).toMatch(/workqueue_depth/);
+    expect(metrics).toMatch(/pgfsm_cluster_state\{[^}]*name="processed"[^}]*state="Ready"[^}]*\} 1/);
+    expect(metrics).toMatch(/pgfsm_transitions_total\{[^}]*to="Ready"/);
+    expect(metrics).toMatch(/pgfsm_leader 1/);
+
+    // Structured logs with stable keys, and a transition line for the cluster.
+    const transition = logs().find((l) => l.name === 'processed' && typeof l.transition === 'string');
+    expect(transition).toMatchObject({ namespace: 'team-a', name: 'processed' });
+    const lease = await world.admin
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: 'pgfsm-leader', namespace: 'pgfsm-system' });
+    expect(lease.spec?.holderIdentity).toBe('process-under-test');
+
+    const exited = new Promise<number | null>((resolve) => child?.on('exit', (code) => resolve(code)));
+    child?.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const released = await world.admin
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: 'pgfsm-leader', namespace: 'pgfsm-system' });
+    expect(released.spec?.holderIdentity ?? '').toBe('');
+    expect(lines.join('\n')).not.toMatch(/"password"\s*:\s*"[^"*[]/);
+  });
+});
