@@ -1,0 +1,92 @@
+/**
+ * What a person can do about it, when there is something to do: one line per actionable fact. Hints
+ * come from the blocker and the facts; a cluster that only needs time gets none.
+ */
+import type { Assessment } from '../domain/assessment.ts';
+import { deletionPolicyOf } from '../domain/deletion.ts';
+import { PASSWORD_KEY } from '../domain/names.ts';
+import { poolerFacts } from './facts.ts';
+import type { Blocker, DeadlineView, ObjectFact, ObservedFacts, StateView } from './types.ts';
+
+export interface HintInput {
+  namespace: string;
+  state: StateView;
+  blocker: Blocker | null;
+  facts: ObservedFacts;
+  assessment: Assessment;
+  deadline: DeadlineView;
+  generation: number | null;
+  observedGeneration: number | null;
+}
+
+function blockerHints({ blocker, facts, assessment, namespace }: HintInput): string[] {
+  const ns = namespace;
+  switch (blocker?.guard.replace(/\(.*$/, '')) {
+    case 'classMissing':
+      return [`create PostgresClusterClass ${facts.class.name ?? '<name>'} or fix spec.class`];
+    case 'specInvalid':
+      return assessment.merge.ok ? [] : [`fix ${assessment.merge.field}: ${assessment.merge.message}`];
+    case 'suspendRequested':
+      return ['spec.suspend is true: set it to false to resume reconciliation'];
+    case 'poolersGone':
+    case 'policyApplied': {
+      const verb = deletionPolicyOf(assessment.observation) === 'Delete' ? 'deletes it' : 'removes the reference';
+      return facts.stillOwned.map(
+        (child) =>
+          `${child} in ${ns} still carries our owner reference; pgfsm ${verb} on its next pass — ` +
+          'if it stays, check that pgfsm runs and may delete and patch it',
+      );
+    }
+    default:
+      return [];
+  }
+}
+
+/** A child someone else controls is never taken over silently: a person decides. */
+function foreignHints(facts: ObservedFacts): string[] {
+  const objects: Array<[string, ObjectFact]> = [
+    ['Secret', facts.secret],
+    ['CNPG Cluster', facts.cnpg],
+    ...poolerFacts(facts).map((p): [string, ObjectFact] => ['Pooler', p]),
+    ['ConfigMap', facts.configMap],
+  ];
+  return objects
+    .filter(([, o]) => o.exists && o.ownership === 'foreign')
+    .map(([kind, o]) => `${kind} ${o.name} is controlled by ${o.controller}: remove it or rename this PostgresCluster`);
+}
+
+function factHints({ facts, namespace }: HintInput): string[] {
+  const roleSecrets = facts.roles
+    .filter((r) => r.secret !== null && r.secretExists === false && r.state !== 'absent')
+    .map((r) => `create Secret ${namespace}/${r.secret} with keys username and password (role ${r.name})`);
+  const failedRoles = facts.roles
+    .filter((r) => r.state === 'failed')
+    .map((r) => `CNPG cannot reconcile role ${r.name}: ${r.error}`);
+  const secret =
+    facts.secret.exists && facts.secret.ownership !== 'foreign' && !facts.secret.keys.includes(PASSWORD_KEY)
+      ? [`Secret ${facts.secret.name} has no key "${PASSWORD_KEY}": add it or delete the Secret to have one generated`]
+      : [];
+  return [...roleSecrets, ...failedRoles, ...secret, ...foreignHints(facts)];
+}
+
+function progressHints(input: HintInput): string[] {
+  const { state, deadline, generation, observedGeneration, blocker, namespace } = input;
+  const out: string[] = [];
+  if (state.stored === null) out.push(`no status yet: is pgfsm running and watching namespace ${namespace}?`);
+  else if (generation !== null && observedGeneration !== null && observedGeneration < generation) {
+    out.push(`status is from generation ${observedGeneration}, the spec is at ${generation}: is pgfsm running?`);
+  }
+  if (deadline.exceeded) {
+    out.push(`no progress in ${state.state} past the progress deadline: ${blocker?.summary ?? 'see above'}`);
+  }
+  // CNPG's own failures (unrecoverable, waiting for user, …); a foreign owner has its own hint.
+  const cnpg = input.facts.cnpg;
+  if (blocker?.guard === 'componentFailed(cluster)' && cnpg.ownership === 'ours') {
+    out.push(`CNPG needs a human: kubectl -n ${namespace} describe clusters.postgresql.cnpg.io ${cnpg.name}`);
+  }
+  return out;
+}
+
+export const hintsOf = (input: HintInput): string[] => [
+  ...new Set([...blockerHints(input), ...factHints(input), ...progressHints(input)]),
+];
