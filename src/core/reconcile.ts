@@ -62,24 +62,27 @@ const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
   return { kind: 'backoff', error };
 };
 
+/** The reason a failed write puts on the condition of the component it belonged to. */
+export const WRITE_FAILURE_REASON = {
+  secret: 'SuperUserSecretFailed',
+  cluster: 'ClusterApplyFailed',
+  managedRoles: 'ManagedRolesReconciliationFailed',
+  pooler: 'PoolerReconciliationFailed',
+  configMap: 'ConfigMapReconciliationFailed',
+  finalizer: 'FinalizerUpdateFailed',
+} as const;
+
 /** A write that failed, as the condition of its component reports it. */
 function describeFailure(effect: Effect, error: unknown): WriteFailure {
-  const what =
+  const target =
     'ref' in effect
-      ? `${effect.ref.kind} ${effect.ref.name}`
+      ? ` ${effect.ref.kind} ${effect.ref.name}`
       : 'object' in effect
-        ? `${effect.object.kind} ${effect.object.metadata.name}`
-        : effect.type;
-  const message = `${effect.type} ${what} failed: ${messageOf(error)}`;
-  if (!('component' in effect)) return { reason: 'FinalizerUpdateFailed', message };
-  const reasons = {
-    secret: 'SuperUserSecretFailed',
-    cluster: 'ClusterApplyFailed',
-    managedRoles: 'ManagedRolesReconciliationFailed',
-    pooler: 'PoolerReconciliationFailed',
-    configMap: 'ConfigMapReconciliationFailed',
-  } as const;
-  return { component: effect.component, reason: reasons[effect.component], message };
+        ? ` ${effect.object.kind} ${effect.object.metadata.name}`
+        : '';
+  const message = `${effect.type}${target} failed: ${messageOf(error)}`;
+  if (!('component' in effect)) return { reason: WRITE_FAILURE_REASON.finalizer, message };
+  return { component: effect.component, reason: WRITE_FAILURE_REASON[effect.component], message };
 }
 
 /** One Normal event for each component condition that turned True in this pass. */

@@ -1,0 +1,505 @@
+/**
+ * deploy/ and the Dockerfile, statically: every manifest parses; the kustomize base installs the CRDs,
+ * the RBAC, the Deployment, its Service and its PodDisruptionBudget; the Deployment matches what the
+ * operator needs (probes on the paths the server serves, the lease the Role allows, only variables
+ * `pgfsm run` understands); the image is multi-stage, Node 20, non-root and runs the CLI.
+ *
+ * There is no Docker engine where this was written, so the Dockerfile is never built here.
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { leaseNamespaceOf, type RunOptions, registerRun } from '../../src/cli/run.ts';
+import { runOptions } from '../../src/docs/options.ts';
+import { stopOnSignals } from '../../src/driver/operator.ts';
+import { parseAddress, startServer } from '../../src/driver/server.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const DEPLOY = join(ROOT, 'deploy');
+
+type Obj = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  [field: string]: unknown;
+};
+
+function yamlFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) return yamlFiles(path);
+    return /\.ya?ml$/.test(entry) ? [path] : [];
+  });
+}
+
+function parseFile(path: string): Obj[] {
+  return parseAllDocuments(readFileSync(path, 'utf8')).flatMap((doc) => {
+    if (doc.errors.length > 0) throw new Error(`${relative(ROOT, path)}: ${doc.errors[0]?.message}`);
+    const value = doc.toJS() as Obj | null;
+    return value ? [value] : [];
+  });
+}
+
+/** What `kubectl apply -k dir` would send, without transformers (none are used): objects by file. */
+function build(dir: string, seen: string[] = []): Array<{ file: string; object: Obj }> {
+  const kustomization = parseFile(join(dir, 'kustomization.yaml'))[0] as unknown as { resources?: string[] };
+  return (kustomization.resources ?? []).flatMap((resource) => {
+    const path = join(dir, resource);
+    if (!existsSync(path)) throw new Error(`${relative(ROOT, dir)}/kustomization.yaml: ${resource} does not exist`);
+    seen.push(path);
+    if (statSync(path).isDirectory()) return build(path, seen);
+    return parseFile(path).map((object) => ({ file: relative(ROOT, path), object }));
+  });
+}
+
+const listed: string[] = [];
+const installed = build(DEPLOY, listed);
+const objects = installed.map((i) => i.object);
+const find = (kind: string, name?: string) =>
+  objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+const one = <T>(kind: string, name?: string): Obj & T => {
+  const found = find(kind, name);
+  expect(found, `${kind} ${name ?? ''}`).toHaveLength(1);
+  return found[0] as Obj & T;
+};
+
+interface Probe {
+  httpGet: { path: string; port: string | number };
+}
+interface Container {
+  name: string;
+  image: string;
+  args?: string[];
+  env?: Array<{ name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }>;
+  ports?: Array<{ name?: string; containerPort: number }>;
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
+  startupProbe?: Probe;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  securityContext?: Record<string, unknown>;
+  volumeMounts?: Array<{ name: string; mountPath: string }>;
+}
+interface PodSpec {
+  serviceAccountName?: string;
+  terminationGracePeriodSeconds?: number;
+  securityContext?: Record<string, unknown>;
+  affinity?: { podAntiAffinity?: { preferredDuringSchedulingIgnoredDuringExecution?: unknown[] } };
+  topologySpreadConstraints?: unknown[];
+  containers: Container[];
+  volumes?: Array<{ name: string; emptyDir?: unknown }>;
+}
+type Deployment = {
+  spec: {
+    replicas: number;
+    selector: { matchLabels: Record<string, string> };
+    template: { metadata: { labels: Record<string, string> }; spec: PodSpec };
+  };
+};
+type Rule = { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] };
+type Binding = {
+  roleRef: { kind: string; name: string };
+  subjects: Array<{ kind: string; name: string; namespace?: string }>;
+};
+
+const deployment = one<Deployment>('Deployment', 'pgfsm');
+const pod = deployment.spec.template.spec;
+const container = pod.containers[0] as Container;
+const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e]));
+const serviceAccount = one('ServiceAccount', 'pgfsm');
+
+const matches = (selector: Record<string, string>, labels: Record<string, string>) =>
+  Object.entries(selector).every(([k, v]) => labels[k] === v);
+
+describe('deploy/ manifests', () => {
+  it('every YAML file under deploy/ parses', () => {
+    const files = yamlFiles(DEPLOY);
+    expect(files.length).toBeGreaterThan(10);
+    for (const file of files) expect(() => parseFile(file), relative(ROOT, file)).not.toThrow();
+  });
+
+  it('the kustomize base lists crds/, rbac/ and manager/, and every resource it lists exists', () => {
+    const root = parseFile(join(DEPLOY, 'kustomization.yaml'))[0] as unknown as { resources: string[] };
+    expect(root.resources).toEqual(expect.arrayContaining(['crds', 'rbac', 'manager']));
+    for (const path of listed) expect(existsSync(path), relative(ROOT, path)).toBe(true);
+  });
+
+  it('no manifest in an installed directory is left out of its kustomization', () => {
+    for (const dir of ['crds', 'rbac', 'manager']) {
+      const files = yamlFiles(join(DEPLOY, dir)).filter((f) => !f.endsWith('kustomization.yaml'));
+      for (const file of files) expect(listed, `${relative(ROOT, file)} is not installed`).toContain(file);
+    }
+  });
+
+  it('installs the CRDs, the RBAC, the Deployment, its Service and its PodDisruptionBudget', () => {
+    expect(find('CustomResourceDefinition').map((c) => c.metadata.name)).toEqual(
+      expect.arrayContaining(['postgresclusters.pgfsm.io', 'postgresclusterclasses.pgfsm.io']),
+    );
+    for (const kind of [
+      'Namespace',
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Role',
+      'RoleBinding',
+      'Deployment',
+      'Service',
+      'PodDisruptionBudget',
+    ]) {
+      expect(find(kind).length, kind).toBeGreaterThan(0);
+    }
+    const names = objects.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`);
+    expect(new Set(names).size, 'an object is installed twice').toBe(names.length);
+  });
+
+  it('namespaced objects live in the Namespace it creates', () => {
+    const namespace = one('Namespace').metadata.name;
+    expect(namespace).toBe('pgfsm-system');
+    for (const o of objects) {
+      if (['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding'].includes(o.kind)) continue;
+      expect(o.metadata.namespace, `${o.kind} ${o.metadata.name}`).toBe(namespace);
+    }
+  });
+});
+
+describe('the Deployment', () => {
+  it('runs two replicas of the operator image with `run`', () => {
+    expect(deployment.metadata.namespace).toBe('pgfsm-system');
+    expect(deployment.spec.replicas).toBe(2);
+    expect(matches(deployment.spec.selector.matchLabels, deployment.spec.template.metadata.labels)).toBe(true);
+    expect(pod.containers).toHaveLength(1);
+    expect(container.image).toBe('ghcr.io/pgfsm/pgfsm:0.1.0');
+    expect(container.args).toEqual(['run']);
+  });
+
+  it('runs as the ServiceAccount of deploy/rbac, which the ClusterRoleBinding binds', () => {
+    expect(pod.serviceAccountName).toBe(serviceAccount.metadata.name);
+    expect(serviceAccount.metadata.namespace).toBe(deployment.metadata.namespace);
+    const binding = one<Binding>('ClusterRoleBinding', 'pgfsm');
+    expect(binding.subjects).toContainEqual({
+      kind: 'ServiceAccount',
+      name: serviceAccount.metadata.name,
+      namespace: deployment.metadata.namespace,
+    });
+    expect(find('ClusterRole', binding.roleRef.name)).toHaveLength(1);
+  });
+
+  it('sets only variables `pgfsm run` understands, and those it sets parse to the defaults', async () => {
+    const known = new Set([...runOptions().flatMap((o) => (o.env ? [o.env] : [])), 'POD_NAMESPACE']);
+    for (const name of Object.keys(env)) expect(known, `${name} is not a pgfsm run variable`).toContain(name);
+    const values = Object.fromEntries(
+      Object.values(env).flatMap((e) => (e.value !== undefined ? [[e.name, e.value]] : [])),
+    );
+    expect(Object.keys(values).every((name) => name.startsWith('PGFSM_'))).toBe(true);
+    expect(await parseRun(values)).toEqual(await parseRun({}));
+  });
+
+  it('takes POD_NAMESPACE from the downward API, and the lease lives there', () => {
+    expect(env.POD_NAMESPACE?.valueFrom?.fieldRef?.fieldPath).toBe('metadata.namespace');
+    process.env.POD_NAMESPACE = deployment.metadata.namespace;
+    expect(leaseNamespaceOf({})).toBe(deployment.metadata.namespace);
+  });
+
+  it('elects a leader through the Lease the leader-election Role covers, bound to its ServiceAccount', async () => {
+    const options = await parseRun(
+      Object.fromEntries(Object.values(env).flatMap((e) => (e.value !== undefined ? [[e.name, e.value]] : []))),
+    );
+    expect(options.leaderElect).toBe(true);
+    expect(options.leaseName).toBe('pgfsm-leader');
+    const lease = { namespace: deployment.metadata.namespace, name: options.leaseName };
+
+    const fromFile = parseFile(join(DEPLOY, 'rbac/leader-election.yaml'));
+    const role = fromFile.find((o) => o.kind === 'Role') as (Obj & { rules: Rule[] }) | undefined;
+    const roleBinding = fromFile.find((o) => o.kind === 'RoleBinding') as (Obj & Binding) | undefined;
+    expect(role?.metadata.namespace).toBe(lease.namespace);
+    const rule = role?.rules.find((r) => r.apiGroups.includes('coordination.k8s.io') && r.resources.includes('leases'));
+    expect(rule?.verbs).toEqual(expect.arrayContaining(['get', 'create', 'update']));
+    if (rule?.resourceNames) expect(rule.resourceNames).toContain(lease.name);
+    expect(roleBinding?.metadata.namespace).toBe(lease.namespace);
+    expect(roleBinding?.roleRef).toMatchObject({ kind: 'Role', name: role?.metadata.name });
+    expect(roleBinding?.subjects).toContainEqual({
+      kind: 'ServiceAccount',
+      name: pod.serviceAccountName,
+      namespace: deployment.metadata.namespace,
+    });
+  });
+
+  it('probes /healthz and /readyz on the port --metrics-addr listens on', async () => {
+    const port = container.ports?.find((p) => p.name === 'metrics');
+    expect(port?.containerPort).toBe(8080);
+    const options = await parseRun({});
+    expect(parseAddress(options.metricsAddr).port).toBe(port?.containerPort);
+    expect(container.livenessProbe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
+    expect(container.readinessProbe?.httpGet).toEqual({ path: '/readyz', port: 'metrics' });
+    if (container.startupProbe) expect(container.startupProbe.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
+  });
+
+  it('the probe paths are the ones the operator serves', async () => {
+    const { Registry } = await import('prom-client');
+    const server = await startServer({ address: '127.0.0.1:0', registry: new Registry(), readiness: () => [] });
+    try {
+      for (const probe of [container.livenessProbe, container.readinessProbe]) {
+        const response = await fetch(`http://127.0.0.1:${server.port}${probe?.httpGet.path}`);
+        expect(response.status, probe?.httpGet.path).toBe(200);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('asks for small resources', () => {
+    expect(container.resources).toEqual({
+      requests: { cpu: '50m', memory: '128Mi' },
+      limits: { cpu: '500m', memory: '512Mi' },
+    });
+  });
+
+  it('runs non-root on a read-only filesystem, without privileges, with a writable /tmp', () => {
+    expect(container.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    const tmp = container.volumeMounts?.find((m) => m.mountPath === '/tmp');
+    expect(pod.volumes?.find((v) => v.name === tmp?.name)?.emptyDir).toBeDefined();
+  });
+
+  it('spreads its replicas over nodes, without requiring it', () => {
+    const preferred = pod.affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution ?? [];
+    expect(preferred.length + (pod.topologySpreadConstraints?.length ?? 0)).toBeGreaterThan(0);
+    expect(JSON.stringify(pod.affinity)).toContain('kubernetes.io/hostname');
+    expect(JSON.stringify(pod.affinity)).not.toContain('requiredDuringScheduling');
+  });
+
+  it('a PodDisruptionBudget keeps one replica and a Service exposes the metrics port', () => {
+    const labels = deployment.spec.template.metadata.labels;
+    const pdb = one<{ spec: { minAvailable: number; selector: { matchLabels: Record<string, string> } } }>(
+      'PodDisruptionBudget',
+    );
+    expect(pdb.spec.minAvailable).toBe(1);
+    expect(pdb.spec.minAvailable).toBeLessThan(deployment.spec.replicas);
+    expect(matches(pdb.spec.selector.matchLabels, labels)).toBe(true);
+    const service = one<{
+      spec: { selector: Record<string, string>; ports: Array<{ port: number; targetPort: string | number }> };
+    }>('Service');
+    expect(matches(service.spec.selector, labels)).toBe(true);
+    expect(service.spec.ports).toContainEqual(expect.objectContaining({ port: 8080, targetPort: 'metrics' }));
+  });
+});
+
+describe('graceful shutdown', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
+
+  it('the operator forces its exit before terminationGracePeriodSeconds ends', () => {
+    const grace = pod.terminationGracePeriodSeconds ?? 30;
+    expect(grace).toBe(30);
+    vi.useFakeTimers();
+    const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+    const signals = ['SIGTERM', 'SIGINT'] as const;
+    const before = Object.fromEntries(signals.map((s) => [s, new Set(process.listeners(s))]));
+    const log = { info: () => {}, warn: () => {}, error: () => {} };
+    // An operator whose passes never finish: only the forced exit can end the process.
+    stopOnSignals({ stop: () => new Promise<void>(() => {}) }, log as never);
+    const added = signals
+      .flatMap((s) => process.listeners(s).map((l) => [s, l] as const))
+      .filter(([s, l]) => !before[s]?.has(l));
+    try {
+      for (const [signal, listener] of added) if (signal === 'SIGTERM') listener('SIGTERM');
+      // The exit comes at least 5 s before the kubelet's SIGKILL.
+      vi.advanceTimersByTime((grace - 5) * 1000);
+      expect(exit).toHaveBeenCalledWith(1);
+    } finally {
+      for (const [signal, listener] of added) process.removeListener(signal, listener);
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The Dockerfile
+
+interface Instruction {
+  keyword: string;
+  args: string;
+  /** Index of the build stage (FROM) it belongs to. */
+  stage: number;
+}
+
+/** Instructions with continuation lines joined and comments dropped. */
+function parseDockerfile(text: string): Instruction[] {
+  const instructions: Instruction[] = [];
+  let stage = -1;
+  let pending = '';
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (pending === '' && (line === '' || line.startsWith('#'))) continue;
+    if (line.startsWith('#')) continue;
+    pending += `${line.replace(/\\$/, '').trim()} `;
+    if (line.endsWith('\\')) continue;
+    const [keyword = '', ...rest] = pending.trim().split(/\s+/);
+    const args = rest.join(' ');
+    if (keyword.toUpperCase() === 'FROM') stage++;
+    instructions.push({ keyword: keyword.toUpperCase(), args, stage });
+    pending = '';
+  }
+  return instructions;
+}
+
+const DOCKERFILE = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+const instructions = parseDockerfile(DOCKERFILE);
+const stages = instructions.filter((i) => i.keyword === 'FROM');
+const lastStage = stages.length - 1;
+const inStage = (stage: number, keyword: string) =>
+  instructions.filter((i) => i.stage === stage && i.keyword === keyword);
+const dockerignore = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith('#'));
+
+/** Sources and destination of a COPY, without its flags. */
+function copyParts(args: string): { from?: string; sources: string[]; destination: string } {
+  const words = args.split(/\s+/);
+  const from = words.find((w) => w.startsWith('--from='))?.slice('--from='.length);
+  const paths = words.filter((w) => !w.startsWith('--'));
+  return { ...(from ? { from } : {}), sources: paths.slice(0, -1), destination: paths.at(-1) ?? '' };
+}
+
+describe('Dockerfile', () => {
+  it('says at the top that it has not been built here', () => {
+    expect(DOCKERFILE.split('\n').slice(0, 10).join('\n')).toMatch(/no Docker engine/);
+  });
+
+  it('is multi-stage, on Node.js 20 in every stage', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    for (const from of stages) expect(from.args, from.args).toMatch(/(^|\/)(node:20[-.\w]*|nodejs20-[\w.:-]+)/);
+    expect(stages[0]?.args).toMatch(/ AS \w+/i);
+  });
+
+  it('runs the final stage as the non-root user 65532', () => {
+    const users = inStage(lastStage, 'USER');
+    expect(users.at(-1)?.args).toMatch(/^65532(:65532)?$/);
+  });
+
+  it('runs `pgfsm run` the way `npm run pgfsm` does', () => {
+    const entrypoint = JSON.parse(inStage(lastStage, 'ENTRYPOINT').at(-1)?.args ?? '[]') as string[];
+    const cmd = JSON.parse(inStage(lastStage, 'CMD').at(-1)?.args ?? '[]') as string[];
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+      dependencies: Record<string, string>;
+    };
+    expect(entrypoint[0]).toMatch(/(^|\/)node$/);
+    expect(['node', ...entrypoint.slice(1)].join(' ')).toBe(pkg.scripts.pgfsm);
+    expect(existsSync(join(ROOT, entrypoint.at(-1) ?? ''))).toBe(true);
+    expect(cmd).toEqual(['run']);
+    // distroless puts node in /nodejs/bin; the official image has it on the PATH.
+    if (stages[lastStage]?.args.includes('distroless')) expect(entrypoint[0]).toBe('/nodejs/bin/node');
+  });
+
+  it('keeps tsx in the runtime dependencies, and turns its disk cache off', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+    };
+    const prune = instructions.find((i) => i.keyword === 'RUN' && /npm (prune|ci|install)\b.*--omit=dev/.test(i.args));
+    if (prune && !pkg.dependencies?.tsx) {
+      // tsx is a devDependency: the step that drops dev dependencies must put tsx and esbuild back.
+      for (const kept of ['node_modules/tsx', 'node_modules/esbuild', 'node_modules/@esbuild']) {
+        expect(prune.args).toContain(kept);
+      }
+    }
+    const env = inStage(lastStage, 'ENV')
+      .map((i) => i.args)
+      .join(' ');
+    expect(env).toMatch(/TSX_DISABLE_CACHE=1/);
+    expect(DOCKERFILE).toMatch(/node_modules/);
+  });
+
+  it('copies only the sources the CLI needs, never secrets or the whole context', () => {
+    const copies = instructions.filter((i) => i.keyword === 'COPY' || i.keyword === 'ADD');
+    expect(instructions.filter((i) => i.keyword === 'ADD')).toEqual([]);
+    const allowed = ['package.json', 'package-lock.json', 'tsconfig.json', 'bin', 'machines', 'src', 'examples'];
+    for (const copy of copies) {
+      const { from, sources } = copyParts(copy.args);
+      for (const source of sources) {
+        expect(source, copy.args).not.toMatch(/^\.\/?$|\.env|\.npmrc|\.pem$|\.key$|id_rsa|kubeconfig|secret/i);
+        if (from) continue;
+        expect(allowed, `COPY ${source}`).toContain(source.replace(/^\.\//, '').replace(/\/$/, ''));
+        expect(existsSync(join(ROOT, source)), `COPY ${source}`).toBe(true);
+      }
+    }
+    expect(DOCKERFILE).not.toMatch(/--mount=type=secret|ARG\s+\w*(TOKEN|PASSWORD|SECRET)/i);
+  });
+
+  it('the runtime stage takes from the build stage only what the build stage has', () => {
+    const name = /\sAS\s+(\S+)/i.exec(stages[0]?.args ?? '')?.[1];
+    const built = new Set(['/app/node_modules']);
+    for (const copy of inStage(0, 'COPY')) {
+      const { sources, destination } = copyParts(copy.args);
+      for (const source of sources) {
+        const target = destination.endsWith('/') ? `${destination}${source}` : destination;
+        built.add(join('/app', target.replace(/^\.\//, '')).replace(/\/$/, ''));
+      }
+    }
+    for (const copy of inStage(lastStage, 'COPY')) {
+      const { from, sources } = copyParts(copy.args);
+      expect(from, copy.args).toBe(name);
+      for (const source of sources) expect([...built], copy.args).toContain(source);
+    }
+  });
+
+  it('exposes the metrics port the Deployment probes', () => {
+    expect(inStage(lastStage, 'EXPOSE').map((i) => i.args)).toContain('8080');
+  });
+
+  it('.dockerignore keeps node_modules, .git and secrets out, and nothing the Dockerfile copies', () => {
+    for (const required of ['node_modules', '.git', '.env', '.npmrc']) expect(dockerignore).toContain(required);
+    const copied = instructions
+      .filter((i) => i.keyword === 'COPY' && !i.args.includes('--from='))
+      .flatMap((i) => copyParts(i.args).sources.map((s) => s.replace(/^\.\//, '').replace(/\/$/, '')));
+    for (const path of copied) {
+      expect(dockerignore, `${path} is copied but ignored`).not.toContain(path);
+      expect(dockerignore, `${path} is copied but ignored`).not.toContain(`${dirname(path)}/`);
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+const RUN_ENV = runOptions().flatMap((o) => (o.env ? [o.env] : []));
+
+afterEach(() => {
+  delete process.env.POD_NAMESPACE;
+});
+
+/** `pgfsm run` parsed with the given environment and no flags, without running the operator. */
+async function parseRun(variables: Record<string, string>): Promise<RunOptions> {
+  const saved = Object.fromEntries(RUN_ENV.map((name) => [name, process.env[name]]));
+  for (const name of RUN_ENV) delete process.env[name];
+  Object.assign(process.env, variables);
+  try {
+    const program = new Command().exitOverride();
+    let parsed: RunOptions | undefined;
+    registerRun(program)
+      .exitOverride()
+      .configureOutput({ writeErr: () => {} })
+      .action((options: RunOptions) => {
+        parsed = options;
+      });
+    await program.parseAsync(['node', 'pgfsm', 'run']);
+    if (!parsed) throw new Error('action not called');
+    return parsed;
+  } finally {
+    for (const name of RUN_ENV) {
+      const value = saved[name];
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * docs/operations.md against the code: its generated sections must be exactly what
+ * scripts/generate-docs.ts writes, the tables must name everything they document, and its links must
+ * lead somewhere.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { OPERATIONS_DOC, renderOperationsDoc } from '../../scripts/generate-docs.ts';
+import { REGENERATE, SECTIONS } from '../../src/docs/index.ts';
+import { closeMarker, fillSections, openMarker, sectionNames } from '../../src/docs/markdown.ts';
+import { runOptions } from '../../src/docs/options.ts';
+import { READY_EVENT_OF, Reason } from '../../src/domain/health.ts';
+import { OperatorMetrics } from '../../src/driver/metrics.ts';
+
+const committed = readFileSync(OPERATIONS_DOC, 'utf8');
+let generated = '';
+
+beforeAll(async () => {
+  generated = await renderOperationsDoc(committed);
+}, 60_000);
+
+/** The body of one generated section of `doc`. */
+const section = (doc: string, name: string) =>
+  doc.slice(doc.indexOf(openMarker(name)) + openMarker(name).length, doc.indexOf(closeMarker(name)));
+
+describe('docs/operations.md', () => {
+  it('is what the generator writes', () => {
+    // A mismatch names the first differing line; the whole diff is one run of the generator away.
+    const a = committed.split('\n');
+    const b = generated.split('\n');
+    const line = a.findIndex((l, i) => l !== b[i]);
+    const where = line < 0 ? '' : ` (line ${line + 1}: expected ${JSON.stringify(b[line] ?? '')})`;
+    expect(committed === generated, `docs/operations.md is stale${where} — run: ${REGENERATE}`).toBe(true);
+  });
+
+  it('has every generated section, each once', () => {
+    expect(sectionNames(committed)).toEqual([...SECTIONS]);
+  });
+
+  it('lists every option of `pgfsm run` with its environment variable', () => {
+    const body = section(generated, 'run-options');
+    for (const option of runOptions()) {
+      expect(body).toContain(`\`${option.flags}\``);
+      if (option.env) expect(body).toContain(`\`${option.env}\``);
+    }
+  });
+
+  it('lists every metric the operator exports', async () => {
+    const body = section(generated, 'metrics');
+    const metrics = await new OperatorMetrics({ defaultMetrics: false }).registry.getMetricsAsJSON();
+    expect(metrics.length).toBeGreaterThan(10);
+    for (const m of metrics) expect(body).toContain(`\`${m.name}\``);
+  });
+
+  it('lists every reason of the vocabulary among the conditions, and every readiness event', () => {
+    const conditions = section(generated, 'conditions');
+    for (const reason of Object.values(Reason)) expect(conditions).toContain(`\`${reason}\``);
+    const events = section(generated, 'events');
+    for (const reason of Object.values(READY_EVENT_OF)) expect(events).toContain(`\`${reason}\``);
+    for (const reason of ['ClusterReady', 'ClusterDegraded', 'Suspended', 'Resumed', 'ClusterApplyFailed']) {
+      expect(events).toContain(`\`${reason}\``);
+    }
+  });
+
+  it('documents the stable log keys', () => {
+    const keys = section(generated, 'log-keys');
+    for (const key of ['namespace', 'name', 'state', 'transition', 'reason']) expect(keys).toContain(`\`${key}\``);
+  });
+
+  it('links only to files that exist', () => {
+    const base = dirname(OPERATIONS_DOC);
+    const links = [...committed.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)].map((m) => m[1] ?? '');
+    const local = links.filter((l) => !/^[a-z]+:/.test(l));
+    expect(local.length).toBeGreaterThan(5);
+    for (const link of local) expect(existsSync(join(base, link)), link).toBe(true);
+  });
+});
+
+describe('generated sections', () => {
+  const doc = [
+    '# T',
+    'before',
+    openMarker('a'),
+    'old a',
+    closeMarker('a'),
+    'middle',
+    openMarker('b'),
+    closeMarker('b'),
+  ];
+
+  it('replaces what is between the markers and keeps everything else', () => {
+    const filled = fillSections(doc.join('\n'), { a: 'new a', b: '| x |' });
+    expect(filled).toBe(
+      [
+        '# T',
+        'before',
+        openMarker('a'),
+        'new a',
+        closeMarker('a'),
+        'middle',
+        openMarker('b'),
+        '| x |',
+        closeMarker('b'),
+      ].join('\n'),
+    );
+    expect(fillSections(filled, { a: 'new a', b: '| x |' })).toBe(filled);
+  });
+
+  it('refuses a section nothing generates and a body with no section', () => {
+    expect(() => fillSections(doc.join('\n'), { a: '' })).toThrow(/generated:b/);
+    expect(() => fillSections(doc.join('\n'), { a: '', b: '', c: '' })).toThrow(/c/);
+  });
+
+  it('refuses unbalanced or repeated markers', () => {
+    expect(() => sectionNames(`${openMarker('a')}\n`)).toThrow(/never closed/);
+    expect(() => sectionNames(`${openMarker('a')}\n${openMarker('b')}`)).toThrow(/inside/);
+    expect(() => sectionNames(closeMarker('a'))).toThrow(/closes nothing/);
+    const twice = `${openMarker('a')}${closeMarker('a')}${openMarker('a')}${closeMarker('a')}`;
+    expect(() => sectionNames(twice)).toThrow(/twice/);
+  });
+});
