@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /** The pgfsm command line. */
 import { Command } from 'commander';
+import { registerExplain } from './explain.ts';
 import { registerRun } from './run.ts';
+import { registerSandbox } from './sandbox.ts';
 
 const program = new Command()
   .name('pgfsm')
@@ -31,5 +33,7 @@ program
   });
 
 registerRun(program);
+registerSandbox(program);
+registerExplain(program);
 
 await program.parseAsync(process.argv);

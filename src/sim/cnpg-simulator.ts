@@ -55,7 +55,13 @@ interface Timer {
 
 /** What CNPG reacts to in a Cluster's spec; a change of it starts a rollout. */
 const fingerprint = (c: CnpgCluster) =>
-  JSON.stringify([c.spec.instances, c.spec.imageName, c.spec.postgresql?.parameters, c.spec.postgresql?.pg_hba]);
+  JSON.stringify([
+    c.spec.instances,
+    c.spec.imageName,
+    // Sorted: a real API server returns map keys in its own order, which is no change of the spec.
+    Object.entries(c.spec.postgresql?.parameters ?? {}).sort(([a], [b]) => a.localeCompare(b)),
+    c.spec.postgresql?.pg_hba,
+  ]);
 
 const keyOf = (o: { metadata: { namespace?: string; name: string } }) => `${o.metadata.namespace}/${o.metadata.name}`;
 

@@ -3,21 +3,25 @@
  * deploy/rbac; the CNPG simulator playing CNPG against it; and pgfsm operators started in-process
  * with the ServiceAccount token the RBAC binds, so the API server enforces the role on every call.
  */
-import { readFileSync } from 'node:fs';
 import {
   CoreV1Api,
   CustomObjectsApi,
   EventsV1Api,
   type KubeConfig,
-  type KubernetesObject,
-  KubernetesObjectApi,
-  loadAllYaml,
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
 import type { ControlPlane } from '../../../src/adapters/control-plane/index.ts';
 import { kubernetesPorts } from '../../../src/adapters/kubernetes/index.ts';
 import { LeaseElector } from '../../../src/adapters/kubernetes/leader.ts';
+import {
+  CNPG_TEST_CRDS,
+  createManifests,
+  installCrds,
+  PGFSM_CRDS,
+  RBAC_MANIFESTS,
+  readManifests,
+} from '../../../src/adapters/kubernetes/manifests.ts';
 import { KubernetesSimulatorApi } from '../../../src/adapters/kubernetes/simulator-api.ts';
 import { createWatchSources } from '../../../src/adapters/kubernetes/watch-sources.ts';
 import type { PostgresCluster, PostgresClusterSpec } from '../../../src/api/schema.ts';
@@ -26,7 +30,6 @@ import { createLogger } from '../../../src/driver/logger.ts';
 import { type RunningOperator, startOperator } from '../../../src/driver/operator.ts';
 import { SoleLeader } from '../../../src/driver/sources.ts';
 import { CnpgSimulator } from '../../../src/sim/cnpg-simulator.ts';
-import { CNPG_TEST_CRDS, installCrds, PGFSM_CRDS } from '../../crds/install.ts';
 
 export const NS = 'team-a';
 export const GROUP = { group: 'pgfsm.io', version: 'v1alpha1' };
@@ -58,19 +61,6 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   }
 }
 
-export async function applyManifests(kc: KubeConfig, files: URL[]): Promise<void> {
-  const api = KubernetesObjectApi.makeApiClient(kc);
-  for (const file of files) {
-    for (const object of loadAllYaml(readFileSync(file, 'utf8')) as KubernetesObject[]) {
-      if (object) await api.create(object);
-    }
-  }
-}
-
-const rbac = ['namespace', 'service-account', 'cluster-role', 'cluster-role-binding', 'leader-election'].map(
-  (f) => new URL(`../../../deploy/rbac/${f}.yaml`, import.meta.url),
-);
-
 export interface World {
   admin: KubeConfig;
   /** The operator's identity: the pgfsm ServiceAccount, bound to deploy/rbac. */
@@ -85,7 +75,7 @@ export interface World {
 export async function setUpWorld(cp: ControlPlane): Promise<World> {
   const admin = cp.kubeConfig;
   await installCrds(admin, [...PGFSM_CRDS, ...CNPG_TEST_CRDS]);
-  await applyManifests(admin, rbac);
+  await createManifests(admin, readManifests(RBAC_MANIFESTS));
   const core = admin.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: NS } } });
   const token = await cp.tokenFor({ namespace: 'pgfsm-system', name: 'pgfsm' });

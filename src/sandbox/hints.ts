@@ -1,0 +1,62 @@
+/** What to try once the examples are Ready: copy-pasteable commands, for a person in another terminal. */
+import { COMMAND_HELP } from './commands.ts';
+import type { Style } from './output.ts';
+import { SWITCHOVER_ANNOTATION } from './switchover.ts';
+
+export interface HintContext {
+  /** The sandbox's own kubeconfig; absent when running against the user's current context. */
+  kubeconfig?: string;
+  namespace: string;
+  metricsUrl: string;
+  operatorLog: string;
+  /** A simulated CNPG runs (switchover requests are served). */
+  simulated: boolean;
+}
+
+export function hints(ctx: HintContext, style: Style): string[] {
+  const ns = ctx.namespace;
+  const comment = (s: string) => style.dim(`# ${s}`);
+  const lines = [style.bold('Try it, in another terminal:'), ''];
+  if (ctx.kubeconfig) lines.push(`  export KUBECONFIG=${ctx.kubeconfig}`, '');
+  lines.push(
+    `  ${comment('watch the clusters: state, phase, the Ready reason')}`,
+    `  kubectl get postgresclusters -n ${ns} -o wide -w`,
+    `  kubectl describe postgrescluster -n ${ns} orders`,
+    `  kubectl get events -n ${ns} --sort-by=.lastTimestamp`,
+    '',
+  );
+  if (ctx.simulated) {
+    lines.push(
+      `  ${comment('CNPG switches over the primary of orders: Ready → Degraded → Ready')}`,
+      `  kubectl annotate clusters.postgresql.cnpg.io -n ${ns} orders ${SWITCHOVER_ANNOTATION}="$(date +%s)" --overwrite`,
+      `  npm run pgfsm -- sandbox switchover ${ns}/orders      ${comment('the same, with KUBECONFIG exported')}`,
+      '',
+    );
+  }
+  lines.push(
+    `  ${comment('drift: change the endpoints ConfigMap, pgfsm puts it back within a second')}`,
+    `  kubectl patch configmap -n ${ns} orders-endpoints --type merge -p '{"data":{"DEFAULT_CLUSTER_PORT":"1"}}'`,
+    `  kubectl get configmap -n ${ns} orders-endpoints -o jsonpath='{.data.DEFAULT_CLUSTER_PORT}{"\\n"}'`,
+    '',
+    `  ${comment('delete with each policy: orders (Delete) takes its children along;')}`,
+    `  ${comment('inventory (Retain, the default) leaves them, without owner, to be adopted again')}`,
+    `  kubectl delete postgrescluster -n ${ns} orders`,
+    `  kubectl delete postgrescluster -n ${ns} inventory`,
+    `  kubectl get clusters.postgresql.cnpg.io,secrets,configmaps -n ${ns}`,
+    `  kubectl apply -f examples/cluster-plain.yaml        ${comment('inventory again: adopts what was retained')}`,
+    '',
+    `  curl -s ${ctx.metricsUrl} | grep ^pgfsm_`,
+    `  ${style.dim(`operator log: ${ctx.operatorLog}`)}`,
+    '',
+  );
+  if (ctx.simulated) {
+    lines.push(style.bold('Or type here:'), ...COMMAND_HELP.map((h) => `  ${h}`));
+  } else {
+    lines.push(style.bold('Or type here:'), ...COMMAND_HELP.filter((h) => !h.startsWith('s ')).map((h) => `  ${h}`));
+  }
+  lines.push(
+    '',
+    style.dim('Ctrl-C stops the operator, the simulator and the control plane, and removes every temp file.'),
+  );
+  return lines;
+}
