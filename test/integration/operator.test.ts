@@ -3,7 +3,7 @@
  * token bound to deploy/rbac (the API server enforces the role), the CNPG simulator plays CNPG, and
  * the lifecycle engine's behaviour contract is checked on real objects, status and events.
  */
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlane, startControlPlane } from '../../src/adapters/control-plane/index.ts';
 import type { CnpgCluster } from '../../src/domain/objects.ts';
@@ -26,6 +26,8 @@ import {
   type World,
   waitFor,
 } from './support/e2e.ts';
+
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 let cp: ControlPlane;
 let world: World;
@@ -149,6 +151,65 @@ describe('pgfsm against a real API server', () => {
       (await exists(() => configMapData('orders-endpoints'))) ? true : undefined,
     );
     await untilState(world, 'orders', 'Ready');
+  });
+
+  it('repairs drift of the CNPG cluster and of a pooler made by another writer, keeping roles and their keys', async () => {
+    const cnpgAt = { group: 'postgresql.cnpg.io', version: 'v1', namespace: NS, name: 'orders' };
+    await world.custom.patchNamespacedCustomObject(
+      {
+        ...cnpgAt,
+        plural: 'clusters',
+        body: { spec: { instances: 5, postgresql: { parameters: { max_connections: '7' } } } },
+      },
+      mergePatch,
+    );
+    await world.custom.patchNamespacedCustomObject(
+      {
+        ...cnpgAt,
+        name: 'orders-pooler-ro',
+        plural: 'poolers',
+        body: { spec: { instances: 7, pgbouncer: { poolMode: 'session', parameters: { max_client_conn: '500' } } } },
+      },
+      mergePatch,
+    );
+    await waitFor('CNPG spec repaired', async () =>
+      (await cnpgCluster('orders')).spec.instances === 2 ? true : undefined,
+    );
+    const pooler = await waitFor('pooler repaired', async () => {
+      const p = (await world.custom.getNamespacedCustomObject({
+        ...cnpgAt,
+        name: 'orders-pooler-ro',
+        plural: 'poolers',
+      })) as { spec: { instances: number; pgbouncer: { poolMode: string; parameters?: Record<string, string> } } };
+      return p.spec.instances === 2 && p.spec.pgbouncer.poolMode === 'transaction' ? p : undefined;
+    });
+    // A key another writer owns survives server-side apply; ours are restored.
+    expect(pooler.spec.pgbouncer.parameters?.max_client_conn).toBe('500');
+    const cnpg = await cnpgCluster('orders');
+    expect(cnpg.spec.managed?.roles?.map((r) => r.name)).toEqual(['app']);
+    // orders sets no PostgreSQL parameters itself: max_connections belongs to whoever wrote it.
+    expect(cnpg.spec.postgresql?.parameters?.max_connections).toBe('7');
+    await untilState(world, 'orders', 'Ready');
+    expect(countOf(await eventsAbout(world, 'orders'), 'ClusterUpdateStarted')).toBeGreaterThanOrEqual(1);
+  });
+
+  it('turns the pooler off: poolers deleted, PoolerDisabled, no pooler status, no pooler endpoints', async () => {
+    await patchSpec(world, 'orders', { connectionPoolerEnabled: false });
+    await waitFor('poolers gone', async () => {
+      const list = (await world.custom.listNamespacedCustomObject({
+        group: 'postgresql.cnpg.io',
+        version: 'v1',
+        namespace: NS,
+        plural: 'poolers',
+      })) as { items: unknown[] };
+      return list.items.length === 0 ? true : undefined;
+    });
+    await untilState(world, 'orders', 'Ready');
+    await waitFor('pooler endpoints gone', async () =>
+      (await configMapData('orders-endpoints')).CLUSTER_POOLER_RW_ENDPOINT === undefined ? true : undefined,
+    );
+    expect((await conditions(world, 'orders')).PoolerReady).toBe('True/PoolerDisabled');
+    expect((await getCluster(world, 'orders'))?.status?.connectionPoolerStatus).toBeUndefined();
   });
 
   it('removes a managed role taken out of the list', async () => {
