@@ -120,18 +120,26 @@ const gates = (own?: Gate, ownActions?: 'addFinalizer') =>
     guard === own ? { guard, ...(ownActions ? { actions: ownActions } : {}) } : { guard, target },
   );
 
-/** A waiting state of the pipeline that works on one component. */
-const stepMeta = (description: string, step: Component): StateMeta => ({
+/** A state that waits for the world to move: Reconciling, with a progress deadline, polled after a delay. */
+const waitingMeta = (
+  description: string,
+  phase: StateMeta['phase'],
+  conditions: StateMeta['conditions'],
+  step?: Component,
+): StateMeta => ({
   description,
-  phase: 'Provisioning',
-  conditions: 'pipeline',
-  step,
+  phase,
+  conditions,
+  ...(step ? { step } : {}),
   ready: false,
   reconciling: true,
   stalled: false,
   deadline: true,
   requeue: 'wait',
 });
+
+/** A waiting state of the pipeline that works on one component. */
+const stepMeta = (description: string, step: Component) => waitingMeta(description, 'Provisioning', 'pipeline', step);
 
 const FAILED_STATE = {
   secret: '#postgresCluster.Failed.Secret',
@@ -186,16 +194,7 @@ export const postgresClusterMachine = base
     context: {},
     states: {
       Pending: {
-        meta: meta({
-          description: 'Adds the finalizer before anything is created',
-          phase: 'Pending',
-          conditions: 'observe',
-          ready: false,
-          reconciling: true,
-          stalled: false,
-          deadline: true,
-          requeue: 'wait',
-        }),
+        meta: waitingMeta('Adds the finalizer before anything is created', 'Pending', 'observe'),
         on: {
           tick: [...gates('finalizerMissing', 'addFinalizer'), { target: 'Provisioning' }],
         },
@@ -259,17 +258,12 @@ export const postgresClusterMachine = base
         },
       },
       Degraded: {
-        meta: meta({
-          description: 'Was Ready; CNPG is switching over, failing over, restarting, upgrading or reconfiguring',
-          phase: 'Degraded',
-          conditions: 'pipeline',
-          step: 'cluster',
-          ready: false,
-          reconciling: true,
-          stalled: false,
-          deadline: true,
-          requeue: 'wait',
-        }),
+        meta: waitingMeta(
+          'Was Ready; CNPG is switching over, failing over, restarting, upgrading or reconfiguring',
+          'Degraded',
+          'pipeline',
+          'cluster',
+        ),
         on: {
           tick: [...gates(), { guard: 'allReady', target: 'Ready' }, { guard: 'cnpgBusy' }, { target: 'Provisioning' }],
         },
@@ -346,31 +340,16 @@ export const postgresClusterMachine = base
         on: { tick: { target: '.Poolers', reenter: true } },
         states: {
           Poolers: {
-            meta: meta({
-              description: 'Deletes both Poolers and waits until they are gone',
-              phase: 'Deleting',
-              conditions: 'observe',
-              ready: false,
-              reconciling: true,
-              stalled: false,
-              deadline: true,
-              requeue: 'wait',
-            }),
+            meta: waitingMeta('Deletes both Poolers and waits until they are gone', 'Deleting', 'observe'),
             entry: 'deletePoolers',
             always: { guard: 'poolersGone', target: 'ApplyPolicy' },
           },
           ApplyPolicy: {
-            meta: meta({
-              description:
-                'Delete: deletes the CNPG Cluster, Secret and ConfigMap. Retain: removes our owner references',
-              phase: 'Deleting',
-              conditions: 'observe',
-              ready: false,
-              reconciling: true,
-              stalled: false,
-              deadline: true,
-              requeue: 'wait',
-            }),
+            meta: waitingMeta(
+              'Delete: deletes the CNPG Cluster, Secret and ConfigMap. Retain: removes our owner references',
+              'Deleting',
+              'observe',
+            ),
             entry: 'applyDeletionPolicy',
             always: { guard: 'policyApplied', target: 'RemoveFinalizer' },
           },
