@@ -157,7 +157,9 @@ export class Controller {
         this.queue.forget(key);
         return;
       case 'immediate':
-        this.queue.add(key);
+        // Like controller-runtime's Requeue: at once (the first retry waits ~5 ms), but a conflict that
+        // keeps coming back backs off instead of hammering the API server.
+        this.queue.addRateLimited(key);
         return;
       case 'after':
         this.queue.addAfter(key, requeue.ms);

@@ -191,15 +191,25 @@ describe('Controller', () => {
     expect(controller.queue.numRequeues('ns/a')).toBe(8);
   });
 
-  it('an immediate requeue (conflict) runs again at once', async () => {
+  it('an immediate requeue (conflict) runs again within milliseconds', async () => {
     decide = (key) =>
       passes.length === 1
         ? outcomeFor(key, { kind: 'immediate' }, { error: new PortError('conflict', 'modified') })
         : outcomeFor(key, { kind: 'none' });
     src.clusters.put(pgc('a'));
     controller.startWorkers();
-    await settle();
+    await settle(10);
     expect(passes).toEqual(['a', 'a']);
+  });
+
+  it('a conflict that keeps coming back backs off instead of hammering the API server', async () => {
+    decide = (key) => outcomeFor(key, { kind: 'immediate' }, { error: new PortError('conflict', 'modified') });
+    src.clusters.put(pgc('a'));
+    controller.startWorkers();
+    await settle(1_000);
+    // 5 ms doubling: about 8 passes in the first second, not thousands.
+    expect(passes.length).toBeGreaterThan(3);
+    expect(passes.length).toBeLessThan(12);
   });
 
   it('a cluster that is gone is forgotten and not requeued', async () => {
