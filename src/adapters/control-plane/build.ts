@@ -238,6 +238,16 @@ function run(
   });
 }
 
+/**
+ * `[#########...............]  37%`. Packages already in Go's build cache are not named by `go build -v`,
+ * so a rebuild may finish before the bar is full: it is a guide, not a promise.
+ */
+export function progressBar(done: number, total: number, width = 24): string {
+  const fraction = total > 0 ? Math.min(done / total, 1) : 0;
+  const filled = Math.round(fraction * width);
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(Math.round(fraction * 100)).padStart(3)}%`;
+}
+
 async function buildComponent(component: Component, go: string, cacheDir: string, log: Log): Promise<string> {
   const spec = SPECS[component];
   const target = cachedBinaryPath(cacheDir, component);
@@ -277,9 +287,9 @@ async function buildComponent(component: Component, go: string, cacheDir: string
   let compiled = 0;
   let linking = false;
   const ticker = setInterval(() => {
-    const what = linking ? 'linking' : `${compiled} packages compiled so far, ${total} in the graph`;
-    log(`  still building ${component}… ${elapsed()} (${what})`);
-  }, 30_000);
+    const what = linking ? 'linking' : `${progressBar(compiled, total)} ${compiled}/${total} packages`;
+    log(`  still building ${component}… ${elapsed()} ${what}`);
+  }, 10_000);
   let built: RunResult;
   try {
     built = await run(
