@@ -3,21 +3,19 @@
 import type { StoredObject } from '../../src/adapters/memory/api-server.ts';
 import type { Condition, PostgresCluster, PostgresClusterClass, PostgresClusterSpec } from '../../src/api/schema.ts';
 import { Simulation, type SimulationOptions } from '../../src/sim/simulation.ts';
+import { makeClass } from './observations.ts';
 
 export const NS = 'team-a';
 
+/** The fixtures' class as the in-memory API stores it, with one instance by default (simulations stay quick). */
 export function standardClass(overrides: Partial<PostgresClusterClass['spec']> = {}): StoredObject {
+  const cls = makeClass(overrides);
+  const config = overrides.config ?? { ...cls.spec.config, instances: 1 };
   return {
-    apiVersion: 'pgfsm.io/v1alpha1',
-    kind: 'PostgresClusterClass',
-    metadata: { name: 'standard', namespace: '' },
-    spec: {
-      provisioner: 'postgresql.cnpg.io',
-      config: { instances: 1, storage: '10Gi', postgresVersion: '17', postgresqlConfig: { max_connections: '200' } },
-      cnpg: { primaryUpdateMethod: 'switchover', connectionPooler: { instances: 2, mode: 'transaction' } },
-      ...overrides,
-    },
-  } as unknown as StoredObject;
+    ...cls,
+    metadata: { name: cls.metadata.name, namespace: '' },
+    spec: { ...cls.spec, config },
+  } as StoredObject;
 }
 
 export function clusterObject(name: string, spec: Partial<PostgresClusterSpec> = {}): StoredObject {
