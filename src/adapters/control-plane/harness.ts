@@ -39,6 +39,8 @@ export interface StartControlPlaneOptions {
    * because it handles Ctrl-C itself with a graceful stop.
    */
   handleSignals?: boolean;
+  /** Extra kube-apiserver flags, appended last so they win (tests use them to provoke rare server behaviour). */
+  apiServerArgs?: string[];
   log?: Log;
 }
 
@@ -223,6 +225,7 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
         // Flow control only adds overhead (and possible 429s) on a 2-core test machine.
         '--enable-priority-and-fairness=false',
         '--profiling=false',
+        ...(options.apiServerArgs ?? []),
       ],
       logFile: join(logs, 'kube-apiserver.log'),
       env,

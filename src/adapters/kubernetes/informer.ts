@@ -85,7 +85,7 @@ export class Informer<T extends KubeObject> implements ObjectSource<T> {
   synced = false;
   lastSeen = 0;
   /** Counters for tests and debugging. */
-  readonly stats = { lists: 0, watches: 0, failures: 0, silentRestarts: 0 };
+  readonly stats = { lists: 0, watches: 0, failures: 0, silentRestarts: 0, expired: 0 };
 
   private readonly options: Required<
     Pick<
@@ -267,7 +267,7 @@ export class Informer<T extends KubeObject> implements ObjectSource<T> {
     if (res.statusCode !== 200) {
       const error = statusError(res.statusCode, safeParse(await readBody(res)));
       if (session !== this.session) return;
-      if (error.status === 410) this.restart('resourceVersion expired');
+      if (error.status === 410) this.expired();
       else this.fail(error, 'watch');
       return;
     }
@@ -299,11 +299,16 @@ export class Informer<T extends KubeObject> implements ObjectSource<T> {
     });
   }
 
+  /** 410 Gone: our resourceVersion is older than what the server keeps (compacted); only a relist helps. */
+  private expired(): void {
+    this.stats.expired++;
+    this.restart('resourceVersion expired');
+  }
+
   private onWatchEvent({ type, object }: WatchLine): void {
     if (!object) return;
     if (type === 'ERROR') {
-      // 410 Gone: our resourceVersion is older than what the server keeps; only a relist helps.
-      if (object.code === 410) this.restart('resourceVersion expired');
+      if (object.code === 410) this.expired();
       else this.fail(new HttpStatusError(object.code ?? 500, object.message ?? 'watch error'), 'watch');
       return;
     }
