@@ -153,6 +153,22 @@ describe('pgfsm against a real API server', () => {
     await untilState(world, 'orders', 'Ready');
   });
 
+  it('recreates a deleted superuser Secret, with a fresh password and an event', async () => {
+    const read = () => world.core.readNamespacedSecret({ name: 'orders-superuser', namespace: NS });
+    const before = await read();
+    await world.core.deleteNamespacedSecret({ name: 'orders-superuser', namespace: NS });
+    const after = await waitFor('secret recreated', async () => {
+      const secret = await read().catch(() => undefined);
+      return secret && secret.metadata?.uid !== before.metadata?.uid ? secret : undefined;
+    });
+    expect(after.metadata?.ownerReferences?.[0]?.name).toBe('orders');
+    expect(after.data?.password).toBeTruthy();
+    await untilState(world, 'orders', 'Ready');
+    await waitFor('a second SecretCreated', async () =>
+      countOf(await eventsAbout(world, 'orders'), 'SecretCreated') === 2 ? true : undefined,
+    );
+  });
+
   it('repairs drift of the CNPG cluster and of a pooler made by another writer, keeping roles and their keys', async () => {
     const cnpgAt = { group: 'postgresql.cnpg.io', version: 'v1', namespace: NS, name: 'orders' };
     await world.custom.patchNamespacedCustomObject(
