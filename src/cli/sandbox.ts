@@ -2,9 +2,9 @@
  * `pgfsm sandbox` (what `npm start` runs) and `pgfsm sandbox switchover`. Modules are imported inside
  * the actions, so that other commands start without loading the client or the control plane.
  */
-import { fileURLToPath } from 'node:url';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { parseDuration } from '../driver/duration.ts';
+import { packageFile } from '../package-files.ts';
 
 interface SandboxCliOptions {
   exitWhenReady?: boolean;
@@ -30,7 +30,7 @@ const port = (value: string) => {
   return n;
 };
 
-const EXAMPLES = fileURLToPath(new URL('../../examples', import.meta.url));
+const EXAMPLES = packageFile('examples');
 
 export function registerSandbox(program: Command): Command {
   const sandbox = program

@@ -16,8 +16,8 @@ import { execFile, spawn } from 'node:child_process';
 import { accessSync, constants, createWriteStream, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { packageFile } from '../../package-files.ts';
 import { acquireLock } from './lock.ts';
 import { type Log, stderrLog } from './log.ts';
 
@@ -41,7 +41,7 @@ interface ComponentSpec {
   envVar: string;
 }
 
-const wrappers = fileURLToPath(new URL('../../../test/control-plane/', import.meta.url));
+const wrappers = packageFile('test/control-plane');
 
 /** Without these -X flags /version would say v0.0.0-master; the API itself does not depend on them. */
 const kubeLdflags = (() => {

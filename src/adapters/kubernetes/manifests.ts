@@ -19,16 +19,17 @@ import {
   PatchStrategy,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
+import { packageFile } from '../../package-files.ts';
 
 export const PGFSM_CRDS = [
-  new URL('../../../deploy/crds/pgfsm.io_postgresclusters.yaml', import.meta.url),
-  new URL('../../../deploy/crds/pgfsm.io_postgresclusterclasses.yaml', import.meta.url),
+  packageFile('deploy/crds/pgfsm.io_postgresclusters.yaml'),
+  packageFile('deploy/crds/pgfsm.io_postgresclusterclasses.yaml'),
 ];
 
 /** The CNPG CRDs the simulator plays against: CNPG's schema, trimmed to what pgfsm and the simulator use. */
 export const CNPG_TEST_CRDS = [
-  new URL('../../../test/crds/postgresql.cnpg.io_clusters.yaml', import.meta.url),
-  new URL('../../../test/crds/postgresql.cnpg.io_poolers.yaml', import.meta.url),
+  packageFile('test/crds/postgresql.cnpg.io_clusters.yaml'),
+  packageFile('test/crds/postgresql.cnpg.io_poolers.yaml'),
 ];
 
 /** deploy/rbac in dependency order (the kustomization's order). */
@@ -38,7 +39,7 @@ export const RBAC_MANIFESTS = [
   'cluster-role',
   'cluster-role-binding',
   'leader-election',
-].map((f) => new URL(`../../../deploy/rbac/${f}.yaml`, import.meta.url));
+].map((f) => packageFile('deploy/rbac', `${f}.yaml`));
 
 export const CNPG_CLUSTER_CRD = 'clusters.postgresql.cnpg.io';
 
