@@ -1,10 +1,11 @@
 /**
- * `pgfsm run` as a process, the way a Deployment runs it: with a ServiceAccount kubeconfig bound to
- * deploy/rbac, JSON logs on stdout, /healthz, /readyz and /metrics, a cluster reconciled to Ready, and
- * a graceful exit on SIGTERM that releases the Lease.
+ * `pgfsm run` as a process, the way the image runs it: the JavaScript `npm run build` compiles (the
+ * image's entry point, no tsx), NODE_ENV=production, a ServiceAccount kubeconfig bound to deploy/rbac,
+ * JSON logs on stdout, /healthz, /readyz and /metrics, a cluster reconciled to Ready, and a graceful
+ * exit on SIGTERM that releases the Lease.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoordinationV1Api } from '@kubernetes/client-node';
@@ -34,13 +35,12 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pgfsm-run-'));
   const kubeconfig = join(dir, 'operator.kubeconfig');
   writeFileSync(kubeconfig, world.operatorKc.exportConfig());
+  execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
   child = spawn(
     process.execPath,
     [
       '--conditions=development',
-      '--import',
-      'tsx',
-      'src/cli/main.ts',
+      'dist/src/cli/main.js',
       'run',
       '--kubeconfig',
       kubeconfig,
@@ -53,7 +53,10 @@ beforeAll(async () => {
       '--requeue-delay',
       '2s',
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '/nonexistent' } },
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, KUBECONFIG: '/nonexistent', NODE_ENV: 'production' },
+    },
   );
   let buffer = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -115,5 +118,20 @@ describe('pgfsm run', () => {
       .readNamespacedLease({ name: 'pgfsm-leader', namespace: 'pgfsm-system' });
     expect(released.spec?.holderIdentity ?? '').toBe('');
     expect(lines.join('\n')).not.toMatch(/"password"\s*:\s*"[^"*[]/);
+  });
+
+  it('the compiled code finds the files that ship beside it (CRDs, RBAC, examples, control-plane wrappers)', () => {
+    const script = `
+      const m = await import('./dist/src/adapters/kubernetes/manifests.js');
+      const p = await import('./dist/src/package-files.js');
+      console.log(JSON.stringify({ root: p.PACKAGE_ROOT, files: [...m.PGFSM_CRDS, ...m.CNPG_TEST_CRDS, ...m.RBAC_MANIFESTS,
+        p.packageFile('examples'), p.packageFile('test/control-plane')] }));`;
+    const out = execFileSync(process.execPath, ['--conditions=development', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    const { root, files } = JSON.parse(out) as { root: string; files: string[] };
+    expect(root).toBe(process.cwd());
+    expect(files.length).toBeGreaterThanOrEqual(11);
+    for (const file of files) expect(existsSync(file), file).toBe(true);
   });
 });

@@ -354,6 +354,18 @@ function parseDockerfile(text: string): Instruction[] {
 }
 
 const DOCKERFILE = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  scripts: Record<string, string>;
+  dependencies: Record<string, string>;
+};
+const BUILD = (
+  JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as {
+    compilerOptions: { outDir: string; rootDir: string };
+  }
+).compilerOptions;
+/** Where `npm run build` writes the JavaScript of a source file (relative to the package root). */
+const emitted = (source: string) =>
+  join(BUILD.outDir, relative(join(ROOT, BUILD.rootDir), join(ROOT, source))).replace(/\.ts$/, '.js');
 const instructions = parseDockerfile(DOCKERFILE);
 const stages = instructions.filter((i) => i.keyword === 'FROM');
 const lastStage = stages.length - 1;
@@ -388,43 +400,37 @@ describe('Dockerfile', () => {
     expect(users.at(-1)?.args).toMatch(/^65532(:65532)?$/);
   });
 
-  it('runs `pgfsm run` the way `npm run pgfsm` does', () => {
+  it('runs the compiled CLI that `npm run build` writes, with the conditions `npm run pgfsm` uses', () => {
     const entrypoint = JSON.parse(inStage(lastStage, 'ENTRYPOINT').at(-1)?.args ?? '[]') as string[];
     const cmd = JSON.parse(inStage(lastStage, 'CMD').at(-1)?.args ?? '[]') as string[];
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-      scripts: Record<string, string>;
-      dependencies: Record<string, string>;
-    };
     expect(entrypoint[0]).toMatch(/(^|\/)node$/);
-    expect(['node', ...entrypoint.slice(1)].join(' ')).toBe(pkg.scripts.pgfsm);
-    expect(existsSync(join(ROOT, entrypoint.at(-1) ?? ''))).toBe(true);
+    // Same node flags as the development scripts, but the emitted JavaScript instead of tsx and the sources.
+    const flags = PACKAGE.scripts.pgfsm?.split(' ').filter((w) => w.startsWith('--conditions')) ?? [];
+    expect(flags).not.toEqual([]);
+    expect(entrypoint.slice(1, -1)).toEqual(flags);
+    expect(entrypoint.join(' ')).not.toMatch(/tsx/);
+    expect(entrypoint.at(-1)).toBe(emitted('src/cli/main.ts'));
     expect(cmd).toEqual(['run']);
     // distroless puts node in /nodejs/bin; the official image has it on the PATH.
     if (stages[lastStage]?.args.includes('distroless')) expect(entrypoint[0]).toBe('/nodejs/bin/node');
   });
 
-  it('keeps tsx in the runtime dependencies, and turns its disk cache off', () => {
-    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-      dependencies?: Record<string, string>;
-    };
-    const prune = instructions.find((i) => i.keyword === 'RUN' && /npm (prune|ci|install)\b.*--omit=dev/.test(i.args));
-    if (prune && !pkg.dependencies?.tsx) {
-      // tsx is a devDependency: the step that drops dev dependencies must put tsx and esbuild back.
-      for (const kept of ['node_modules/tsx', 'node_modules/esbuild', 'node_modules/@esbuild']) {
-        expect(prune.args).toContain(kept);
-      }
-    }
-    const env = inStage(lastStage, 'ENV')
-      .map((i) => i.args)
-      .join(' ');
-    expect(env).toMatch(/TSX_DISABLE_CACHE=1/);
-    expect(DOCKERFILE).toMatch(/node_modules/);
+  it('compiles in the build stage, then drops the dev dependencies (the compiler and tsx among them)', () => {
+    expect(PACKAGE.scripts.build).toMatch(/tsc -p tsconfig\.build\.json/);
+    const runs = inStage(0, 'RUN').map((i) => i.args);
+    const build = runs.findIndex((r) => /npm run build/.test(r));
+    const prune = runs.findIndex((r) => /npm prune --omit=dev/.test(r));
+    expect(build).toBeGreaterThanOrEqual(0);
+    expect(prune).toBeGreaterThanOrEqual(build);
+    expect(runs[prune]?.indexOf('npm prune')).toBeGreaterThan(runs[prune]?.indexOf('npm run build') ?? -1);
+    for (const tool of ['tsx', 'typescript']) expect(PACKAGE.dependencies).not.toHaveProperty(tool);
+    expect(DOCKERFILE).not.toMatch(/TSX_|--import tsx/);
   });
 
   it('copies only the sources the CLI needs, never secrets or the whole context', () => {
     const copies = instructions.filter((i) => i.keyword === 'COPY' || i.keyword === 'ADD');
     expect(instructions.filter((i) => i.keyword === 'ADD')).toEqual([]);
-    const allowed = ['package.json', 'package-lock.json', 'tsconfig.json', 'bin', 'machines', 'src', 'examples'];
+    const allowed = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'machines', 'src'];
     for (const copy of copies) {
       const { from, sources } = copyParts(copy.args);
       for (const source of sources) {
@@ -440,6 +446,7 @@ describe('Dockerfile', () => {
   it('the runtime stage takes from the build stage only what the build stage has', () => {
     const name = /\sAS\s+(\S+)/i.exec(stages[0]?.args ?? '')?.[1];
     const built = new Set(['/app/node_modules']);
+    if (inStage(0, 'RUN').some((i) => /npm run build/.test(i.args))) built.add(join('/app', BUILD.outDir));
     for (const copy of inStage(0, 'COPY')) {
       const { sources, destination } = copyParts(copy.args);
       for (const source of sources) {
