@@ -36,7 +36,7 @@ export function registerSandbox(program: Command): Command {
   const sandbox = program
     .command('sandbox')
     .description(
-      'a local control plane, the pgfsm CRDs and RBAC, CNPG simulated and the operator in-process; applies ' +
+      'a local control plane, the pgfsm CRDs and RBAC, CNPG simulated and the operator as a `pgfsm run` process; applies ' +
         'examples/ and shows their progress (what npm start runs)',
     )
     .addOption(

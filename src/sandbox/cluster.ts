@@ -6,6 +6,8 @@
  * - The current kubeconfig context (opt-in, confirmed): real CloudNativePG must already be there, because
  *   stand-in CRDs and a simulator have no place in a real cluster; the operator uses your credentials.
  */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startControlPlane } from '../adapters/control-plane/index.ts';
@@ -27,8 +29,8 @@ import type { Teardown } from './teardown.ts';
 export interface Target {
   /** Sets up, applies the examples, watches the clusters. */
   admin: KubeConfig;
-  /** The operator's own identity. */
-  operatorKc: KubeConfig;
+  /** How the operator process (`pgfsm run`) reaches the cluster, as its own identity. */
+  operatorConnection: string[];
   /** Who the operator is, for the start-up line. */
   operatorIdentity: string;
   /** A kubeconfig file for kubectl, when the sandbox made one. */
@@ -68,9 +70,12 @@ export async function startLocalCluster(out: Output, teardown: Teardown): Promis
   await applyManifests(admin, readManifests(RBAC_MANIFESTS));
   const sa = OPERATOR_SERVICE_ACCOUNT;
   const token = await cp.tokenFor(sa, { expirationSeconds: TOKEN_SECONDS });
+  // Beside the control plane's own files: private, and removed with them.
+  const operatorKubeconfig = join(cp.dir, 'operator.kubeconfig');
+  writeFileSync(operatorKubeconfig, cp.kubeConfigForToken(token).exportConfig(), { mode: 0o600 });
   return {
     admin,
-    operatorKc: cp.kubeConfigForToken(token),
+    operatorConnection: ['--kubeconfig', operatorKubeconfig],
     operatorIdentity: `ServiceAccount ${sa.namespace}/${sa.name} (deploy/rbac enforced)`,
     kubeconfigPath: cp.kubeconfigPath,
     simulated: true,
@@ -100,7 +105,7 @@ export async function connectCurrentContext(
   out.detail(`user     ${kc.getCurrentUser()?.name ?? '?'}`);
   out.detail(`from     ${userKubeconfig() ?? 'in-cluster service account'}`);
   out.line('This applies the pgfsm CRDs and RBAC (deploy/) and the examples (namespace team-a) to that cluster,');
-  out.line('and runs the operator here against it. Nothing is deleted when the sandbox stops.');
+  out.line('and runs the operator on this machine against it. Nothing is deleted when the sandbox stops.');
   if (decision === 'refuse') {
     throw new NotConfirmed(
       'Refusing to change this cluster without confirmation: stdin is not a terminal. Add --yes to confirm up front.',
@@ -125,5 +130,11 @@ export async function connectCurrentContext(
   out.step('applying the pgfsm CRDs (deploy/crds) and the RBAC (deploy/rbac)');
   out.detail((await installCrds(kc, PGFSM_CRDS, { apply: true })).join(', '));
   await applyManifests(kc, readManifests(RBAC_MANIFESTS));
-  return { admin: kc, operatorKc: kc, operatorIdentity: 'your credentials', simulated: false };
+  // The operator process reads the same kubeconfig (it inherits KUBECONFIG) with this context.
+  return {
+    admin: kc,
+    operatorConnection: ['--context', kc.getCurrentContext()],
+    operatorIdentity: 'your credentials',
+    simulated: false,
+  };
 }

@@ -21,7 +21,7 @@ export function reportTimeout(
   progress: ClusterProgress,
   keys: string[],
   timeoutMs: number,
-  logFile: string,
+  logFiles: string[],
 ) {
   out.line(out.style.red(`\nNot all examples were Ready after ${took(timeoutMs)}:`));
   for (const key of keys) {
@@ -29,9 +29,11 @@ export function reportTimeout(
     const ready = c?.status?.conditions?.find((x) => x.type === 'Ready');
     out.line(`  ${key}: ${c?.status?.state ?? '(no status)'} ${c ? `(${reasonOf(c)}: ${ready?.message ?? ''})` : ''}`);
   }
-  const problems = readFileSync(logFile, 'utf8')
-    .split('\n')
-    .filter((l) => /"level":"(warn|error|fatal)"/.test(l))
-    .slice(-10);
-  if (problems.length > 0) out.line(`last warnings of the operator (${logFile}):\n${problems.join('\n')}`);
+  for (const logFile of logFiles) {
+    const problems = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((l) => /"level":"(warn|error|fatal)"/.test(l))
+      .slice(-10);
+    if (problems.length > 0) out.line(`last warnings in ${logFile}:\n${problems.join('\n')}`);
+  }
 }

@@ -1,7 +1,8 @@
 /**
  * `npm start`: pgfsm end to end on a laptop, with nothing installed but Node and Go. A local control plane
  * (or, only when asked and confirmed, the current kubeconfig context), our CRDs and RBAC, CNPG simulated,
- * the real operator in-process, the examples applied, and their progress printed until they are Ready.
+ * the real operator (`pgfsm run`) as a process, the examples applied, and their progress printed until they
+ * are Ready.
  * This module only composes: everything that talks to Kubernetes lives in src/adapters/.
  */
 import { mkdtempSync } from 'node:fs';
@@ -101,18 +102,29 @@ export async function runSandbox(options: SandboxOptions): Promise<never> {
     const dir = mkdtempSync(join(tmpdir(), 'pgfsm-sandbox-'));
     teardown.addDirectory(dir);
     const logFile = join(dir, 'operator.log');
-    const log = fileLogger(logFile);
+    const sandboxLogFile = join(dir, 'sandbox.log');
+    const log = fileLogger(sandboxLogFile);
 
     // Switchover notes go in the progress timeline, once there is one.
     let progress: ClusterProgress | undefined;
     const note = (text: string) => (progress ? progress.note(text) : out.detail(text));
     const simulator = target.simulated ? await startSimulatorStep(out, teardown, target.admin, log, note) : undefined;
 
-    out.step('starting the pgfsm operator (in this process)');
-    const { operator, identity, metricsUrl } = await startSandboxOperator(target.operatorKc, log, options.metricsPort);
+    out.step('starting the pgfsm operator (pgfsm run, as its own process)');
+    const operator = await startSandboxOperator({
+      connection: target.operatorConnection,
+      logFile,
+      preferredPort: options.metricsPort,
+    });
     teardown.add(`operator stopped; lease ${LEASE.namespace}/${LEASE.name} released`, () => operator.stop());
-    out.detail(`identity ${identity}, ${target.operatorIdentity}, lease ${LEASE.namespace}/${LEASE.name}`);
-    out.detail(`metrics ${metricsUrl}`);
+    const { identity, metricsUrl } = operator;
+    void operator.process.exited.then(({ code, signal }) => {
+      if (stopping) return;
+      out.warn(`the operator exited on its own (code ${code}, signal ${signal}); its log: ${logFile}`);
+      void finish(1, 'the operator exited');
+    });
+    out.detail(`pgfsm run (pid ${operator.process.pid}), identity ${identity}, ${target.operatorIdentity}`);
+    out.detail(`lease ${LEASE.namespace}/${LEASE.name}, metrics ${metricsUrl}`);
     out.detail(`log ${logFile}`);
 
     progress = await watchProgress(target.admin, out, teardown, log, Math.max(...clusters.map((k) => k.length)));
@@ -133,7 +145,7 @@ export async function runSandbox(options: SandboxOptions): Promise<never> {
     const timedOut = new Promise<false>((resolve) => setTimeout(() => resolve(false), options.timeoutMs).unref());
     if (!(await Promise.race([ready, timedOut]))) {
       if (options.exitWhenReady) {
-        reportTimeout(out, progress, clusters, options.timeoutMs, logFile);
+        reportTimeout(out, progress, clusters, options.timeoutMs, [logFile, sandboxLogFile]);
         return await finish(1, 'timed out');
       }
       out.warn(`not all examples are Ready after ${took(options.timeoutMs)}; still running (t shows the table)`);

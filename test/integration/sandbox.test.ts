@@ -120,7 +120,7 @@ const alive = (pid: number) => {
 /** Everything the sandbox said it started is gone: processes, temp directories, the metrics port. */
 async function expectNothingLeft(output: string) {
   const pids = [...output.matchAll(/\(pid (\d+)\)/g)].map((m) => Number(m[1]));
-  expect(pids).toHaveLength(3); // etcd, kube-apiserver, kube-controller-manager
+  expect(pids).toHaveLength(4); // etcd, kube-apiserver, kube-controller-manager, pgfsm run
   for (const pid of pids) expect(alive(pid), `pid ${pid} still running`).toBe(false);
   const dirs = [...output.matchAll(/removed (\/\S+)/g)].map((m) => m[1] ?? '');
   expect(dirs.some((d) => d.includes('pgfsm-cp-'))).toBe(true);
@@ -245,6 +245,10 @@ describe('pgfsm sandbox --use-current-context', () => {
     expect(output).not.toContain('CNPG simulator');
     expect(output).toMatch(/team-a\/orders\s+Ready\s+Ready\s+3\/3/);
     expect(output).toContain('left in the cluster');
+    // The operator ran as its own process, with the context's credentials, and is gone.
+    const operatorPid = Number(output.match(/pgfsm run \(pid (\d+)\), identity \S+, your credentials/)?.[1]);
+    expect(operatorPid, output).toBeGreaterThan(0);
+    expect(alive(operatorPid)).toBe(false);
     // It said nothing is deleted: the examples are still there.
     const core = cp.kubeConfig.makeApiClient(CoreV1Api);
     expect((await core.readNamespacedConfigMap({ name: 'orders-endpoints', namespace: 'team-a' })).data).toBeDefined();
