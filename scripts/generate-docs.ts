@@ -44,6 +44,10 @@ export function sampleTicks(): TickEvent[] {
     variant({}, (o) => {
       if (o.cnpg) o.cnpg.metadata.ownerReferences = [FOREIGN_OWNER];
     }),
+    // A CNPG Cluster left without an owner that authenticates with another superuser Secret.
+    variant({ cnpg: 'released' }, (o) => {
+      if (o.cnpg) o.cnpg.spec = { ...o.cnpg.spec, superuserSecret: { name: `${o.cluster.metadata.name}-secret` } };
+    }),
     // The pooler switched off: the poolers are deleted, then the condition says so.
     variant({}, poolerDisabled),
     variant({ poolers: 'missing' }, poolerDisabled),

@@ -63,6 +63,7 @@ export const Reason = {
   CNPGPluginError: 'CNPGPluginError',
   CNPGImageError: 'CNPGImageError',
   ClusterOwnedByOther: 'ClusterOwnedByOther',
+  ClusterSuperuserSecretMismatch: 'ClusterSuperuserSecretMismatch',
   // managed roles
   ManagedRolesReconciled: 'ManagedRolesReconciled',
   ManagedRolesPending: 'ManagedRolesPending',

@@ -83,6 +83,22 @@ export function cnpgDrift(observed: CnpgCluster, desired: CnpgCluster): string[]
   return drift;
 }
 
+/**
+ * Why an orphaned CNPG Cluster (no controller: left by a Retain deletion, or made by someone else) must
+ * not be adopted, if it must not. Adopting one that authenticates its superuser with another Secret would
+ * point it at ours and so change the password of a running database under its clients: a person decides.
+ */
+function adoptionBlocker(cnpg: CnpgCluster, desired: CnpgCluster): string | undefined {
+  const theirs = cnpg.spec?.superuserSecret?.name;
+  const ours = desired.spec.superuserSecret?.name;
+  if (theirs === undefined || theirs === ours) return undefined;
+  return (
+    `CNPG cluster ${desired.metadata.name} uses superuser secret ${theirs}, not ${ours}: pgfsm does not adopt it, ` +
+    `as that would change the superuser password. Copy the password of ${theirs} into ${ours} and set the ` +
+    `CNPG cluster's spec.superuserSecret.name to ${ours}, or delete the CNPG cluster`
+  );
+}
+
 export function checkCnpgCluster(observation: Observation, desired: CnpgCluster): Health {
   const { cnpg, cluster } = observation;
   const name = desired.metadata.name;
@@ -96,6 +112,8 @@ export function checkCnpgCluster(observation: Observation, desired: CnpgCluster)
     );
   }
   if (ownership === 'orphan') {
+    const blocker = adoptionBlocker(cnpg, desired);
+    if (blocker) return health('Failed', Reason.ClusterSuperuserSecretMismatch, blocker);
     return health('Provisioning', Reason.CNPGClusterUpdating, `Adopting the existing CNPG cluster ${name}`);
   }
   // Our own pending change comes first: it may be the user's fix for a failure CNPG still reports.
@@ -139,6 +157,7 @@ export function planCnpgCluster(observation: Observation, desired: CnpgCluster):
   const ownership = ownershipOf(cnpg.metadata.ownerReferences, cluster);
   if (ownership === 'foreign') return [];
   if (ownership === 'orphan') {
+    if (adoptionBlocker(cnpg, desired)) return [];
     return [
       { ...apply, event: normal('ClusterAdopted', 'AdoptCNPGCluster', `Adopted the existing CNPG cluster ${name}`) },
     ];

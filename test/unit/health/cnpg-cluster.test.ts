@@ -420,4 +420,30 @@ describe('CNPG cluster existence and ownership', () => {
     expect(h.message).toContain('PostgresCluster/billing');
     expect(planCnpgCluster(observation, desired)).toEqual([]);
   });
+
+  it('an orphan that authenticates with another superuser Secret is not adopted: its password would change', () => {
+    const observation = withCnpg((cnpg) => {
+      cnpg.metadata.ownerReferences = [];
+      cnpg.spec.superuserSecret = { name: 'orders-secret' };
+    });
+    const desired = desiredOf(observation);
+    const h = checkCnpgCluster(observation, desired);
+    expect(h.state).toBe('Failed');
+    expect(h.reason).toBe(Reason.ClusterSuperuserSecretMismatch);
+    expect(h.message).toContain('uses superuser secret orders-secret, not orders-superuser');
+    expect(h.message).toContain('spec.superuserSecret.name');
+    expect(planCnpgCluster(observation, desired)).toEqual([]);
+  });
+
+  it('an orphan with our superuser Secret, or none named, is adopted', () => {
+    for (const superuserSecret of [{ name: 'orders-superuser' }, undefined]) {
+      const observation = withCnpg((cnpg) => {
+        cnpg.metadata.ownerReferences = [];
+        cnpg.spec.superuserSecret = superuserSecret;
+      });
+      const desired = desiredOf(observation);
+      expect(checkCnpgCluster(observation, desired).reason).toBe(Reason.CNPGClusterUpdating);
+      expect(eventOf(singleApply(planCnpgCluster(observation, desired))).reason).toBe('ClusterAdopted');
+    }
+  });
 });

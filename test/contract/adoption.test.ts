@@ -1,0 +1,67 @@
+/**
+ * Adoption never changes a running database's credentials: an orphaned CNPG Cluster that authenticates
+ * its superuser with another Secret (one made by the reference controller, `<name>-secret`, or by hand)
+ * stops the pipeline in Failed.Cluster with a reason that says what to do, and is adopted once a person
+ * has pointed it at pgfsm's Secret.
+ */
+import { describe, expect, it } from 'vitest';
+import type { StoredObject } from '../../src/adapters/memory/api-server.ts';
+import type { CnpgCluster } from '../../src/domain/objects.ts';
+import type { Simulation } from '../../src/sim/simulation.ts';
+import {
+  clusterObject,
+  conditionOf,
+  eventsOf,
+  getCluster,
+  NS,
+  reasonsOf,
+  simulationWith,
+  statusOf,
+  untilReady,
+} from '../support/harness.ts';
+
+const cnpgOf = (sim: Simulation) =>
+  sim.api.get({ kind: 'Cluster', namespace: NS, name: 'orders' }) as unknown as CnpgCluster | undefined;
+
+const actionsOf = (sim: Simulation) => eventsOf(sim, 'orders').map((e) => e.action);
+
+function pointCnpgAt(sim: Simulation, secret: string) {
+  const cnpg = cnpgOf(sim);
+  if (!cnpg) throw new Error('no CNPG cluster');
+  sim.api.put({ ...cnpg, spec: { ...cnpg.spec, superuserSecret: { name: secret } } } as unknown as StoredObject);
+}
+
+describe('adopting a CNPG Cluster that uses another superuser Secret', () => {
+  it('fails naming the Secret and the field, writes nothing to it, and adopts it once it is pointed at ours', async () => {
+    const sim = simulationWith([clusterObject('orders', { clusterDeletionPolicy: 'Retain' })]);
+    await untilReady(sim, 'orders');
+    sim.api.delete({ kind: 'PostgresCluster', namespace: NS, name: 'orders' });
+    await sim.run(60_000);
+    expect(getCluster(sim, 'orders')).toBeUndefined();
+    // The retained CNPG Cluster, as if the reference controller had made it with its own Secret name.
+    pointCnpgAt(sim, 'orders-secret');
+    const before = cnpgOf(sim);
+
+    sim.api.create(clusterObject('orders', { clusterDeletionPolicy: 'Retain' }));
+    await sim.run(5 * 60_000);
+    expect(statusOf(sim, 'orders').state).toBe('Failed.Cluster');
+    expect(conditionOf(sim, 'orders', 'ClusterReady')).toMatchObject({
+      status: 'False',
+      reason: 'ClusterSuperuserSecretMismatch',
+      message: expect.stringContaining('uses superuser secret orders-secret, not orders-superuser'),
+    });
+    expect(conditionOf(sim, 'orders', 'Stalled')?.status).toBe('True');
+    // Untouched: not adopted, not re-pointed.
+    expect(cnpgOf(sim)?.spec).toEqual(before?.spec);
+    expect(cnpgOf(sim)?.metadata.ownerReferences ?? []).toEqual([]);
+    expect(reasonsOf(sim, 'orders').filter((r) => r === 'ClusterSuperuserSecretMismatch')).toHaveLength(1);
+    expect(actionsOf(sim)).not.toContain('AdoptCNPGCluster');
+
+    // A person points the CNPG Cluster at pgfsm's Secret (after copying the password into it).
+    pointCnpgAt(sim, 'orders-superuser');
+    await untilReady(sim, 'orders');
+    const uid = getCluster(sim, 'orders')?.metadata.uid;
+    expect(cnpgOf(sim)?.metadata.ownerReferences?.map((o) => o.uid)).toEqual([uid]);
+    expect(actionsOf(sim)).toContain('AdoptCNPGCluster');
+  });
+});
