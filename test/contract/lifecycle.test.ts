@@ -4,9 +4,11 @@ import type { StoredObject } from '../../src/adapters/memory/api-server.ts';
 import type { Simulation } from '../../src/sim/simulation.ts';
 import {
   clusterObject,
+  conditionOf,
   conditionSummary,
   dataOf,
   editSpec,
+  eventsOf,
   getCluster,
   NS,
   passwordSecret,
@@ -57,6 +59,37 @@ describe('11. deletion', () => {
       expect(child(sim, c.kind, c.name)).toBeUndefined();
     }
     expect(deletes.indexOf('Pooler/orders-pooler-rw')).toBeLessThan(deletes.indexOf('Cluster/orders'));
+    expect(reasonsOf(sim, 'orders').at(-1)).toBe('CleanupComplete');
+  });
+
+  it('Delete keeps the finalizer while a child cannot be deleted, warns once per new failure, then completes', async () => {
+    const sim = simulationWith([clusterObject('orders', { clusterDeletionPolicy: 'Delete' })]);
+    await untilReady(sim, 'orders');
+    sim.api.injectFault('Cluster', 'delete', 'forbidden', 3);
+    sim.api.injectFault('Cluster', 'delete', 'invalid', 1);
+    sim.api.delete({ kind: 'PostgresCluster', namespace: NS, name: 'orders' });
+    const warnings = () => eventsOf(sim, 'orders').filter((e) => e.reason === 'ClusterApplyFailed');
+    for (let i = 0; i < 3; i++) await sim.reconcileNow({ namespace: NS, name: 'orders' });
+    expect(getCluster(sim, 'orders')?.metadata.finalizers).toEqual(['pgfsm.io/finalizer']);
+    expect(statusOf(sim, 'orders').state).toBe('Deleting.ApplyPolicy');
+    expect(conditionOf(sim, 'orders', 'ClusterReady')).toMatchObject({
+      status: 'False',
+      reason: 'ClusterApplyFailed',
+      message: 'delete Cluster orders failed: injected forbidden on delete Cluster',
+    });
+    for (const c of CHILDREN) expect(child(sim, c.kind, c.name), `${c.kind} still there`).toBeDefined();
+    expect(warnings().map((e) => e.type)).toEqual(['Warning']);
+    // A different failure is news: one more Warning.
+    await sim.reconcileNow({ namespace: NS, name: 'orders' });
+    expect(warnings().map((e) => e.message)).toEqual([
+      'delete Cluster orders failed: injected forbidden on delete Cluster',
+      'delete Cluster orders failed: injected invalid on delete Cluster',
+    ]);
+
+    await sim.run(60_000);
+    expect(getCluster(sim, 'orders')).toBeUndefined();
+    for (const c of CHILDREN) expect(child(sim, c.kind, c.name), `${c.kind} deleted`).toBeUndefined();
+    expect(warnings()).toHaveLength(2);
     expect(reasonsOf(sim, 'orders').at(-1)).toBe('CleanupComplete');
   });
 
