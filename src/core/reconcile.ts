@@ -25,6 +25,8 @@ export type Requeue =
   | { kind: 'none' }
   | { kind: 'immediate' }
   | { kind: 'after'; ms: number }
+  /** The API server refused for load (429) or timed out: at least `ms`, longer each time it repeats. */
+  | { kind: 'throttled'; ms: number; error: unknown }
   | { kind: 'backoff'; error: unknown };
 
 export interface ReconcileOutcome {
@@ -58,7 +60,7 @@ export function metaOf(snapshot: Snapshot): StateMeta {
 const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
   const retry = retryFor(classOf(error));
   if (retry === 'immediate') return { kind: 'immediate' };
-  if (retry === 'afterDelay') return { kind: 'after', ms: settings.requeueDelayMs };
+  if (retry === 'afterDelay') return { kind: 'throttled', ms: settings.requeueDelayMs, error };
   return { kind: 'backoff', error };
 };
 

@@ -37,7 +37,9 @@ export const KEY_MEANINGS: Record<string, string> = {
   detail: 'the event’s message',
   error: 'the error message, at most 1024 characters',
   err: 'the error thrown, serialised by pino (`type`, `message`, `stack`)',
-  requeue: 'when the cluster is looked at again: `none`, `immediate`, `after` (with `ms`) or `backoff`',
+  requeue:
+    'when the cluster is looked at again: `none`, `immediate`, `after` (with `ms`), `throttled` (at least `ms`, ' +
+    'doubling while it repeats) or `backoff`',
   writes: 'writes to the world other than the status in this pass',
   statusWritten: 'whether the pass wrote the status',
   clusters: 'clusters enqueued when this replica started leading',

@@ -164,6 +164,9 @@ export class Controller {
       case 'after':
         this.queue.addAfter(key, requeue.ms);
         return;
+      case 'throttled':
+        this.queue.addThrottled(key, requeue.ms);
+        return;
       case 'backoff':
         this.queue.addRateLimited(key);
         return;

@@ -37,13 +37,19 @@ export interface WorkQueueOptions {
   backoffBaseMs?: number;
   /** Longest backoff delay (controller-runtime: 1000 s). */
   backoffMaxMs?: number;
+  /** Source of the jitter of throttled retries, in [0, 1) (tests pin it). */
+  random?: () => number;
 }
+
+/** Throttled retries wait ±20 %, so that clusters refused together do not come back together. */
+const THROTTLE_JITTER = 0.2;
 
 export class WorkQueue {
   private readonly timers: Timers;
   private readonly hooks: WorkQueueHooks;
   private readonly backoffBaseMs: number;
   private readonly backoffMaxMs: number;
+  private readonly random: () => number;
   private readonly queue: string[] = [];
   /** Keys that need processing, with the time they were first added (queue latency). */
   private readonly dirty = new Map<string, number>();
@@ -61,6 +67,7 @@ export class WorkQueue {
     this.hooks = options.hooks ?? {};
     this.backoffBaseMs = options.backoffBaseMs ?? 5;
     this.backoffMaxMs = options.backoffMaxMs ?? 1_000_000;
+    this.random = options.random ?? Math.random;
   }
 
   /** Keys waiting for a worker (not counting delayed ones). */
@@ -111,6 +118,24 @@ export class WorkQueue {
     this.failures.set(key, failures + 1);
     this.hooks.retried?.();
     this.addAfter(key, this.backoffFor(failures));
+  }
+
+  /**
+   * Adds the key after `minMs` the first time, twice as long on each repeat (up to the backoff cap),
+   * with jitter: for a server that asked us to slow down (429) or did not answer in time. Counts as a
+   * failure of the key, like `addRateLimited`; `forget` starts over.
+   */
+  addThrottled(key: string, minMs: number): void {
+    const failures = this.failures.get(key) ?? 0;
+    this.failures.set(key, failures + 1);
+    this.hooks.retried?.();
+    this.addAfter(key, this.throttledDelay(failures, minMs));
+  }
+
+  /** The delay of a throttled retry after `failures` earlier failures, jitter included. */
+  throttledDelay(failures: number, minMs: number): number {
+    const delay = Math.min(minMs * 2 ** failures, Math.max(minMs, this.backoffMaxMs));
+    return Math.round(delay * (1 - THROTTLE_JITTER + 2 * THROTTLE_JITTER * this.random()));
   }
 
   backoffFor(failures: number): number {

@@ -95,7 +95,7 @@ export class Simulation {
     }
     const now = this.clock.now();
     const { requeue } = outcome;
-    if (requeue.kind !== 'backoff') this.failures.delete(id);
+    if (requeue.kind !== 'backoff' && requeue.kind !== 'throttled') this.failures.delete(id);
     switch (requeue.kind) {
       case 'none':
         return;
@@ -105,6 +105,13 @@ export class Simulation {
       case 'after':
         this.enqueue(outcome.key, now + requeue.ms);
         return;
+      case 'throttled': {
+        // As the work queue does, without its jitter: the simulation stays deterministic.
+        const n = (this.failures.get(id) ?? 0) + 1;
+        this.failures.set(id, n);
+        this.enqueue(outcome.key, now + Math.min(requeue.ms * 2 ** (n - 1), Math.max(requeue.ms, BACKOFF_MAX_MS)));
+        return;
+      }
       case 'backoff': {
         const n = (this.failures.get(id) ?? 0) + 1;
         this.failures.set(id, n);

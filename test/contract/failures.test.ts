@@ -61,9 +61,12 @@ describe('8. error classes', () => {
     expect((await failOnce('conflict')).requeue).toEqual({ kind: 'immediate' });
   });
 
-  it.each(['tooManyRequests', 'serverTimeout', 'timeout'] as const)('requeues %s after the delay', async (c) => {
-    expect((await failOnce(c)).requeue).toEqual({ kind: 'after', ms: 15_000 });
-  });
+  it.each(['tooManyRequests', 'serverTimeout', 'timeout'] as const)(
+    'requeues %s throttled: no sooner than the requeue delay, later on repeats',
+    async (c) => {
+      expect((await failOnce(c)).requeue).toMatchObject({ kind: 'throttled', ms: 15_000 });
+    },
+  );
 
   it.each(['invalid', 'forbidden', 'notFound', 'other'] as const)('backs off on %s', async (c) => {
     expect((await failOnce(c)).requeue.kind).toBe('backoff');

@@ -181,6 +181,33 @@ describe('Controller', () => {
     expect(controller.queue.numRequeues('ns/a')).toBe(0);
   });
 
+  it('a 429 comes back after the requeue delay, then later each time it repeats; a clean pass starts over', async () => {
+    let failing = 3;
+    const times: number[] = [];
+    const start = Date.now();
+    decide = (key) => {
+      times.push(Date.now() - start);
+      return failing-- > 0
+        ? outcomeFor(
+            key,
+            { kind: 'throttled', ms: 15_000, error: 'slow down' },
+            { error: new PortError('tooManyRequests', 'slow down') },
+          )
+        : outcomeFor(key, { kind: 'none' });
+    };
+    src.clusters.put(pgc('a'));
+    controller.startWorkers();
+    await settle(200_000);
+    expect(times).toHaveLength(4);
+    const gaps = times.slice(1).map((t, i) => t - (times[i] ?? 0));
+    // 15 s, 30 s, 60 s, each ±20 %.
+    [15_000, 30_000, 60_000].forEach((base, i) => {
+      expect(gaps[i]).toBeGreaterThanOrEqual(base * 0.8);
+      expect(gaps[i]).toBeLessThanOrEqual(base * 1.2);
+    });
+    expect(controller.queue.numRequeues('ns/a')).toBe(0);
+  });
+
   it('a backoff state without error keeps growing its delay instead of looping at the base delay', async () => {
     decide = (key) => outcomeFor(key, { kind: 'backoff', error: new Error('state Failed') });
     src.clusters.put(pgc('a'));
