@@ -64,7 +64,12 @@ const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
   return { kind: 'backoff', error };
 };
 
-/** The reason a failed write puts on the condition of the component it belonged to. */
+/**
+ * The reason a failed write puts on the condition of the component it belonged to. Deleting or releasing
+ * a child in the Deleting states (the PostgresCluster itself is going) is cleanup, whatever the component: the
+ * reference system's name for it, so that `kubectl get events --field-selector reason=CleanupFailed` finds
+ * every stuck deletion.
+ */
 export const WRITE_FAILURE_REASON = {
   secret: 'SuperUserSecretFailed',
   cluster: 'ClusterApplyFailed',
@@ -72,10 +77,11 @@ export const WRITE_FAILURE_REASON = {
   pooler: 'PoolerReconciliationFailed',
   configMap: 'ConfigMapReconciliationFailed',
   finalizer: 'FinalizerUpdateFailed',
+  cleanup: 'CleanupFailed',
 } as const;
 
 /** A write that failed, as the condition of its component reports it. */
-function describeFailure(effect: Effect, error: unknown): WriteFailure {
+function describeFailure(effect: Effect, error: unknown, deleting: boolean): WriteFailure {
   const target =
     'ref' in effect
       ? ` ${effect.ref.kind} ${effect.ref.name}`
@@ -84,7 +90,9 @@ function describeFailure(effect: Effect, error: unknown): WriteFailure {
         : '';
   const message = `${effect.type}${target} failed: ${messageOf(error)}`;
   if (!('component' in effect)) return { reason: WRITE_FAILURE_REASON.finalizer, message };
-  return { component: effect.component, reason: WRITE_FAILURE_REASON[effect.component], message };
+  const cleanup = deleting && (effect.type === 'delete' || effect.type === 'releaseOwner');
+  const reason = cleanup ? WRITE_FAILURE_REASON.cleanup : WRITE_FAILURE_REASON[effect.component];
+  return { component: effect.component, reason, message };
 }
 
 /** One Normal event for each component condition that turned True in this pass. */
@@ -136,7 +144,11 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
 
   const execution = await executeEffects(ports, cluster, effects);
   const errors: unknown[] = execution.failure ? [execution.failure.error] : [];
-  const failure = execution.failure ? describeFailure(execution.failure.effect, execution.failure.error) : undefined;
+  // The machine's Deleting states are where cleanup happens (they are entered on the deletion timestamp).
+  const deleting = to.startsWith('Deleting');
+  const failure = execution.failure
+    ? describeFailure(execution.failure.effect, execution.failure.error, deleting)
+    : undefined;
 
   let statusWritten = false;
   let statusFailed = false;

@@ -68,13 +68,14 @@ describe('11. deletion', () => {
     sim.api.injectFault('Cluster', 'delete', 'forbidden', 3);
     sim.api.injectFault('Cluster', 'delete', 'invalid', 1);
     sim.api.delete({ kind: 'PostgresCluster', namespace: NS, name: 'orders' });
-    const warnings = () => eventsOf(sim, 'orders').filter((e) => e.reason === 'ClusterApplyFailed');
+    const warnings = () => eventsOf(sim, 'orders').filter((e) => e.reason === 'CleanupFailed');
     for (let i = 0; i < 3; i++) await sim.reconcileNow({ namespace: NS, name: 'orders' });
     expect(getCluster(sim, 'orders')?.metadata.finalizers).toEqual(['pgfsm.io/finalizer']);
     expect(statusOf(sim, 'orders').state).toBe('Deleting.ApplyPolicy');
+    // Cleanup has its own reason (the reference's name for it), on the condition of the child it concerns.
     expect(conditionOf(sim, 'orders', 'ClusterReady')).toMatchObject({
       status: 'False',
-      reason: 'ClusterApplyFailed',
+      reason: 'CleanupFailed',
       message: 'delete Cluster orders failed: injected forbidden on delete Cluster',
     });
     for (const c of CHILDREN) expect(child(sim, c.kind, c.name), `${c.kind} still there`).toBeDefined();

@@ -58,7 +58,14 @@ describe('docs/operations.md', () => {
     for (const reason of Object.values(Reason)) expect(conditions).toContain(`\`${reason}\``);
     const events = section(generated, 'events');
     for (const reason of Object.values(READY_EVENT_OF)) expect(events).toContain(`\`${reason}\``);
-    for (const reason of ['ClusterReady', 'ClusterDegraded', 'Suspended', 'Resumed', 'ClusterApplyFailed']) {
+    for (const reason of [
+      'ClusterReady',
+      'ClusterDegraded',
+      'Suspended',
+      'Resumed',
+      'ClusterApplyFailed',
+      'CleanupFailed',
+    ]) {
       expect(events).toContain(`\`${reason}\``);
     }
   });
