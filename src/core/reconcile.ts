@@ -12,7 +12,7 @@ import { postgresClusterMachine } from '../../machines/postgres-cluster.ts';
 import type { Condition, PostgresCluster, PostgresClusterStatus } from '../api/schema.ts';
 import { assess } from '../domain/assessment.ts';
 import { type Effect, type KubeEvent, warning } from '../domain/effects.ts';
-import { COMPONENTS, CONDITION_OF, READY_EVENT_OF } from '../domain/health.ts';
+import { COMPONENTS, CONDITION_OF, READY_EVENT_OF, Reason } from '../domain/health.ts';
 import type { Settings, TickEvent } from '../domain/observation.ts';
 import { classOf, messageOf, retryFor, worstError } from './errors.ts';
 import { executeEffects, type PendingEvent } from './execute.ts';
@@ -64,6 +64,9 @@ const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
   return { kind: 'backoff', error };
 };
 
+/** The step whose one write, removing the finalizer, leads into the final state. */
+const FINALIZER_STEP = 'Deleting.RemoveFinalizer';
+
 /**
  * The reason a failed write puts on the condition of the component it belonged to. Deleting or releasing
  * a child in the Deleting states (the PostgresCluster itself is going) is cleanup, whatever the component: the
@@ -95,13 +98,16 @@ function describeFailure(effect: Effect, error: unknown, deleting: boolean): Wri
   return { component: effect.component, reason, message };
 }
 
-/** One Normal event for each component condition that turned True in this pass. */
+/**
+ * One Normal event for each component condition that turned True in this pass. A pooler switched off
+ * is True too (nothing to wait for), but announcing "PoolerReady" for poolers just deleted would mislead.
+ */
 function readinessEvents(previous: Condition[] | undefined, next: Condition[] | undefined): KubeEvent[] {
   return COMPONENTS.flatMap((c) => {
     const type = CONDITION_OF[c];
     const after = next?.find((x) => x.type === type);
     const before = previous?.find((x) => x.type === type);
-    if (after?.status !== 'True' || before?.status === 'True') return [];
+    if (after?.status !== 'True' || before?.status === 'True' || after.reason === Reason.PoolerDisabled) return [];
     return [{ type: 'Normal', reason: READY_EVENT_OF[c], action: `Become${type}`, message: after.message }];
   });
 }
@@ -138,11 +144,14 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
   const from = previous?.state;
   const snapshot = restoreState(from) ?? initialTransition(postgresClusterMachine)[0];
   const event: TickEvent = { type: 'tick', now, observation, settings };
-  const [next, actions] = transition(postgresClusterMachine, snapshot, event);
-  const to = encodeState(next.value);
+  const [taken, actions] = transition(postgresClusterMachine, snapshot, event);
   const effects = actions.filter((a) => a.type === 'effect').map((a) => a.params as Effect);
 
   const execution = await executeEffects(ports, cluster, effects);
+  // The final state is reached by removing the finalizer. If that failed, the object is still there and
+  // the pass ends in the step that failed, whose status records the failure (and so warns only once).
+  const next = taken.status === 'done' && execution.failure ? (restoreState(FINALIZER_STEP) ?? taken) : taken;
+  const to = encodeState(next.value);
   const errors: unknown[] = execution.failure ? [execution.failure.error] : [];
   // The machine's Deleting states are where cleanup happens (they are entered on the deletion timestamp).
   const deleting = to.startsWith('Deleting');

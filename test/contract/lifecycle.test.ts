@@ -94,6 +94,24 @@ describe('11. deletion', () => {
     expect(reasonsOf(sim, 'orders').at(-1)).toBe('CleanupComplete');
   });
 
+  it('a finalizer that cannot be removed leaves the object in RemoveFinalizer, saying why, warning once', async () => {
+    const sim = simulationWith([clusterObject('orders', { clusterDeletionPolicy: 'Delete' })]);
+    await untilReady(sim, 'orders');
+    sim.api.delete({ kind: 'PostgresCluster', namespace: NS, name: 'orders' });
+    // Every update of the object is refused: removing the finalizer fails, again and again.
+    sim.api.injectFault('PostgresCluster', 'update', 'forbidden', 4);
+    for (let i = 0; i < 4; i++) await sim.reconcileNow({ namespace: NS, name: 'orders' });
+    expect(getCluster(sim, 'orders')?.metadata.finalizers).toEqual(['pgfsm.io/finalizer']);
+    expect(statusOf(sim, 'orders').state).toBe('Deleting.RemoveFinalizer');
+    expect(conditionOf(sim, 'orders', 'Ready')).toMatchObject({ status: 'False', reason: 'FinalizerUpdateFailed' });
+    expect(reasonsOf(sim, 'orders').filter((r) => r === 'FinalizerUpdateFailed')).toHaveLength(1);
+    expect(reasonsOf(sim, 'orders')).not.toContain('CleanupComplete');
+
+    await sim.run(60_000);
+    expect(getCluster(sim, 'orders')).toBeUndefined();
+    expect(reasonsOf(sim, 'orders').at(-1)).toBe('CleanupComplete');
+  });
+
   it('Retain keeps the data-bearing children without owner references, and a new cluster re-adopts them', async () => {
     const sim = simulationWith([pooled('Retain')]);
     await untilReady(sim, 'orders');
