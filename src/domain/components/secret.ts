@@ -55,7 +55,8 @@ export function planSecret(observation: Observation): Effect[] {
       },
     ];
   }
-  if (ownershipOf(secret.metadata.ownerReferences, cluster) === 'orphan') {
+  // A Secret without a password is not taken over: it stays its author's to fix (or delete).
+  if (ownershipOf(secret.metadata.ownerReferences, cluster) === 'orphan' && secret.keys.includes(PASSWORD_KEY)) {
     return [
       {
         type: 'setOwner',

@@ -69,6 +69,15 @@ describe('superuser Secret', () => {
     expect(planSecret(observation)).toEqual([]);
   });
 
+  it('an orphan without a password key is Failed and not adopted: it stays its author’s', () => {
+    const observation = world({ secret: 'noKey' });
+    if (!observation.secret) throw new Error('fixture has no Secret');
+    const orphan = { ...observation, secret: { ...observation.secret, metadata: { ...observation.secret.metadata } } };
+    orphan.secret.metadata.ownerReferences = [];
+    expect(checkSecret(orphan).state).toBe('Failed');
+    expect(planSecret(orphan)).toEqual([]);
+  });
+
   it('orphan (retained earlier): adopted with setOwner and ClusterAdopted; not Ready until then', () => {
     const observation = world({ secret: 'orphan' });
     const h = checkSecret(observation);
