@@ -291,11 +291,12 @@ export const postgresClusterMachine = base
           ...Object.fromEntries(
             (
               [
-                ['Secret', 'secret', 'The superuser Secret is unusable or controlled by someone else'],
+                ['Secret', 'secret', 'The superuser Secret has no password or is controlled by someone else'],
                 [
                   'Cluster',
                   'cluster',
-                  'CNPG reports a failure that needs a human (unrecoverable, waiting for user, …)',
+                  'CNPG reports a failure that needs a human (unrecoverable, waiting for user, …), or the CNPG ' +
+                    'Cluster is controlled by someone else or authenticates with another superuser Secret',
                 ],
                 ['ManagedRoles', 'managedRoles', 'CNPG cannot reconcile one or more managed roles'],
                 ['Pooler', 'pooler', 'A Pooler with our name is controlled by someone else'],

@@ -250,6 +250,8 @@ describe('6. consumer contract', () => {
     expect(status.connectionPoolerStatus).toBeUndefined();
     expect(conditionOf(sim, 'orders', 'PoolerReady')).toMatchObject({ status: 'True', reason: 'PoolerDisabled' });
     expect(sim.api.list('Pooler', NS)).toHaveLength(0);
+    // Deleted poolers are announced as deleted, never as "ready".
+    expect(reasonsOf(sim, 'orders').filter((r) => r === 'PoolerReady')).toHaveLength(1);
     const cm = { data: dataOf(sim, 'ConfigMap', 'orders-endpoints') ?? {} };
     expect(cm?.data[EndpointKey.poolerRw]).toBeUndefined();
   });
