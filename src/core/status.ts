@@ -7,7 +7,8 @@ import type { StateMeta } from '../../machines/meta.ts';
 import type { Condition, PostgresClusterStatus } from '../api/schema.ts';
 import { type Assessment, rolesStatus } from '../domain/assessment.ts';
 import { COMPONENTS, CONDITION_OF, type Component, type Health } from '../domain/health.ts';
-import { PASSWORD_KEY } from '../domain/names.ts';
+import { ownershipOf, PASSWORD_KEY } from '../domain/names.ts';
+import type { OwnerReference } from '../domain/objects.ts';
 import type { Settings } from '../domain/observation.ts';
 
 /** A write that failed in this pass, reported on the condition of the component it belonged to. */
@@ -139,7 +140,11 @@ export function projectStatus(input: StatusInput): PostgresClusterStatus {
     stateSince: toSeconds(input.since),
     conditions,
   };
-  if (cnpg) {
+  // Refs point consumers at objects to use: only ours (never a foreign or not-yet-adopted one), and the
+  // Secret only once it holds the key the ref names.
+  const ours = (object: { metadata: { ownerReferences?: OwnerReference[] } } | undefined) =>
+    object !== undefined && ownershipOf(object.metadata.ownerReferences, observation.cluster) === 'ours';
+  if (cnpg && ours(cnpg)) {
     status.provisionerRef = {
       apiVersion: cnpg.apiVersion,
       kind: cnpg.kind,
@@ -161,8 +166,10 @@ export function projectStatus(input: StatusInput): PostgresClusterStatus {
     status.managedRolesStatus = rolesStatus(observation, assessment.roles);
   }
   const resources: NonNullable<PostgresClusterStatus['resources']> = {};
-  if (secret) resources.secretRef = { name: secret.metadata.name, key: PASSWORD_KEY };
-  if (configMap) resources.configMapRef = { name: configMap.metadata.name };
+  if (secret && ours(secret) && secret.keys.includes(PASSWORD_KEY)) {
+    resources.secretRef = { name: secret.metadata.name, key: PASSWORD_KEY };
+  }
+  if (configMap && ours(configMap)) resources.configMapRef = { name: configMap.metadata.name };
   if (resources.secretRef || resources.configMapRef) status.resources = resources;
   return status;
 }

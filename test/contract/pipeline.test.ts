@@ -195,6 +195,30 @@ describe('5. events only on transitions', () => {
 });
 
 describe('6. consumer contract', () => {
+  it('publishes no ref to an object it does not control, nor a secretRef to a Secret without the key', async () => {
+    const foreign = [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'someone', uid: 'uid-x', controller: true }];
+    const sim = simulationWith([
+      clusterObject('orders'),
+      // A Secret of pgfsm's name without a password, and a CNPG Cluster someone else controls.
+      { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'orders-superuser', namespace: NS }, data: {} },
+    ] as never);
+    await sim.run(60_000);
+    expect(statusOf(sim, 'orders').state).toBe('Failed.Secret');
+    expect(statusOf(sim, 'orders').resources).toBeUndefined();
+
+    sim.api.delete({ kind: 'Secret', namespace: NS, name: 'orders-superuser' });
+    sim.api.create({
+      apiVersion: 'postgresql.cnpg.io/v1',
+      kind: 'Cluster',
+      metadata: { name: 'orders', namespace: NS, ownerReferences: foreign },
+      spec: { instances: 1 },
+    } as never);
+    await sim.run(5 * 60_000);
+    expect(statusOf(sim, 'orders').state).toBe('Failed.Cluster');
+    expect(statusOf(sim, 'orders').provisionerRef).toBeUndefined();
+    expect(statusOf(sim, 'orders').resources).toEqual({ secretRef: { name: 'orders-superuser', key: 'password' } });
+  });
+
   it('publishes refs, pooler status and endpoints; never a secret value', async () => {
     const sim = simulationWith([pooled(), passwordSecret('app-password', 'app')]);
     await sim.run(75_000);
