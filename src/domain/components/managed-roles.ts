@@ -117,12 +117,14 @@ export function checkManagedRoles(observation: Observation, desired: DesiredRole
   if (pending.length > 0) {
     return health('Provisioning', Reason.ManagedRolesPending, `CNPG has not reconciled role(s) ${pending.join(', ')}`);
   }
-  const count = desired.roles.length;
-  return health(
-    'Ready',
-    Reason.ManagedRolesReconciled,
-    count ? `${count} managed role(s) reconciled` : 'No managed roles',
-  );
+  // Roles taken out of the list (or marked exists: false) are `ensure: absent` entries: not counted as managed.
+  const present = desired.roles.filter((r) => r.ensure !== 'absent').length;
+  const absent = desired.roles.length - present;
+  const message = [
+    present ? `${present} managed role(s) reconciled` : 'No managed roles',
+    ...(absent ? [`${absent} role(s) ensured absent`] : []),
+  ].join(', ');
+  return health('Ready', Reason.ManagedRolesReconciled, message);
 }
 
 export function planManagedRoles(observation: Observation, desired: DesiredRoles): Effect[] {

@@ -147,6 +147,10 @@ describe('desired roles', () => {
     });
     expect(desired.roles).toEqual([present('app'), absent('legacy')]);
     expect(planManagedRoles(observation, desired)).toEqual([]);
+    // Counted apart: the removed role is not a managed role any more.
+    expect(checkManagedRoles(observation, desired).message).toBe(
+      '1 managed role(s) reconciled, 1 role(s) ensured absent',
+    );
   });
 
   it('a role marked exists: false is kept absent even when reconciled (it is still in the spec)', () => {
