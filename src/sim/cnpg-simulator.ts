@@ -9,6 +9,7 @@ import type { Change, StoredObject } from '../adapters/memory/api-server.ts';
 import type { Clock } from '../core/ports.ts';
 import { CnpgPhase } from '../domain/components/cnpg-phases.ts';
 import type { CnpgCluster, KubeObject, Pooler } from '../domain/objects.ts';
+import { Heap } from './heap.ts';
 
 /**
  * What the simulator needs from an API: the in-memory one, or a real API server (where CNPG would be).
@@ -20,7 +21,18 @@ export interface SimulatorApi {
   list<T extends KubeObject = StoredObject>(kind: string, namespace?: string): T[];
   put(object: StoredObject, statusOnly?: boolean): unknown;
   onChange(listener: (change: Change) => void): () => void;
+  /**
+   * Optional: the objects of `kind` named in `refs` that exist, in `list` order. Only for an API whose
+   * `onChange` reports every write of every kind (status and Secrets included) as it happens, as the
+   * in-memory one does: the simulator then looks again only at what changed since it last looked, instead
+   * of listing every Cluster after every change, which made a simulated fleet quadratic in its size.
+   * Without it (a real API server: its watches cover only some kinds and lag behind the writes) the
+   * simulator lists everything each time.
+   */
+  listNamed?<T extends KubeObject = StoredObject>(kind: string, refs: Iterable<Ref>): T[];
 }
+
+type Ref = { namespace: string; name: string };
 
 export interface SimulatorDelays {
   /** From creation to the first phase. */
@@ -48,6 +60,8 @@ export const defaultDelays: SimulatorDelays = {
 
 interface Timer {
   at: number;
+  /** Order of creation: timers due at the same instant run in the order they were set. */
+  seq: number;
   key: string;
   epoch: number;
   run: () => void;
@@ -64,12 +78,42 @@ const fingerprint = (c: CnpgCluster) =>
   ]);
 
 const keyOf = (o: { metadata: { namespace?: string; name: string } }) => `${o.metadata.namespace}/${o.metadata.name}`;
+const nameOf = (o: { metadata: { namespace?: string; name: string } }): Ref => ({
+  namespace: o.metadata.namespace ?? '',
+  name: o.metadata.name,
+});
+
+/**
+ * With an API that reports every change (see `SimulatorApi.listNamed`): the objects that may need another
+ * look, by `keyOf`. An object left out is one the full pass would leave alone, so looking only at these
+ * (still in `list` order, so writes keep their order) behaves exactly as listing everything did.
+ */
+interface Revisit {
+  /** Clusters whose spec may differ from what `seen` holds (changed, forgotten, or stuck meanwhile). */
+  clusters: Map<string, Ref>;
+  /** Poolers whose instances may differ from what `seen` holds. */
+  poolers: Map<string, Ref>;
+  /** Clusters whose managed roles may have a new status: changed, or a password Secret of theirs did. */
+  roles: Map<string, Ref>;
+  /** Clusters with a role still within `roleMs`: its status moves with the clock alone. */
+  rolesWaiting: Map<string, Ref>;
+  /** Every cluster's roles (at the start, and when injected role errors change). */
+  allRoles: boolean;
+  /** The clusters whose roles name a password Secret, by the Secret's `namespace/name`. */
+  secretUsers: Map<string, Map<string, Ref>>;
+}
 
 /** CNPG fills in parameters of its own; pgfsm must not take them for drift. */
 const CNPG_DEFAULT_PARAMETERS = { shared_buffers: '128MB', dynamic_shared_memory_type: 'posix' };
 
 export class CnpgSimulator {
-  private timers: Timer[] = [];
+  /**
+   * By (at, seq): the next timer in O(log n), where filtering and sorting every pending timer on every
+   * step made a simulated fleet quadratic. A timer of an earlier epoch never runs again (epochs only
+   * grow), so dropping it early from the heap changes nothing.
+   */
+  private readonly timers = new Heap<Timer>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
+  private timersSet = 0;
   private readonly epochs = new Map<string, number>();
   private readonly seen = new Map<string, string>();
   private readonly roleSeen = new Map<string, number>();
@@ -77,36 +121,67 @@ export class CnpgSimulator {
   private readonly roleErrors = new Map<string, string>();
   private readonly poolersNeverReady = new Set<string>();
   private readonly unsubscribe: () => void;
+  private revisit: Revisit | undefined;
 
   constructor(
     private readonly api: SimulatorApi,
     private readonly clock: Clock,
     private readonly delays: SimulatorDelays = defaultDelays,
   ) {
+    if (api.listNamed) {
+      const byKey = (objects: KubeObject[]) => new Map(objects.map((o) => [keyOf(o), nameOf(o)]));
+      this.revisit = {
+        clusters: byKey(api.list('Cluster')),
+        poolers: byKey(api.list('Pooler')),
+        roles: new Map(),
+        rolesWaiting: new Map(),
+        allRoles: true,
+        secretUsers: new Map(),
+      };
+    }
     this.unsubscribe = api.onChange((change) => this.onChange(change));
     this.syncAll();
   }
 
   stop(): void {
     this.unsubscribe();
+    // No more changes come in: from now on look at everything.
+    this.revisit = undefined;
   }
 
   /** When the simulator will next change something on its own, if ever. */
   nextEventAt(): number | undefined {
-    const live = this.timers.filter((t) => this.epochOf(t.key) === t.epoch);
-    return live.length ? Math.min(...live.map((t) => t.at)) : undefined;
+    for (;;) {
+      const next = this.timers.peek();
+      if (!next || this.epochOf(next.key) === next.epoch) return next?.at;
+      this.timers.pop();
+    }
   }
 
   /** Runs everything due by the clock's now. */
   advance(): void {
     const now = this.clock.now();
     for (;;) {
-      const due = this.timers.filter((t) => t.at <= now).sort((a, b) => a.at - b.at)[0];
-      if (!due) break;
-      this.timers.splice(this.timers.indexOf(due), 1);
+      const due = this.timers.peek();
+      if (!due || due.at > now) break;
+      this.timers.pop();
       if (this.epochOf(due.key) === due.epoch) due.run();
     }
-    for (const cluster of this.api.list<CnpgCluster>('Cluster')) this.reconcileRoles(cluster);
+    const revisit = this.revisit;
+    if (!revisit) {
+      for (const cluster of this.api.list<CnpgCluster>('Cluster')) this.reconcileRoles(cluster);
+      return;
+    }
+    const clusters = this.listOf<CnpgCluster>(
+      'Cluster',
+      revisit.allRoles ? undefined : [...revisit.roles, ...revisit.rolesWaiting],
+    );
+    revisit.allRoles = false;
+    revisit.roles.clear();
+    revisit.rolesWaiting.clear();
+    for (const cluster of clusters) {
+      if (this.reconcileRoles(cluster)) revisit.rolesWaiting.set(keyOf(cluster), nameOf(cluster));
+    }
   }
 
   // ---- faults -------------------------------------------------------------------------------------
@@ -143,6 +218,7 @@ export class CnpgSimulator {
 
   roleCannotReconcile(namespace: string, cluster: string, role: string, message: string): void {
     this.roleErrors.set(`${namespace}/${cluster}/${role}`, message);
+    if (this.revisit) this.revisit.allRoles = true;
   }
 
   poolerNeverReady(namespace: string, pooler: string): void {
@@ -151,6 +227,7 @@ export class CnpgSimulator {
 
   clearFaults(): void {
     this.roleErrors.clear();
+    if (this.revisit) this.revisit.allRoles = true;
     this.poolersNeverReady.clear();
     for (const key of [...this.stuck]) {
       const [namespace = '', name = ''] = key.split('/');
@@ -162,6 +239,7 @@ export class CnpgSimulator {
   // ---- reactions ----------------------------------------------------------------------------------
 
   private onChange(change: Change): void {
+    this.noteChange(change);
     if (change.statusOnly) return;
     const { kind } = change.object;
     if (change.type === 'deleted') {
@@ -173,15 +251,74 @@ export class CnpgSimulator {
     if (kind === 'Cluster' || kind === 'Pooler') this.syncAll();
   }
 
+  /** What a change may make worth another look (only with an API that reports every change). */
+  private noteChange({ type, object }: Change): void {
+    const revisit = this.revisit;
+    if (!revisit) return;
+    const id = keyOf(object);
+    const ref = nameOf(object);
+    if (object.kind === 'Cluster') {
+      revisit.clusters.set(id, ref);
+      revisit.roles.set(id, ref);
+    } else if (object.kind === 'Pooler') revisit.poolers.set(id, ref);
+    else if (object.kind === 'Secret') {
+      for (const [key, user] of revisit.secretUsers.get(`${ref.namespace}/${ref.name}`) ?? []) {
+        revisit.roles.set(key, user);
+      }
+    }
+    // A deletion of any kind forgets what was seen under its name (see `onChange`).
+    if (type === 'deleted') (object.kind === 'Pooler' ? revisit.poolers : revisit.clusters).set(id, ref);
+  }
+
+  /** Every object of `kind`, or (with `revisit`) only those in `looked`; either way in `list` order. */
+  private listOf<T extends KubeObject>(kind: string, looked?: Array<[string, Ref]>): T[] {
+    if (!looked || !this.api.listNamed) return this.api.list<T>(kind);
+    const refs = looked.map((entry) => entry[1]);
+    return this.api.listNamed<T>(kind, refs);
+  }
+
+  /**
+   * After a pass over `looked` (a snapshot of `pending`): keeps pending only those whose object still
+   * differs from what `seen` holds, e.g. a stuck Cluster, or one changed again while the pass ran.
+   */
+  private settle(
+    kind: string,
+    looked: Array<[string, Ref]>,
+    pending: Map<string, Ref>,
+    inStep: (o: KubeObject) => boolean,
+  ): void {
+    const current = new Map(this.listOf(kind, looked).map((o) => [keyOf(o), o]));
+    for (const [key, ref] of looked) {
+      const object = current.get(key);
+      if (object && !inStep(object)) pending.set(key, ref);
+      else pending.delete(key);
+    }
+  }
+
   private syncAll(): void {
-    for (const cluster of this.api.list<CnpgCluster>('Cluster')) this.syncCluster(cluster);
-    for (const pooler of this.api.list<Pooler>('Pooler')) {
+    const revisit = this.revisit;
+    const looked = revisit && [...revisit.clusters];
+    for (const cluster of this.listOf<CnpgCluster>('Cluster', looked)) this.syncCluster(cluster);
+    if (revisit && looked) {
+      this.settle(
+        'Cluster',
+        looked,
+        revisit.clusters,
+        (c) => this.seen.get(keyOf(c)) === fingerprint(c as CnpgCluster),
+      );
+    }
+    const lookedPoolers = revisit && [...revisit.poolers];
+    for (const pooler of this.listOf<Pooler>('Pooler', lookedPoolers)) {
       const key = `pooler:${keyOf(pooler)}`;
       const print = JSON.stringify(pooler.spec.instances ?? 1);
       if (this.seen.get(key) !== print) {
         this.seen.set(key, print);
         this.rolloutPooler(pooler);
       }
+    }
+    if (revisit && lookedPoolers) {
+      const print = (p: KubeObject) => JSON.stringify((p as Pooler).spec.instances ?? 1);
+      this.settle('Pooler', lookedPoolers, revisit.poolers, (p) => this.seen.get(`pooler:${keyOf(p)}`) === print(p));
     }
   }
 
@@ -289,9 +426,11 @@ export class CnpgSimulator {
     this.at(key, epoch, durationMs, () => this.healthy(namespace, name));
   }
 
-  private reconcileRoles(cluster: CnpgCluster): void {
+  /** Returns whether a role is still within `roleMs` (its status will change with time alone). */
+  private reconcileRoles(cluster: CnpgCluster): boolean {
     const { namespace = '', name } = cluster.metadata;
-    if (cluster.status?.phase !== CnpgPhase.Healthy) return;
+    if (cluster.status?.phase !== CnpgPhase.Healthy) return false;
+    let waiting = false;
     const now = this.clock.now();
     const reconciled: string[] = [];
     const pending: string[] = [];
@@ -300,6 +439,11 @@ export class CnpgSimulator {
       const roleKey = `${namespace}/${name}/${role.name}/${role.ensure}/${role.passwordSecret?.name ?? ''}`;
       const first = this.roleSeen.get(roleKey) ?? now;
       this.roleSeen.set(roleKey, first);
+      if (role.passwordSecret && this.revisit) {
+        const users = this.revisit.secretUsers;
+        const secret = `${namespace}/${role.passwordSecret.name}`;
+        users.set(secret, (users.get(secret) ?? new Map()).set(keyOf(cluster), nameOf(cluster)));
+      }
       const error = this.roleErrors.get(`${namespace}/${name}/${role.name}`);
       const secretMissing =
         role.ensure !== 'absent' &&
@@ -308,6 +452,7 @@ export class CnpgSimulator {
       if (error) cannotReconcile[role.name] = [error];
       else if (secretMissing || now - first < this.delays.roleMs) {
         pending.push(role.name);
+        waiting ||= !secretMissing;
         if (!secretMissing)
           this.at(
             `roles:${namespace}/${name}`,
@@ -325,10 +470,11 @@ export class CnpgSimulator {
       },
       cannotReconcile,
     };
-    if (JSON.stringify(cluster.status?.managedRolesStatus) === JSON.stringify(status)) return;
+    if (JSON.stringify(cluster.status?.managedRolesStatus) === JSON.stringify(status)) return waiting;
     this.mutate(namespace, name, (c) => {
       c.status = { ...c.status, managedRolesStatus: status };
     });
+    return waiting;
   }
 
   private rolloutPooler(pooler: Pooler): void {
@@ -383,7 +529,7 @@ export class CnpgSimulator {
   }
 
   private at(key: string, epoch: number, delayMs: number, run: () => void): void {
-    this.timers.push({ at: this.clock.now() + Math.max(delayMs, 0), key, epoch, run });
+    this.timers.push({ at: this.clock.now() + Math.max(delayMs, 0), seq: ++this.timersSet, key, epoch, run });
   }
 
   private mutate(namespace: string, name: string, change: (c: CnpgCluster) => void, statusOnly = true): void {
