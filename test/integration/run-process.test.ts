@@ -120,6 +120,42 @@ describe('pgfsm run', () => {
     expect(lines.join('\n')).not.toMatch(/"password"\s*:\s*"[^"*[]/);
   });
 
+  it('bin/pgfsm.js runs the compiled CLI and passes SIGTERM on: the operator stops cleanly, the Lease is free', async () => {
+    const out: string[] = [];
+    const bin = spawn(
+      process.execPath,
+      [
+        'bin/pgfsm.js',
+        'run',
+        '--kubeconfig',
+        join(dir, 'operator.kubeconfig'),
+        '--metrics-addr',
+        '127.0.0.1:0',
+        '--lease-namespace',
+        'pgfsm-system',
+        '--identity',
+        'bin-under-test',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '/nonexistent' } },
+    );
+    const exited = new Promise<number | null>((resolve) => bin.on('exit', (code) => resolve(code)));
+    bin.stdout?.on('data', (chunk: Buffer) => out.push(chunk.toString()));
+    bin.stderr?.on('data', (chunk: Buffer) => out.push(chunk.toString()));
+    try {
+      await waitFor('bin/pgfsm.js leading', async () => (out.join('').includes('started leading') ? true : undefined));
+    } finally {
+      bin.kill('SIGTERM');
+    }
+    expect(await exited, out.join('')).toBe(0);
+    // The signal reached the operator itself: it logged it, drained and released the Lease.
+    expect(out.join('')).toMatch(/"signal":"SIGTERM".*"msg":"signal received"/);
+    expect(out.join('')).toContain('"msg":"stopped"');
+    const lease = await world.admin
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: 'pgfsm-leader', namespace: 'pgfsm-system' });
+    expect(lease.spec?.holderIdentity ?? '').toBe('');
+  });
+
   it('the compiled code finds the files that ship beside it (CRDs, RBAC, examples, control-plane wrappers)', () => {
     const script = `
       const m = await import('./dist/src/adapters/kubernetes/manifests.js');
