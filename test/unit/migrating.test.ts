@@ -217,6 +217,44 @@ function expansions(name: string): string[] {
 }
 const isTemplate = (name: string) => name.includes('<');
 
+/**
+ * Each row's Change label agrees with both vocabularies: `removed` only for names pgfsm lacks, `new` only
+ * for names the reference lacks, `kept` when the name stays, a rename (or move) only when pgfsm dropped it.
+ */
+function expectTruthfulChanges(
+  rows: Row[],
+  {
+    inPgfsm,
+    inReference,
+    renamed,
+    kept,
+  }: {
+    inPgfsm: (name: string) => boolean;
+    inReference: (name: string) => boolean;
+    renamed: RegExp;
+    kept?: (row: Row, ref: string) => void;
+  },
+): void {
+  for (const row of rows) {
+    const [ref] = tokens(row.Reference);
+    const mine = tokens(row.pgfsm);
+    const change = row.Change ?? '';
+    if (mine.length === 0) {
+      expect(change, `${ref}`).toMatch(/^removed/);
+      expect(inPgfsm(ref ?? ''), `${ref} is said removed but pgfsm has it`).toBe(false);
+    } else if (!ref) {
+      expect(change, `${mine}`).toMatch(/^new/);
+      for (const name of mine) expect(inReference(name), `${name} is said new`).toBe(false);
+    } else if (mine.includes(ref)) {
+      expect(change, ref).toMatch(/^kept/);
+      kept?.(row, ref);
+    } else {
+      expect(change, ref).toMatch(renamed);
+      expect(inPgfsm(ref), `${ref} is said renamed but pgfsm still has it`).toBe(false);
+    }
+  }
+}
+
 /** The source files of the operator's core: `src/` and `machines/`. */
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {
@@ -279,23 +317,11 @@ describe('docs/migrating.md: condition reasons', () => {
   });
 
   it('says kept, renamed, removed or new truthfully', () => {
-    for (const row of rows) {
-      const [ref] = tokens(row.Reference);
-      const mine = tokens(row.pgfsm);
-      const change = row.Change ?? '';
-      if (mine.length === 0) {
-        expect(change, `${ref}`).toMatch(/^removed/);
-        expect(CONDITION_VOCABULARY.has(ref ?? ''), `${ref} is said removed but pgfsm has it`).toBe(false);
-      } else if (!ref) {
-        expect(change, `${mine}`).toMatch(/^new/);
-        for (const name of mine) expect(REFERENCE_REASONS.has(name), `${name} is said new`).toBe(false);
-      } else if (mine.includes(ref)) {
-        expect(change, ref).toMatch(/^kept/);
-      } else {
-        expect(change, ref).toMatch(/^(renamed|moved)/);
-        expect(CONDITION_VOCABULARY.has(ref), `${ref} is said renamed but pgfsm still has it`).toBe(false);
-      }
-    }
+    expectTruthfulChanges(rows, {
+      inPgfsm: (name) => CONDITION_VOCABULARY.has(name),
+      inReference: (name) => REFERENCE_REASONS.has(name),
+      renamed: /^(renamed|moved)/,
+    });
   });
 
   it('puts each reason on the condition pgfsm publishes it on', () => {
@@ -367,24 +393,12 @@ describe('docs/migrating.md: events', () => {
   });
 
   it('says kept, renamed, removed or new truthfully', () => {
-    for (const row of rows) {
-      const [ref] = tokens(row.Reference);
-      const mine = tokens(row.pgfsm);
-      const change = row.Change ?? '';
-      if (mine.length === 0) {
-        expect(change, `${ref}`).toMatch(/^removed/);
-        expect(vocabulary.has(ref ?? ''), `${ref} is said removed but pgfsm emits it`).toBe(false);
-      } else if (!ref) {
-        expect(change, `${mine}`).toMatch(/^new/);
-        for (const name of mine) expect(REFERENCE_EVENTS[name], `${name} is said new`).toBeUndefined();
-      } else if (mine.includes(ref)) {
-        expect(change, ref).toMatch(/^kept/);
-        expect(row.Type, ref).toBe(REFERENCE_EVENTS[ref]);
-      } else {
-        expect(change, ref).toMatch(/^renamed/);
-        expect(vocabulary.has(ref), `${ref} is said renamed but pgfsm still emits it`).toBe(false);
-      }
-    }
+    expectTruthfulChanges(rows, {
+      inPgfsm: (name) => vocabulary.has(name),
+      inReference: (name) => REFERENCE_EVENTS[name] !== undefined,
+      renamed: /^renamed/,
+      kept: (row, ref) => expect(row.Type, ref).toBe(REFERENCE_EVENTS[ref]),
+    });
   });
 });
 
