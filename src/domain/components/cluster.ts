@@ -31,10 +31,16 @@ export function desiredCnpgCluster(observation: Observation, config: MergedConfi
     postgresql: { parameters: config.postgresqlConfig, pg_hba: config.pgHBA },
     superuserSecret: { name: names.secret },
     enableSuperuserAccess: true,
-    bootstrap: { initdb: { database: 'postgres', owner: SUPERUSER_NAME, secret: { name: names.secret } } },
     storage: { size: config.storage },
     resources: config.resources,
   };
+  // CNPG reads `bootstrap` only to initialise a new cluster. pgfsm sets it on creation and afterwards
+  // applies what the cluster already has, so adopting one (whose bootstrap named another Secret, or came
+  // from a backup) never asks CNPG to change how a running database was once created.
+  const bootstrap = observation.cnpg
+    ? observation.cnpg.spec?.bootstrap
+    : { initdb: { database: 'postgres', owner: SUPERUSER_NAME, secret: { name: names.secret } } };
+  if (bootstrap) spec.bootstrap = bootstrap;
   return {
     apiVersion: CNPG_API_VERSION,
     kind: 'Cluster',

@@ -364,6 +364,25 @@ describe('CNPG cluster drift', () => {
   });
 });
 
+describe('CNPG cluster bootstrap', () => {
+  it('a new cluster is bootstrapped with initdb and the superuser Secret', () => {
+    const desired = desiredOf(world({ cnpg: 'missing' }));
+    expect(desired.spec.bootstrap).toEqual({
+      initdb: { database: 'postgres', owner: 'postgres', secret: { name: 'orders-superuser' } },
+    });
+  });
+
+  it('an existing cluster keeps the bootstrap it was created with: pgfsm never changes it', () => {
+    const observation = withCnpg((cnpg) => {
+      cnpg.metadata.ownerReferences = [];
+      cnpg.spec.bootstrap = { initdb: { database: 'app', owner: 'app', secret: { name: 'orders-secret' } } };
+    });
+    const desired = desiredOf(observation);
+    expect(desired.spec.bootstrap).toEqual(observation.cnpg?.spec.bootstrap);
+    expect(cnpgDrift(observation.cnpg as CnpgCluster, desired)).toEqual([]);
+  });
+});
+
 describe('CNPG cluster existence and ownership', () => {
   it('a missing cluster is Pending and planned as one apply with ClusterCreationStarted', () => {
     const observation = world({ cnpg: 'missing' });
