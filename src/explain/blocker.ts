@@ -13,7 +13,7 @@ import { CONDITION_OF, type Component } from '../domain/health.ts';
 import { FINALIZER } from '../domain/names.ts';
 import type { TickEvent } from '../domain/observation.ts';
 import { type Checked, nodeAt, type Replay, tickChecks } from './machine.ts';
-import { componentFacts, LEAD } from './phrases.ts';
+import { componentFacts, LEAD, STEP_OF } from './phrases.ts';
 import type { Blocker, ObservedFacts, WhenClear } from './types.ts';
 
 const isComponent = (value: unknown): value is Component => typeof value === 'string' && value in CONDITION_OF;
@@ -53,7 +53,9 @@ function summaryOf(check: Checked, component: Component | null, facts: ObservedF
     case 'componentReady':
       return component ? `waiting for ${LEAD[component]}: ${list(componentFacts(component, facts))}` : '';
     case 'componentFailed':
-      return component ? `${LEAD[component]} failed: ${a.health[component]?.message ?? ''}` : '';
+      // The step, not its subject: "CNPG failed" would be wrong when pgfsm itself refuses (another owner, a
+      // superuser Secret it will not take over).
+      return component ? `the ${STEP_OF[component]} step failed: ${a.health[component]?.message ?? ''}` : '';
     case 'cnpgBusy':
       return `CNPG is busy: ${list(componentFacts('cluster', facts))}`;
     case 'classMissing':

@@ -12,6 +12,15 @@ export const LEAD: Record<Component, string> = {
   configMap: 'the endpoints ConfigMap',
 };
 
+/** Each component's pipeline step, as the machine names it (`Provisioning.<Step>`, `Failed.<Step>`). */
+export const STEP_OF: Record<Component, string> = {
+  secret: 'Secret',
+  cluster: 'Cluster',
+  managedRoles: 'ManagedRoles',
+  pooler: 'Pooler',
+  configMap: 'ConfigMap',
+};
+
 /** Only worth saying when it is not ours: an orphan is adopted, a foreign one blocks for good. */
 const control = (o: ObjectFact) =>
   o.exists && o.ownership !== 'ours' ? [`${o.name} controlled by ${o.controller ?? 'nobody'}`] : [];

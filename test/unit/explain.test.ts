@@ -210,6 +210,20 @@ describe('explain: where the cluster is and what holds it there', () => {
     );
   });
 
+  it('a CNPG Cluster with another superuser Secret: the Cluster step failed, with what to do', () => {
+    const { x } = explained({
+      facts: { cnpg: 'released' },
+      state: 'Failed.Cluster',
+      tweak: (o) => {
+        if (o.cnpg) o.cnpg.spec = { ...o.cnpg.spec, superuserSecret: { name: 'orders-secret' } };
+      },
+    });
+    expect(x.blocker).toMatchObject({ guard: 'componentFailed(cluster)', reason: 'ClusterSuperuserSecretMismatch' });
+    expect(x.blocker?.summary).toMatch(
+      /^the Cluster step failed: CNPG cluster orders uses superuser secret orders-secret, not orders-superuser/,
+    );
+  });
+
   it('Suspended: spec.suspend is true', () => {
     const { x } = explained({ facts: { suspend: true }, state: 'Suspended' });
     expect(x.blocker).toMatchObject({ guard: 'suspendRequested', holds: true, component: null });
