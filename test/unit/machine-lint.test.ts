@@ -158,6 +158,12 @@ describe('lifecycle machine lint', () => {
     if (meta?.step !== undefined) expect(COMPONENTS).toContain(meta.step);
   });
 
+  it('every phase the CRD allows is written by some state: the enum documents no phase that never occurs', () => {
+    const allowed = (Phase.anyOf as Array<{ const: string }>).map((p) => p.const).sort();
+    const written = [...new Set(leaves.map((n) => (n.meta as StateMeta | undefined)?.phase))].sort();
+    expect(written).toEqual(allowed);
+  });
+
   it('no state invokes an actor and none has a delayed (after) transition', () => {
     for (const node of nodesOf(machine)) {
       expect(node.invoke.length, `#${node.id} invoke`).toBe(0);
