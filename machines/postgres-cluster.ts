@@ -29,7 +29,7 @@ import {
 } from '../src/domain/deletion.ts';
 import type { Effect } from '../src/domain/effects.ts';
 import { announce, normal, warning } from '../src/domain/effects.ts';
-import { COMPONENTS, type Component } from '../src/domain/health.ts';
+import { COMPONENTS, CONDITION_OF, type Component, Reason } from '../src/domain/health.ts';
 import type { TickEvent } from '../src/domain/observation.ts';
 import type { StateMeta } from './meta.ts';
 
@@ -40,6 +40,13 @@ const allReady = (x: Assessment) => COMPONENTS.every((c) => isReady(x, c));
 /** The earlier components a step needs: a step acts only when all of them are healthy. */
 const earlierReady = (x: Assessment, step: Component) =>
   COMPONENTS.slice(0, COMPONENTS.indexOf(step)).every((c) => isReady(x, c));
+
+/** Reasons of a component that is only being brought up to date, not lost. */
+const UPDATE_REASONS: ReadonlySet<string> = new Set([
+  Reason.CNPGClusterUpdating,
+  Reason.PoolerUpdating,
+  Reason.ConfigMapDrifted,
+]);
 
 const meta = (m: StateMeta) => m;
 const failureMeta = (description: string, step: Component): StateMeta => ({
@@ -80,6 +87,18 @@ const base = setup({
     cnpgBusy: ({ event }) => {
       const x = a(event);
       return x.cnpgOperational && COMPONENTS.every((c) => c === 'cluster' || isReady(x, c));
+    },
+    /**
+     * Leaving Ready is routine when the user changed the spec (a generation the status has not observed)
+     * or when every component that is not ready is only being updated (a class change rolling out, pgfsm
+     * repairing someone's edit). Anything else, an object gone or replicas no longer ready, is a loss.
+     */
+    routineChange: ({ event }) => {
+      const { metadata, status } = event.observation.cluster;
+      const observed = status?.observedGeneration;
+      if (observed !== undefined && metadata.generation !== observed) return true;
+      const x = a(event);
+      return COMPONENTS.every((c) => isReady(x, c) || UPDATE_REASONS.has(x.health[c]?.reason ?? ''));
     },
     poolersGone: ({ event }) => poolersGone(event.observation),
     policyApplied: ({ event }) => policyApplied(event.observation),
@@ -174,6 +193,13 @@ export const postgresClusterMachine = base
           warning('ClusterDegraded', 'BecomeDegraded', `Cluster degraded: ${a(event).health.cluster?.message ?? ''}`),
         ),
       ]),
+      announceNotReady: effects((event) => {
+        const x = a(event);
+        const lost = COMPONENTS.find((c) => !isReady(x, c));
+        const h = lost ? x.health[lost] : undefined;
+        const what = lost && h ? `${CONDITION_OF[lost]} is ${h.reason}: ${h.message}` : 'a component is not ready';
+        return [announce(warning('ClusterNotReady', 'BecomeNotReady', `Cluster is no longer ready: ${what}`))];
+      }),
       reportSecretFailure: reportFailure('secret'),
       reportClusterFailure: reportFailure('cluster'),
       reportManagedRolesFailure: reportFailure('managedRoles'),
@@ -253,7 +279,8 @@ export const postgresClusterMachine = base
             ...gates(),
             { guard: 'allReady' },
             { guard: 'cnpgBusy', target: 'Degraded', actions: 'announceDegraded' },
-            { target: 'Provisioning' },
+            { guard: 'routineChange', target: 'Provisioning' },
+            { target: 'Provisioning', actions: 'announceNotReady' },
           ],
         },
       },

@@ -26,6 +26,11 @@ export const GUARDS: Record<string, GuardInfo> = {
   cnpgBusy: {
     meaning: 'CNPG is operational but busy (switchover, failover, restart, upgrade, …) while the rest is Ready',
   },
+  routineChange: {
+    meaning:
+      'The spec has a generation the status has not observed, or every component not Ready is only being updated ' +
+      '(otherwise leaving Ready warns `ClusterNotReady`)',
+  },
   poolersGone: { meaning: 'Neither the rw nor the ro Pooler exists any more' },
   policyApplied: { meaning: 'No Cluster, Secret or ConfigMap still names this PostgresCluster as its owner' },
 };

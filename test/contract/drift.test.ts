@@ -6,6 +6,7 @@ import {
   clusterObject,
   conditionOf,
   editSpec,
+  eventsOf,
   NS,
   passwordSecret,
   reasonsOf,
@@ -179,5 +180,30 @@ describe('12. a change of the class reaches every cluster that uses it', () => {
       sim.api.get<CnpgCluster>({ kind: 'Cluster', namespace: NS, name })?.spec.postgresql?.parameters?.max_connections;
     expect([param('a'), param('b'), param('c')]).toEqual(['300', '300', '50']);
     for (const name of ['a', 'b', 'c']) expect(statusOf(sim, name).state).toBe('Ready');
+    // A rollout is routine: no cluster warns that it is no longer ready.
+    for (const name of ['a', 'b', 'c']) expect(reasonsOf(sim, name)).not.toContain('ClusterNotReady');
+  });
+});
+
+describe('a Ready cluster that loses something warns once; a change the user or the class asked for does not', () => {
+  it('warns ClusterNotReady naming the lost ConfigMap, once, and not for a spec change', async () => {
+    const sim = simulationWith([clusterObject('orders')]);
+    await untilReady(sim, 'orders');
+    sim.api.delete({ kind: 'ConfigMap', namespace: NS, name: 'orders-endpoints' });
+    await untilReady(sim, 'orders');
+    await sim.run(60_000);
+    const warnings = () => eventsOf(sim, 'orders').filter((e) => e.reason === 'ClusterNotReady');
+    expect(warnings().map((e) => [e.type, e.message])).toEqual([
+      [
+        'Warning',
+        'Cluster is no longer ready: ConfigMapsReady is ConfigMapPending: ConfigMap orders-endpoints does not exist yet',
+      ],
+    ]);
+
+    editSpec(sim, 'orders', (spec) => ({ ...spec, instances: 2 }));
+    await sim.run(60_000);
+    expect(statusOf(sim, 'orders').state).toBe('Ready');
+    expect(reasonsOf(sim, 'orders')).toContain('ClusterUpdateStarted');
+    expect(warnings()).toHaveLength(1);
   });
 });
