@@ -44,6 +44,13 @@ export interface WorkQueueOptions {
 /** Throttled retries wait ±20 %, so that clusters refused together do not come back together. */
 const THROTTLE_JITTER = 0.2;
 
+/**
+ * The wait before a throttled retry after `failures` earlier failures, before jitter: `minMs`, doubling
+ * on each repeat, capped at `maxMs` (a cap below `minMs` never shortens it). The simulation uses it as is.
+ */
+export const throttleDelay = (failures: number, minMs: number, maxMs: number): number =>
+  Math.min(minMs * 2 ** failures, Math.max(minMs, maxMs));
+
 export class WorkQueue {
   private readonly timers: Timers;
   private readonly hooks: WorkQueueHooks;
@@ -134,7 +141,7 @@ export class WorkQueue {
 
   /** The delay of a throttled retry after `failures` earlier failures, jitter included. */
   throttledDelay(failures: number, minMs: number): number {
-    const delay = Math.min(minMs * 2 ** failures, Math.max(minMs, this.backoffMaxMs));
+    const delay = throttleDelay(failures, minMs, this.backoffMaxMs);
     return Math.round(delay * (1 - THROTTLE_JITTER + 2 * THROTTLE_JITTER * this.random()));
   }
 

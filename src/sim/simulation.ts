@@ -11,6 +11,7 @@ import { keyString } from '../core/ports.ts';
 import { type ReconcileOutcome, reconcile } from '../core/reconcile.ts';
 import { CLUSTER_LABEL } from '../domain/names.ts';
 import { defaultSettings, type Settings } from '../domain/observation.ts';
+import { throttleDelay } from '../driver/workqueue.ts';
 import { CnpgSimulator, defaultDelays, type SimulatorDelays } from './cnpg-simulator.ts';
 import { Heap } from './heap.ts';
 
@@ -142,7 +143,7 @@ export class Simulation {
         // As the work queue does, without its jitter: the simulation stays deterministic.
         const n = (this.failures.get(id) ?? 0) + 1;
         this.failures.set(id, n);
-        this.enqueue(outcome.key, now + Math.min(requeue.ms * 2 ** (n - 1), Math.max(requeue.ms, BACKOFF_MAX_MS)));
+        this.enqueue(outcome.key, now + throttleDelay(n - 1, requeue.ms, BACKOFF_MAX_MS));
         return;
       }
       case 'backoff': {
