@@ -151,6 +151,13 @@ describe('pgfsm against a real API server', () => {
       (await exists(() => configMapData('orders-endpoints'))) ? true : undefined,
     );
     await untilState(world, 'orders', 'Ready');
+    // The edit was repaired as drift, silently; the deletion was a loss: one Warning for it.
+    const lost = await waitFor('ClusterNotReady', async () => {
+      const events = (await eventsAbout(world, 'orders')).filter((e) => e.reason === 'ClusterNotReady');
+      return events.length > 0 ? events : undefined;
+    });
+    expect(lost.map((e) => [e.type, e.count])).toEqual([['Warning', 1]]);
+    expect(lost[0]?.note).toContain('ConfigMapsReady is ConfigMapPending');
   });
 
   it('recreates a deleted superuser Secret, with a fresh password and an event', async () => {

@@ -210,6 +210,7 @@ export async function eventsAbout(world: World, name: string) {
     .map((e) => ({
       reason: e.reason ?? '',
       type: e.type ?? '',
+      note: e.note ?? '',
       count: e.series?.count ?? 1,
       reportingInstance: e.reportingInstance ?? '',
       uid: e.regarding?.uid ?? '',
