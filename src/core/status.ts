@@ -142,8 +142,8 @@ export function projectStatus(input: StatusInput): PostgresClusterStatus {
   };
   // Refs point consumers at objects to use: only ours (never a foreign or not-yet-adopted one), and the
   // Secret only once it holds the key the ref names.
-  const ours = (object: { metadata: { ownerReferences?: OwnerReference[] } } | undefined) =>
-    object !== undefined && ownershipOf(object.metadata.ownerReferences, observation.cluster) === 'ours';
+  const ours = (object: { metadata: { ownerReferences?: OwnerReference[] } }) =>
+    ownershipOf(object.metadata.ownerReferences, observation.cluster) === 'ours';
   if (cnpg && ours(cnpg)) {
     status.provisionerRef = {
       apiVersion: cnpg.apiVersion,

@@ -121,10 +121,7 @@ export class WorkQueue {
 
   /** Adds the key after its next backoff delay: base · 2^failures, capped. */
   addRateLimited(key: string): void {
-    const failures = this.failures.get(key) ?? 0;
-    this.failures.set(key, failures + 1);
-    this.hooks.retried?.();
-    this.addAfter(key, this.backoffFor(failures));
+    this.addAfter(key, this.backoffFor(this.countFailure(key)));
   }
 
   /**
@@ -133,10 +130,15 @@ export class WorkQueue {
    * failure of the key, like `addRateLimited`; `forget` starts over.
    */
   addThrottled(key: string, minMs: number): void {
+    this.addAfter(key, this.throttledDelay(this.countFailure(key), minMs));
+  }
+
+  /** Counts one more failure of the key; returns how many came before it. */
+  private countFailure(key: string): number {
     const failures = this.failures.get(key) ?? 0;
     this.failures.set(key, failures + 1);
     this.hooks.retried?.();
-    this.addAfter(key, this.throttledDelay(failures, minMs));
+    return failures;
   }
 
   /** The delay of a throttled retry after `failures` earlier failures, jitter included. */
