@@ -15,10 +15,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY machines ./machines
-COPY src ./src
+COPY src/operator ./src/operator
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 # Smoke test: the command line and everything it imports load with what the runtime stage gets.
-RUN node --conditions=development dist/src/cli/main.js run --help > /dev/null
+RUN node --conditions=development dist/src/operator/cli/main.js run --help > /dev/null
 
 # --- runtime: distroless Node.js 20, no shell, no package manager --------------------------------------
 FROM gcr.io/distroless/nodejs20-debian12:nonroot
@@ -37,5 +37,5 @@ COPY --from=build /app/dist ./dist
 USER 65532:65532
 EXPOSE 8080
 # XState's development build, as everywhere else in pgfsm (README: it rejects v4-style mistakes).
-ENTRYPOINT ["/nodejs/bin/node", "--conditions=development", "dist/src/cli/main.js"]
+ENTRYPOINT ["/nodejs/bin/node", "--conditions=development", "dist/src/operator/cli/main.js"]
 CMD ["run"]

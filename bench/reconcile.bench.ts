@@ -6,10 +6,10 @@
  */
 import { transition } from 'xstate';
 import { postgresClusterMachine } from '../machines/postgres-cluster.ts';
-import { restoreState } from '../src/core/machine-state.ts';
-import type { Simulation } from '../src/sim/simulation.ts';
-import { clusterObject, simulationWith, untilReady } from '../test/support/harness.ts';
-import { healthyFacts, tickOf } from '../test/support/observations.ts';
+import { restoreState } from '../src/operator/core/machine-state.ts';
+import { healthyFacts, tickOf } from '../src/tools/fixtures/observations.ts';
+import { clusterObject, simulationWith, untilReady } from '../src/tools/fixtures/simulation.ts';
+import type { Simulation } from '../src/tools/simulation/simulation.ts';
 
 function bench(name: string, iterations: number, fn: () => void | Promise<void>) {
   return async () => {

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const main = join(root, 'dist/src/cli/main.js');
+const main = join(root, 'dist/src/operator/cli/main.js');
 if (!existsSync(main)) {
   console.error(`pgfsm: ${main} does not exist; run \`npm run build\` in ${root} first`);
   process.exit(1);

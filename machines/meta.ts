@@ -2,8 +2,8 @@
  * What each state of the lifecycle machine declares about itself. Declared once, in the machine's
  * `meta`; the status projection, the path tests' oracle and the generated diagram table all read it.
  */
-import type { Phase } from '../src/api/schema.ts';
-import type { Component } from '../src/domain/health.ts';
+import type { Phase } from '../src/operator/api/schema.ts';
+import type { Component } from '../src/operator/domain/health.ts';
 
 export interface StateMeta {
   /** One-line human description, shown in the diagram table. */

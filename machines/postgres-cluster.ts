@@ -19,18 +19,18 @@ import {
   isFailed,
   isReady,
   suspendRequested,
-} from '../src/domain/assessment.ts';
+} from '../src/operator/domain/assessment.ts';
 import {
   planDeletionPolicy,
   planFinalizerRemoval,
   planPoolerDeletion,
   policyApplied,
   poolersGone,
-} from '../src/domain/deletion.ts';
-import type { Effect } from '../src/domain/effects.ts';
-import { announce, normal, warning } from '../src/domain/effects.ts';
-import { COMPONENTS, CONDITION_OF, type Component, Reason } from '../src/domain/health.ts';
-import type { TickEvent } from '../src/domain/observation.ts';
+} from '../src/operator/domain/deletion.ts';
+import type { Effect } from '../src/operator/domain/effects.ts';
+import { announce, normal, warning } from '../src/operator/domain/effects.ts';
+import { COMPONENTS, CONDITION_OF, type Component, Reason } from '../src/operator/domain/health.ts';
+import type { TickEvent } from '../src/operator/domain/observation.ts';
 import type { StateMeta } from './meta.ts';
 
 export type LifecycleEvent = TickEvent;

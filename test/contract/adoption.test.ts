@@ -5,9 +5,7 @@
  * has pointed it at pgfsm's Secret.
  */
 import { describe, expect, it } from 'vitest';
-import type { StoredObject } from '../../src/adapters/memory/api-server.ts';
-import type { CnpgCluster } from '../../src/domain/objects.ts';
-import type { Simulation } from '../../src/sim/simulation.ts';
+import type { CnpgCluster } from '../../src/operator/domain/objects.ts';
 import {
   clusterObject,
   conditionOf,
@@ -18,7 +16,9 @@ import {
   simulationWith,
   statusOf,
   untilReady,
-} from '../support/harness.ts';
+} from '../../src/tools/fixtures/simulation.ts';
+import type { StoredObject } from '../../src/tools/memory/api-server.ts';
+import type { Simulation } from '../../src/tools/simulation/simulation.ts';
 
 const cnpgOf = (sim: Simulation) =>
   sim.api.get({ kind: 'Cluster', namespace: NS, name: 'orders' }) as unknown as CnpgCluster | undefined;

@@ -1,7 +1,6 @@
 /** Behaviour contract 9, 10, 12: drift repair, managed roles, class changes. */
 import { describe, expect, it } from 'vitest';
-import type { StoredObject } from '../../src/adapters/memory/api-server.ts';
-import type { CnpgCluster, Pooler } from '../../src/domain/objects.ts';
+import type { CnpgCluster, Pooler } from '../../src/operator/domain/objects.ts';
 import {
   clusterObject,
   conditionOf,
@@ -14,7 +13,8 @@ import {
   standardClass,
   statusOf,
   untilReady,
-} from '../support/harness.ts';
+} from '../../src/tools/fixtures/simulation.ts';
+import type { StoredObject } from '../../src/tools/memory/api-server.ts';
 
 const withRoles = (roles: string[], extra = {}) =>
   clusterObject('orders', {

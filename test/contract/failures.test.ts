@@ -1,6 +1,6 @@
 /** Behaviour contract 7, 8, 14: failed writes, error classes, progress deadlines. */
 import { describe, expect, it } from 'vitest';
-import { PortError } from '../../src/core/errors.ts';
+import { PortError } from '../../src/operator/core/errors.ts';
 import {
   clusterObject,
   conditionOf,
@@ -10,7 +10,7 @@ import {
   simulationWith,
   statusOf,
   untilReady,
-} from '../support/harness.ts';
+} from '../../src/tools/fixtures/simulation.ts';
 
 const key = { namespace: NS, name: 'inventory' };
 

@@ -1,7 +1,5 @@
 /** Behaviour contract 1 at its edges: what a blocked step, a missing class and a busy CNPG do to later steps. */
 import { describe, expect, it } from 'vitest';
-import type { StoredObject } from '../../src/adapters/memory/api-server.ts';
-import type { Simulation } from '../../src/sim/simulation.ts';
 import {
   clusterObject,
   conditionSummary,
@@ -12,7 +10,9 @@ import {
   standardClass,
   statusOf,
   untilReady,
-} from '../support/harness.ts';
+} from '../../src/tools/fixtures/simulation.ts';
+import type { StoredObject } from '../../src/tools/memory/api-server.ts';
+import type { Simulation } from '../../src/tools/simulation/simulation.ts';
 
 const cnpgCluster = (sim: Simulation) => sim.api.get({ kind: 'Cluster', namespace: NS, name: 'orders' });
 const superuserSecret = (sim: Simulation) => sim.api.get({ kind: 'Secret', namespace: NS, name: 'orders-superuser' });

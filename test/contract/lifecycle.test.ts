@@ -1,7 +1,5 @@
 /** Behaviour contract 11, 13, 15: deletion and re-adoption, restart safety, suspend. */
 import { describe, expect, it } from 'vitest';
-import type { StoredObject } from '../../src/adapters/memory/api-server.ts';
-import type { Simulation } from '../../src/sim/simulation.ts';
 import {
   clusterObject,
   conditionOf,
@@ -16,7 +14,9 @@ import {
   simulationWith,
   statusOf,
   untilReady,
-} from '../support/harness.ts';
+} from '../../src/tools/fixtures/simulation.ts';
+import type { StoredObject } from '../../src/tools/memory/api-server.ts';
+import type { Simulation } from '../../src/tools/simulation/simulation.ts';
 
 const CHILDREN = [
   { kind: 'Cluster', name: 'orders' },

@@ -1,8 +1,8 @@
 /** Behaviour contract 1–6: gating, conditions, audit trail, phase and events, consumer contract. */
 import { describe, expect, it } from 'vitest';
-import { reconcile } from '../../src/core/reconcile.ts';
-import { EndpointKey } from '../../src/domain/components/configmap.ts';
-import { COMPONENTS, CONDITION_OF } from '../../src/domain/health.ts';
+import { reconcile } from '../../src/operator/core/reconcile.ts';
+import { EndpointKey } from '../../src/operator/domain/components/configmap.ts';
+import { COMPONENTS, CONDITION_OF } from '../../src/operator/domain/health.ts';
 import {
   clusterObject,
   conditionOf,
@@ -17,7 +17,7 @@ import {
   simulationWith,
   statusOf,
   untilReady,
-} from '../support/harness.ts';
+} from '../../src/tools/fixtures/simulation.ts';
 
 const pooled = () =>
   clusterObject('orders', {

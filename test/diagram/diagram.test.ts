@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { type AnyStateNode, createMachine } from 'xstate';
 import { getStateNodes } from 'xstate/graph';
 import { postgresClusterMachine } from '../../machines/postgres-cluster.ts';
-import { usedGuards } from '../../src/diagram/guards.ts';
-import { generateDiagrams, writeDiagrams } from '../../src/diagram/index.ts';
-import { walk } from '../../src/diagram/walk.ts';
+import { usedGuards } from '../../src/tools/diagram/guards.ts';
+import { generateDiagrams, writeDiagrams } from '../../src/tools/diagram/index.ts';
+import { walk } from '../../src/tools/diagram/walk.ts';
 
 const REGENERATE = 'npm run diagram';
 const diagramsDir = new URL('../../diagrams/', import.meta.url);

@@ -15,23 +15,29 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ControlPlane, startControlPlane } from '../../src/adapters/control-plane/index.ts';
-import { KubernetesConfigMapPort } from '../../src/adapters/kubernetes/children.ts';
-import { kubernetesPorts, toPortError } from '../../src/adapters/kubernetes/index.ts';
-import { configMapClient } from '../../src/adapters/kubernetes/objects.ts';
-import { ManualClock } from '../../src/adapters/memory/ports.ts';
-import { API_VERSION, GROUP, type PostgresCluster, type PostgresClusterStatus, VERSION } from '../../src/api/schema.ts';
-import { type ErrorClass, PortError } from '../../src/core/errors.ts';
-import type { Ports } from '../../src/core/ports.ts';
-import { childLabels, FINALIZER, ownerReferenceTo } from '../../src/domain/names.ts';
+import {
+  API_VERSION,
+  GROUP,
+  type PostgresCluster,
+  type PostgresClusterStatus,
+  VERSION,
+} from '../../src/operator/api/schema.ts';
+import { type ErrorClass, PortError } from '../../src/operator/core/errors.ts';
+import type { Ports } from '../../src/operator/core/ports.ts';
+import { childLabels, FINALIZER, ownerReferenceTo } from '../../src/operator/domain/names.ts';
 import {
   CNPG_API_VERSION,
   type CnpgCluster,
   type ConfigMap,
   type ObjectRef,
   type Pooler,
-} from '../../src/domain/objects.ts';
-import { CNPG_TEST_CRDS, installCrds, PGFSM_CRDS } from '../crds/install.ts';
+} from '../../src/operator/domain/objects.ts';
+import { KubernetesConfigMapPort } from '../../src/operator/kubernetes/children.ts';
+import { kubernetesPorts, toPortError } from '../../src/operator/kubernetes/index.ts';
+import { configMapClient } from '../../src/operator/kubernetes/objects.ts';
+import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
+import { CNPG_TEST_CRDS, installCrds, PGFSM_CRDS } from '../../src/tools/install/manifests.ts';
+import { ManualClock } from '../../src/tools/memory/ports.ts';
 
 let controlPlane: ControlPlane | undefined;
 let ports: Ports;

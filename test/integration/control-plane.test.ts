@@ -14,7 +14,7 @@ import {
   RbacAuthorizationV1Api,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ControlPlane, startControlPlane } from '../../src/adapters/control-plane/index.ts';
+import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 
 let controlPlane: ControlPlane | undefined;
 

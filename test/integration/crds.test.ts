@@ -5,9 +5,9 @@
  */
 import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ControlPlane, startControlPlane } from '../../src/adapters/control-plane/index.ts';
-import { GROUP, VERSION } from '../../src/api/schema.ts';
-import { installCrds, PGFSM_CRDS } from '../crds/install.ts';
+import { GROUP, VERSION } from '../../src/operator/api/schema.ts';
+import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
+import { installCrds, PGFSM_CRDS } from '../../src/tools/install/manifests.ts';
 
 let controlPlane: ControlPlane | undefined;
 let installed: string[] = [];

@@ -8,8 +8,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ControlPlane, startControlPlane } from '../../src/adapters/control-plane/index.ts';
-import type { Explanation } from '../../src/explain/index.ts';
+import type { Explanation } from '../../src/operator/explain/index.ts';
+import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 import {
   createClass,
   createCluster,
@@ -42,7 +42,7 @@ function pgfsm(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--conditions=development', '--import', 'tsx', 'src/cli/main.ts', ...args],
+      ['--conditions=development', '--import', 'tsx', 'src/tools/cli/main.ts', ...args],
       { cwd: ROOT, env, timeout: 60_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;

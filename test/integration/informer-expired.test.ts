@@ -7,10 +7,10 @@
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ControlPlane, startControlPlane } from '../../src/adapters/control-plane/index.ts';
-import { Informer } from '../../src/adapters/kubernetes/informer.ts';
-import { RESOURCES } from '../../src/adapters/kubernetes/watch-sources.ts';
-import type { ConfigMap } from '../../src/domain/objects.ts';
+import type { ConfigMap } from '../../src/operator/domain/objects.ts';
+import { Informer } from '../../src/operator/kubernetes/informer.ts';
+import { RESOURCES } from '../../src/operator/kubernetes/watch-sources.ts';
+import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 
 let controlPlane: ControlPlane | undefined;
 let informer: Informer<ConfigMap> | undefined;

@@ -6,13 +6,13 @@
 import { createServer, type Server, type Socket, connect as tcpConnect } from 'node:net';
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ControlPlane, startControlPlane } from '../../src/adapters/control-plane/index.ts';
-import { HttpStatusError, Informer, type InformerOptions } from '../../src/adapters/kubernetes/informer.ts';
-import { createWatchSources, RESOURCES } from '../../src/adapters/kubernetes/watch-sources.ts';
-import { postgresClusterClassCrd, postgresClusterCrd } from '../../src/api/crds.ts';
-import type { ConfigMap, KubeObject } from '../../src/domain/objects.ts';
-import { clustersFor } from '../../src/driver/mapping.ts';
-import { allSources, type SourceEvent, type WatchSources } from '../../src/driver/sources.ts';
+import type { ConfigMap, KubeObject } from '../../src/operator/domain/objects.ts';
+import { clustersFor } from '../../src/operator/driver/mapping.ts';
+import { allSources, type SourceEvent, type WatchSources } from '../../src/operator/driver/sources.ts';
+import { HttpStatusError, Informer, type InformerOptions } from '../../src/operator/kubernetes/informer.ts';
+import { createWatchSources, RESOURCES } from '../../src/operator/kubernetes/watch-sources.ts';
+import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
+import { postgresClusterClassCrd, postgresClusterCrd } from '../../src/tools/generate/crd-manifests.ts';
 
 /** A TCP proxy to the API server whose connections the test can reset, refuse or freeze. */
 class FaultyProxy {

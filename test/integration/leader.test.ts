@@ -5,8 +5,8 @@
  */
 import { CoordinationV1Api, CoreV1Api, RbacAuthorizationV1Api, V1MicroTime } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type ControlPlane, startControlPlane } from '../../src/adapters/control-plane/index.ts';
-import { LeaseElector, type LeaseElectorOptions } from '../../src/adapters/kubernetes/leader.ts';
+import { LeaseElector, type LeaseElectorOptions } from '../../src/operator/kubernetes/leader.ts';
+import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 
 let controlPlane: ControlPlane | undefined;
 const electors: LeaseElector[] = [];

@@ -5,8 +5,8 @@
  */
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ControlPlane, startControlPlane } from '../../src/adapters/control-plane/index.ts';
-import type { CnpgCluster } from '../../src/domain/objects.ts';
+import type { CnpgCluster } from '../../src/operator/domain/objects.ts';
+import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 import {
   conditions,
   countOf,

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ControlPlane, startControlPlane } from '../../src/adapters/control-plane/index.ts';
+import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 import { createClass, createCluster, setUpWorld, untilState, type World, waitFor } from './support/e2e.ts';
 
 let cp: ControlPlane;
@@ -40,7 +40,7 @@ beforeAll(async () => {
     process.execPath,
     [
       '--conditions=development',
-      'dist/src/cli/main.js',
+      'dist/src/operator/cli/main.js',
       'run',
       '--kubeconfig',
       kubeconfig,

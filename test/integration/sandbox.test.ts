@@ -11,17 +11,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type ControlPlane, startControlPlane } from '../../src/adapters/control-plane/index.ts';
-import type { Change } from '../../src/adapters/memory/api-server.ts';
-import { parseCommand } from '../../src/sandbox/commands.ts';
-import { createOutput } from '../../src/sandbox/output.ts';
-import { summary } from '../../src/sandbox/progress.ts';
-import { SWITCHOVER_ANNOTATION, switchoverRequest, watchSwitchoverRequests } from '../../src/sandbox/switchover.ts';
-import { decideTarget, isYes } from '../../src/sandbox/target.ts';
+import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
+import type { Change } from '../../src/tools/memory/api-server.ts';
+import { parseCommand } from '../../src/tools/sandbox/commands.ts';
+import { createOutput } from '../../src/tools/sandbox/output.ts';
+import { summary } from '../../src/tools/sandbox/progress.ts';
+import {
+  SWITCHOVER_ANNOTATION,
+  switchoverRequest,
+  watchSwitchoverRequests,
+} from '../../src/tools/sandbox/switchover.ts';
+import { decideTarget, isYes } from '../../src/tools/sandbox/target.ts';
 import { setUpWorld, type World } from './support/e2e.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
-const CLI = ['--conditions=development', '--import', 'tsx', 'src/cli/main.ts'];
+const CLI = ['--conditions=development', '--import', 'tsx', 'src/tools/cli/main.ts'];
 /**
  * What the sandbox is started with as KUBECONFIG: a "production" cluster at an address where nothing
  * listens. Anything that read it would fail to connect (and say 127.0.0.1:9).

@@ -4,9 +4,9 @@
  */
 import { expect } from 'vitest';
 import type { StateMeta } from '../../machines/meta.ts';
-import type { PostgresCluster } from '../../src/api/schema.ts';
-import type { KubeEvent } from '../../src/domain/effects.ts';
-import { COMPONENTS, CONDITION_OF, Reason } from '../../src/domain/health.ts';
+import type { PostgresCluster } from '../../src/operator/api/schema.ts';
+import type { KubeEvent } from '../../src/operator/domain/effects.ts';
+import { COMPONENTS, CONDITION_OF, Reason } from '../../src/operator/domain/health.ts';
 
 const CNPG_BUSY_REASONS = new Set<string>([
   Reason.CNPGSwitchover,

@@ -3,8 +3,9 @@
  * stored itself: the PostgresCluster's status. The real core then observes that world through the
  * memory adapters, so the payload the model traversed and what the core sees are the same facts.
  */
-import type { MemoryApiServer, StoredObject } from '../../src/adapters/memory/api-server.ts';
-import type { Observation } from '../../src/domain/observation.ts';
+
+import type { Observation } from '../../src/operator/domain/observation.ts';
+import type { MemoryApiServer, StoredObject } from '../../src/tools/memory/api-server.ts';
 
 const WORLD_KINDS = ['PostgresClusterClass', 'Secret', 'Cluster', 'Pooler', 'Deployment', 'ConfigMap'];
 

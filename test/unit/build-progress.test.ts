@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { progressBar } from '../../src/adapters/control-plane/build.ts';
+import { progressBar } from '../../src/tools/control-plane/build.ts';
 
 describe('control plane build progress', () => {
   it('draws a bar of the packages compiled so far', () => {

@@ -3,20 +3,20 @@ import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
 import {
+  MAX_CLUSTER_NAME_LENGTH,
+  type PostgresClusterClassSpec,
+  type PostgresClusterSpec,
+  schemas,
+} from '../../src/operator/api/schema.ts';
+import {
   type CustomResourceDefinition,
   postgresClusterClassCrd,
   postgresClusterCrd,
   renderCrdFiles,
   type StructuralSchema,
-} from '../../src/api/crds.ts';
-import {
-  MAX_CLUSTER_NAME_LENGTH,
-  type PostgresClusterClassSpec,
-  type PostgresClusterSpec,
-  schemas,
-} from '../../src/api/schema.ts';
+} from '../../src/tools/generate/crd-manifests.ts';
 
-const REGENERATE = 'node --conditions=development --import tsx scripts/generate-crds.ts';
+const REGENERATE = 'node --conditions=development --import tsx src/tools/generate/crds.ts';
 const crdDir = new URL('../../deploy/crds/', import.meta.url);
 const crds = [postgresClusterCrd(), postgresClusterClassCrd()];
 const rootOf = (crd: CustomResourceDefinition): StructuralSchema => {
@@ -82,7 +82,7 @@ const validClassSpec: PostgresClusterClassSpec = {
 };
 
 describe('deploy/crds', () => {
-  it('holds exactly what scripts/generate-crds.ts writes now', () => {
+  it('holds exactly what src/tools/generate/crds.ts writes now', () => {
     const expected = renderCrdFiles();
     const onDisk = readdirSync(crdDir).filter((name) => name.endsWith('.yaml'));
     expect(onDisk.sort(), `deploy/crds has other files than the generator writes: run ${REGENERATE}`).toEqual(
@@ -96,7 +96,9 @@ describe('deploy/crds', () => {
 
   it('starts every file with the do-not-edit header', () => {
     for (const text of Object.values(renderCrdFiles())) {
-      expect(text.split('\n')[0]).toBe('# Generated from src/api/schema.ts by scripts/generate-crds.ts — do not edit');
+      expect(text.split('\n')[0]).toBe(
+        '# Generated from src/operator/api/schema.ts by src/tools/generate/crds.ts — do not edit',
+      );
     }
   });
 });

@@ -12,10 +12,10 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { leaseNamespaceOf, type RunOptions, registerRun } from '../../src/cli/run.ts';
-import { runOptions } from '../../src/docs/options.ts';
-import { stopOnSignals } from '../../src/driver/operator.ts';
-import { parseAddress, startServer } from '../../src/driver/server.ts';
+import { leaseNamespaceOf, type RunOptions, registerRun } from '../../src/operator/cli/run.ts';
+import { stopOnSignals } from '../../src/operator/driver/operator.ts';
+import { parseAddress, startServer } from '../../src/operator/driver/server.ts';
+import { runOptions } from '../../src/tools/docs/options.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DEPLOY = join(ROOT, 'deploy');
@@ -409,7 +409,7 @@ describe('Dockerfile', () => {
     expect(flags).not.toEqual([]);
     expect(entrypoint.slice(1, -1)).toEqual(flags);
     expect(entrypoint.join(' ')).not.toMatch(/tsx/);
-    expect(entrypoint.at(-1)).toBe(emitted('src/cli/main.ts'));
+    expect(entrypoint.at(-1)).toBe(emitted('src/operator/cli/main.ts'));
     expect(cmd).toEqual(['run']);
     // distroless puts node in /nodejs/bin; the official image has it on the PATH.
     if (stages[lastStage]?.args.includes('distroless')) expect(entrypoint[0]).toBe('/nodejs/bin/node');
@@ -430,7 +430,7 @@ describe('Dockerfile', () => {
   it('copies only the sources the CLI needs, never secrets or the whole context', () => {
     const copies = instructions.filter((i) => i.keyword === 'COPY' || i.keyword === 'ADD');
     expect(instructions.filter((i) => i.keyword === 'ADD')).toEqual([]);
-    const allowed = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'machines', 'src'];
+    const allowed = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'machines', 'src/operator'];
     for (const copy of copies) {
       const { from, sources } = copyParts(copy.args);
       for (const source of sources) {

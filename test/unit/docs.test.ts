@@ -1,17 +1,17 @@
 /**
  * docs/operations.md against the code: its generated sections must be exactly what
- * scripts/generate-docs.ts writes, the tables must name everything they document, and its links must
+ * src/tools/generate/docs.ts writes, the tables must name everything they document, and its links must
  * lead somewhere.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { OPERATIONS_DOC, renderOperationsDoc } from '../../scripts/generate-docs.ts';
-import { REGENERATE, SECTIONS } from '../../src/docs/index.ts';
-import { closeMarker, fillSections, openMarker, sectionNames } from '../../src/docs/markdown.ts';
-import { runOptions } from '../../src/docs/options.ts';
-import { READY_EVENT_OF, Reason } from '../../src/domain/health.ts';
-import { OperatorMetrics } from '../../src/driver/metrics.ts';
+import { READY_EVENT_OF, Reason } from '../../src/operator/domain/health.ts';
+import { OperatorMetrics } from '../../src/operator/driver/metrics.ts';
+import { REGENERATE, SECTIONS } from '../../src/tools/docs/index.ts';
+import { closeMarker, fillSections, openMarker, sectionNames } from '../../src/tools/docs/markdown.ts';
+import { runOptions } from '../../src/tools/docs/options.ts';
+import { OPERATIONS_DOC, renderOperationsDoc } from '../../src/tools/generate/docs.ts';
 
 const committed = readFileSync(OPERATIONS_DOC, 'utf8');
 let generated = '';

@@ -5,10 +5,10 @@
  */
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import type { Condition } from '../../src/api/schema.ts';
-import { type ExplainOptions, parseTarget, registerExplain } from '../../src/cli/explain.ts';
-import { toSeconds } from '../../src/core/status.ts';
-import { defaultSettings, type Observation, type Settings } from '../../src/domain/observation.ts';
+import type { Condition } from '../../src/operator/api/schema.ts';
+import { type ExplainOptions, parseTarget, registerExplain } from '../../src/operator/cli/explain.ts';
+import { toSeconds } from '../../src/operator/core/status.ts';
+import { defaultSettings, type Observation, type Settings } from '../../src/operator/domain/observation.ts';
 import {
   type ExplainEvent,
   type Explanation,
@@ -16,8 +16,8 @@ import {
   formatSeconds,
   renderJson,
   renderText,
-} from '../../src/explain/index.ts';
-import { type Facts, healthyFacts, observe } from '../support/observations.ts';
+} from '../../src/operator/explain/index.ts';
+import { type Facts, healthyFacts, observe } from '../../src/tools/fixtures/observations.ts';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const MIN = 60_000;

@@ -9,8 +9,8 @@ import { type AnyStateMachine, type AnyStateNode, createMachine } from 'xstate';
 import { getStateNodes } from 'xstate/graph';
 import type { StateMeta } from '../../machines/meta.ts';
 import { postgresClusterMachine } from '../../machines/postgres-cluster.ts';
-import { Phase } from '../../src/api/schema.ts';
-import { COMPONENTS } from '../../src/domain/health.ts';
+import { Phase } from '../../src/operator/api/schema.ts';
+import { COMPONENTS } from '../../src/operator/domain/health.ts';
 
 interface Reference {
   kind: 'guard' | 'action';

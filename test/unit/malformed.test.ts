@@ -5,8 +5,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { StoredObject } from '../../src/adapters/memory/api-server.ts';
-import { clusterObject, conditionOf, NS, simulationWith, statusOf } from '../support/harness.ts';
+import { clusterObject, conditionOf, NS, simulationWith, statusOf } from '../../src/tools/fixtures/simulation.ts';
+import type { StoredObject } from '../../src/tools/memory/api-server.ts';
 
 const anyJson = fc.jsonValue({ maxDepth: 3 });
 

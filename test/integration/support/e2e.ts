@@ -11,9 +11,15 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
-import type { ControlPlane } from '../../../src/adapters/control-plane/index.ts';
-import { kubernetesPorts } from '../../../src/adapters/kubernetes/index.ts';
-import { LeaseElector } from '../../../src/adapters/kubernetes/leader.ts';
+import type { PostgresCluster, PostgresClusterSpec } from '../../../src/operator/api/schema.ts';
+import { defaultSettings, type Settings } from '../../../src/operator/domain/observation.ts';
+import { createLogger } from '../../../src/operator/driver/logger.ts';
+import { type RunningOperator, startOperator } from '../../../src/operator/driver/operator.ts';
+import { SoleLeader } from '../../../src/operator/driver/sources.ts';
+import { kubernetesPorts } from '../../../src/operator/kubernetes/index.ts';
+import { LeaseElector } from '../../../src/operator/kubernetes/leader.ts';
+import { createWatchSources } from '../../../src/operator/kubernetes/watch-sources.ts';
+import type { ControlPlane } from '../../../src/tools/control-plane/index.ts';
 import {
   CNPG_TEST_CRDS,
   createManifests,
@@ -21,15 +27,9 @@ import {
   PGFSM_CRDS,
   RBAC_MANIFESTS,
   readManifests,
-} from '../../../src/adapters/kubernetes/manifests.ts';
-import { KubernetesSimulatorApi } from '../../../src/adapters/kubernetes/simulator-api.ts';
-import { createWatchSources } from '../../../src/adapters/kubernetes/watch-sources.ts';
-import type { PostgresCluster, PostgresClusterSpec } from '../../../src/api/schema.ts';
-import { defaultSettings, type Settings } from '../../../src/domain/observation.ts';
-import { createLogger } from '../../../src/driver/logger.ts';
-import { type RunningOperator, startOperator } from '../../../src/driver/operator.ts';
-import { SoleLeader } from '../../../src/driver/sources.ts';
-import { CnpgSimulator } from '../../../src/sim/cnpg-simulator.ts';
+} from '../../../src/tools/install/manifests.ts';
+import { CnpgSimulator } from '../../../src/tools/simulation/cnpg-simulator.ts';
+import { KubernetesSimulatorApi } from '../../../src/tools/simulation/kubernetes-api.ts';
 
 export const NS = 'team-a';
 export const GROUP = { group: 'pgfsm.io', version: 'v1alpha1' };

@@ -1,13 +1,13 @@
 /** The controller: events enqueue at once, only a leader reconciles, and each outcome drives the queue. */
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { PostgresCluster } from '../../../src/api/schema.ts';
-import { PortError } from '../../../src/core/errors.ts';
-import type { ClusterKey } from '../../../src/core/ports.ts';
-import type { ReconcileOutcome, Requeue } from '../../../src/core/reconcile.ts';
-import type { KubeObject } from '../../../src/domain/objects.ts';
-import { Controller } from '../../../src/driver/controller.ts';
-import type { ObjectSource, SourceEvent, WatchSources } from '../../../src/driver/sources.ts';
+import type { PostgresCluster } from '../../../src/operator/api/schema.ts';
+import { PortError } from '../../../src/operator/core/errors.ts';
+import type { ClusterKey } from '../../../src/operator/core/ports.ts';
+import type { ReconcileOutcome, Requeue } from '../../../src/operator/core/reconcile.ts';
+import type { KubeObject } from '../../../src/operator/domain/objects.ts';
+import { Controller } from '../../../src/operator/driver/controller.ts';
+import type { ObjectSource, SourceEvent, WatchSources } from '../../../src/operator/driver/sources.ts';
 
 class FakeSource<T extends KubeObject> implements ObjectSource<T> {
   synced = true;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from '../../../src/driver/duration.ts';
+import { parseDuration } from '../../../src/operator/driver/duration.ts';
 
 describe('parseDuration', () => {
   it('reads Go-style durations', () => {

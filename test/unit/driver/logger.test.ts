@@ -1,7 +1,7 @@
 /** The JSON log: stable keys, and no secret value ever printed. */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { clusterFields, createLogger, describeError, transitionOf } from '../../../src/driver/logger.ts';
+import { clusterFields, createLogger, describeError, transitionOf } from '../../../src/operator/driver/logger.ts';
 
 function capture() {
   const lines: Record<string, unknown>[] = [];

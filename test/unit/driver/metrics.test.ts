@@ -1,9 +1,9 @@
 /** The metrics the operator exposes: controller-runtime names and labels, and the statechart series. */
 import { describe, expect, it } from 'vitest';
-import type { PostgresCluster } from '../../../src/api/schema.ts';
-import type { ReconcileOutcome } from '../../../src/core/reconcile.ts';
-import { OperatorMetrics, resultOf } from '../../../src/driver/metrics.ts';
-import type { ObjectSource } from '../../../src/driver/sources.ts';
+import type { PostgresCluster } from '../../../src/operator/api/schema.ts';
+import type { ReconcileOutcome } from '../../../src/operator/core/reconcile.ts';
+import { OperatorMetrics, resultOf } from '../../../src/operator/driver/metrics.ts';
+import type { ObjectSource } from '../../../src/operator/driver/sources.ts';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 

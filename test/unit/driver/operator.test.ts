@@ -6,16 +6,21 @@
  */
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Change, MemoryApiServer, StoredObject } from '../../../src/adapters/memory/api-server.ts';
-import { MemoryEventSink, memoryPorts } from '../../../src/adapters/memory/ports.ts';
-import type { PostgresCluster } from '../../../src/api/schema.ts';
-import type { KubeObject } from '../../../src/domain/objects.ts';
-import { defaultSettings } from '../../../src/domain/observation.ts';
-import { type RunningOperator, startOperator } from '../../../src/driver/operator.ts';
-import { type ObjectSource, SoleLeader, type SourceEvent, type WatchSources } from '../../../src/driver/sources.ts';
-import { CnpgSimulator } from '../../../src/sim/cnpg-simulator.ts';
-import { Simulation } from '../../../src/sim/simulation.ts';
-import { clusterObject, NS, standardClass } from '../../support/harness.ts';
+import type { PostgresCluster } from '../../../src/operator/api/schema.ts';
+import type { KubeObject } from '../../../src/operator/domain/objects.ts';
+import { defaultSettings } from '../../../src/operator/domain/observation.ts';
+import { type RunningOperator, startOperator } from '../../../src/operator/driver/operator.ts';
+import {
+  type ObjectSource,
+  SoleLeader,
+  type SourceEvent,
+  type WatchSources,
+} from '../../../src/operator/driver/sources.ts';
+import { clusterObject, NS, standardClass } from '../../../src/tools/fixtures/simulation.ts';
+import type { Change, MemoryApiServer, StoredObject } from '../../../src/tools/memory/api-server.ts';
+import { MemoryEventSink, memoryPorts } from '../../../src/tools/memory/ports.ts';
+import { CnpgSimulator } from '../../../src/tools/simulation/cnpg-simulator.ts';
+import { Simulation } from '../../../src/tools/simulation/simulation.ts';
 
 /** An informer over the in-memory API: lists on start, then follows its change notifications. */
 class MemorySource<T extends KubeObject> implements ObjectSource<T> {

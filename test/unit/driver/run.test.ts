@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
-import { leaseNamespaceOf, type RunOptions, registerRun, settingsOf } from '../../../src/cli/run.ts';
+import { leaseNamespaceOf, type RunOptions, registerRun, settingsOf } from '../../../src/operator/cli/run.ts';
 
 const ENV = [
   'PGFSM_NAMESPACE',

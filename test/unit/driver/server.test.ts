@@ -1,8 +1,8 @@
 /** The probe server: liveness always, readiness from cache sync and watch freshness, metrics. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { OperatorMetrics } from '../../../src/driver/metrics.ts';
-import { type ProbeServer, parseAddress, sourceChecks, startServer } from '../../../src/driver/server.ts';
-import type { ObjectSource } from '../../../src/driver/sources.ts';
+import { OperatorMetrics } from '../../../src/operator/driver/metrics.ts';
+import { type ProbeServer, parseAddress, sourceChecks, startServer } from '../../../src/operator/driver/server.ts';
+import type { ObjectSource } from '../../../src/operator/driver/sources.ts';
 
 interface FakeSource extends ObjectSource {
   synced: boolean;

@@ -1,7 +1,7 @@
 /** The work queue: client-go semantics on vitest's fake clock. */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { WorkerPool } from '../../../src/driver/workers.ts';
-import { WorkQueue } from '../../../src/driver/workqueue.ts';
+import { WorkerPool } from '../../../src/operator/driver/workers.ts';
+import { WorkQueue } from '../../../src/operator/driver/workqueue.ts';
 
 beforeEach(() => {
   vi.useFakeTimers();

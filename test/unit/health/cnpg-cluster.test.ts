@@ -8,13 +8,13 @@ import {
   OWNED_PARAMETERS_ANNOTATION,
   POSTGRES_IMAGE,
   planCnpgCluster,
-} from '../../../src/domain/components/cluster.ts';
-import { CnpgPhase } from '../../../src/domain/components/cnpg-phases.ts';
-import type { Effect } from '../../../src/domain/effects.ts';
-import { Reason } from '../../../src/domain/health.ts';
-import type { CnpgCluster } from '../../../src/domain/objects.ts';
-import type { Observation } from '../../../src/domain/observation.ts';
-import { CLUSTER_UID } from '../../support/observations.ts';
+} from '../../../src/operator/domain/components/cluster.ts';
+import { CnpgPhase } from '../../../src/operator/domain/components/cnpg-phases.ts';
+import type { Effect } from '../../../src/operator/domain/effects.ts';
+import { Reason } from '../../../src/operator/domain/health.ts';
+import type { CnpgCluster } from '../../../src/operator/domain/objects.ts';
+import type { Observation } from '../../../src/operator/domain/observation.ts';
+import { CLUSTER_UID } from '../../../src/tools/fixtures/observations.ts';
 import { configOf, eventOf, world } from './support.ts';
 
 /** The desired CNPG Cluster for an observation, built the way the assessment builds it. */

@@ -1,10 +1,10 @@
 /** mergeConfig: the cluster spec over its class defaults, validated; invalid input names the field. */
 import { describe, expect, it } from 'vitest';
-import type { PostgresClusterClass, PostgresClusterSpec } from '../../../src/api/schema.ts';
-import { POSTGRES_IMAGE } from '../../../src/domain/components/cluster.ts';
-import { type MergeResult, mergeConfig } from '../../../src/domain/config.ts';
-import type { CnpgCluster } from '../../../src/domain/objects.ts';
-import type { Observation } from '../../../src/domain/observation.ts';
+import type { PostgresClusterClass, PostgresClusterSpec } from '../../../src/operator/api/schema.ts';
+import { POSTGRES_IMAGE } from '../../../src/operator/domain/components/cluster.ts';
+import { type MergeResult, mergeConfig } from '../../../src/operator/domain/config.ts';
+import type { CnpgCluster } from '../../../src/operator/domain/objects.ts';
+import type { Observation } from '../../../src/operator/domain/observation.ts';
 import { makeClass, world } from './support.ts';
 
 /** A healthy world whose cluster spec is `spec` (replacing the fixture's) and class is `clusterClass`. */

@@ -6,12 +6,12 @@ import {
   desiredConfigMap,
   EndpointKey,
   planConfigMap,
-} from '../../../src/domain/components/configmap.ts';
-import type { Effect } from '../../../src/domain/effects.ts';
-import { Reason } from '../../../src/domain/health.ts';
-import type { ConfigMap } from '../../../src/domain/objects.ts';
-import { defaultSettings, type Observation, type Settings } from '../../../src/domain/observation.ts';
-import { CLUSTER_UID } from '../../support/observations.ts';
+} from '../../../src/operator/domain/components/configmap.ts';
+import type { Effect } from '../../../src/operator/domain/effects.ts';
+import { Reason } from '../../../src/operator/domain/health.ts';
+import type { ConfigMap } from '../../../src/operator/domain/objects.ts';
+import { defaultSettings, type Observation, type Settings } from '../../../src/operator/domain/observation.ts';
+import { CLUSTER_UID } from '../../../src/tools/fixtures/observations.ts';
 import { configOf, eventOf, world } from './support.ts';
 
 const desiredOf = (observation: Observation, settings: Settings = defaultSettings) =>

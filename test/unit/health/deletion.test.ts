@@ -9,11 +9,11 @@ import {
   planPoolerDeletion,
   policyApplied,
   poolersGone,
-} from '../../../src/domain/deletion.ts';
-import type { Effect } from '../../../src/domain/effects.ts';
-import type { OwnerReference, PoolerView } from '../../../src/domain/objects.ts';
-import { defaultSettings, type Observation } from '../../../src/domain/observation.ts';
-import { CLUSTER_UID, type Facts } from '../../support/observations.ts';
+} from '../../../src/operator/domain/deletion.ts';
+import type { Effect } from '../../../src/operator/domain/effects.ts';
+import type { OwnerReference, PoolerView } from '../../../src/operator/domain/objects.ts';
+import { defaultSettings, type Observation } from '../../../src/operator/domain/observation.ts';
+import { CLUSTER_UID, type Facts } from '../../../src/tools/fixtures/observations.ts';
 import { effectOfType, eventOf, world } from './support.ts';
 
 const deleting = (facts: Partial<Facts> = {}) => world({ deletion: true, ...facts });

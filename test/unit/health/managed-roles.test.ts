@@ -1,6 +1,6 @@
 /** Managed roles: pushed into `spec.managed.roles` of the CNPG Cluster, removed with `ensure: absent`. */
 import { describe, expect, it } from 'vitest';
-import type { ManagedRole } from '../../../src/api/schema.ts';
+import type { ManagedRole } from '../../../src/operator/api/schema.ts';
 import {
   checkManagedRoles,
   type DesiredRoles,
@@ -8,11 +8,11 @@ import {
   planManagedRoles,
   rolesDrifted,
   rolesStatus,
-} from '../../../src/domain/components/managed-roles.ts';
-import type { Effect } from '../../../src/domain/effects.ts';
-import { Reason } from '../../../src/domain/health.ts';
-import type { CnpgCluster, CnpgRoleConfiguration } from '../../../src/domain/objects.ts';
-import type { Observation } from '../../../src/domain/observation.ts';
+} from '../../../src/operator/domain/components/managed-roles.ts';
+import type { Effect } from '../../../src/operator/domain/effects.ts';
+import { Reason } from '../../../src/operator/domain/health.ts';
+import type { CnpgCluster, CnpgRoleConfiguration } from '../../../src/operator/domain/objects.ts';
+import type { Observation } from '../../../src/operator/domain/observation.ts';
 import { configOf, eventOf, world } from './support.ts';
 
 const present = (name: string, secret = `${name}-password`): CnpgRoleConfiguration => ({

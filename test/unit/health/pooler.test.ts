@@ -1,8 +1,8 @@
 /** The rw and ro Poolers: created, repaired on drift, deleted when disabled; ready means ready replicas. */
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
-import { ConnectionPoolerConfig, PoolMode } from '../../../src/api/schema.ts';
-import { OWNED_PARAMETERS_ANNOTATION } from '../../../src/domain/components/cluster.ts';
+import { ConnectionPoolerConfig, PoolMode } from '../../../src/operator/api/schema.ts';
+import { OWNED_PARAMETERS_ANNOTATION } from '../../../src/operator/domain/components/cluster.ts';
 import {
   checkPoolers,
   desiredPooler,
@@ -10,12 +10,12 @@ import {
   planPoolers,
   poolerDrift,
   poolersServing,
-} from '../../../src/domain/components/pooler.ts';
-import type { Effect } from '../../../src/domain/effects.ts';
-import { Reason } from '../../../src/domain/health.ts';
-import type { Pooler, PoolerView } from '../../../src/domain/objects.ts';
-import type { Observation } from '../../../src/domain/observation.ts';
-import { CLUSTER_UID } from '../../support/observations.ts';
+} from '../../../src/operator/domain/components/pooler.ts';
+import type { Effect } from '../../../src/operator/domain/effects.ts';
+import { Reason } from '../../../src/operator/domain/health.ts';
+import type { Pooler, PoolerView } from '../../../src/operator/domain/objects.ts';
+import type { Observation } from '../../../src/operator/domain/observation.ts';
+import { CLUSTER_UID } from '../../../src/tools/fixtures/observations.ts';
 import { configOf, effectOfType, eventOf, makeClass, withClass, world } from './support.ts';
 
 /** A healthy world whose observed poolers are changed by `mutate` (per type). */

@@ -1,9 +1,9 @@
 /** The superuser Secret: created once (the password never passes the core), adopted, never rewritten. */
 import { describe, expect, it } from 'vitest';
-import { checkSecret, planSecret, secretRef } from '../../../src/domain/components/secret.ts';
-import { Reason } from '../../../src/domain/health.ts';
-import type { Observation } from '../../../src/domain/observation.ts';
-import { CLUSTER_UID } from '../../support/observations.ts';
+import { checkSecret, planSecret, secretRef } from '../../../src/operator/domain/components/secret.ts';
+import { Reason } from '../../../src/operator/domain/health.ts';
+import type { Observation } from '../../../src/operator/domain/observation.ts';
+import { CLUSTER_UID } from '../../../src/tools/fixtures/observations.ts';
 import { effectOfType, eventOf, world } from './support.ts';
 
 const withSecretOwners = (

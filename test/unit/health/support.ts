@@ -1,10 +1,10 @@
 /** Helpers shared by the component tests: a fixture observation, its merged config and desired objects. */
 import { expect } from 'vitest';
-import type { PostgresClusterClass } from '../../../src/api/schema.ts';
-import { type MergedConfig, mergeConfig } from '../../../src/domain/config.ts';
-import type { Effect, KubeEvent } from '../../../src/domain/effects.ts';
-import type { Observation } from '../../../src/domain/observation.ts';
-import { type Facts, healthyFacts, makeClass, observe } from '../../support/observations.ts';
+import type { PostgresClusterClass } from '../../../src/operator/api/schema.ts';
+import { type MergedConfig, mergeConfig } from '../../../src/operator/domain/config.ts';
+import type { Effect, KubeEvent } from '../../../src/operator/domain/effects.ts';
+import type { Observation } from '../../../src/operator/domain/observation.ts';
+import { type Facts, healthyFacts, makeClass, observe } from '../../../src/tools/fixtures/observations.ts';
 
 /** An observation of the world `facts` describe (healthy unless overridden). */
 export const world = (facts: Partial<Facts> = {}): Observation => observe({ ...healthyFacts, ...facts });

@@ -1,4 +1,4 @@
--- Generated from machines/postgres-cluster.ts by scripts/generate-health.ts — do not edit
+-- Generated from machines/postgres-cluster.ts by src/tools/generate/gitops-health.ts — do not edit
 -- Argo CD health check for pgfsm.io/v1alpha1 PostgresCluster (Lua 5.1, as gopher-lua runs it).
 -- Reads the conditions Ready, Reconciling and Stalled; status.phase and status.state only for suspension.
 --

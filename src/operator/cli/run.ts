@@ -1,0 +1,180 @@
+/**
+ * `pgfsm run`: the operator against a real cluster. This is the composition root: it builds the
+ * Kubernetes adapters (informers, lease, ports) and hands them, as interfaces, to the driver.
+ * Every option can also come from an environment variable, as a Deployment would set it.
+ */
+import { readFileSync } from 'node:fs';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { Settings } from '../domain/observation.ts';
+import { parseDuration } from '../driver/duration.ts';
+import type { Leadership } from '../driver/sources.ts';
+
+export interface RunOptions {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  workers: number;
+  requeueDelay: number;
+  progressDeadline: number;
+  clusterDomain: string;
+  metricsAddr: string;
+  leaderElect: boolean;
+  leaseNamespace?: string;
+  leaseName: string;
+  identity?: string;
+  logLevel: string;
+}
+
+const duration = (value: string) => {
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+};
+
+const positiveInt = (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of at least 1');
+  return n;
+};
+
+const bool = (value: string | boolean) => {
+  if (value === true || value === 'true' || value === '1') return true;
+  if (value === false || value === 'false' || value === '0') return false;
+  throw new InvalidArgumentError('must be true or false');
+};
+
+const option = (flags: string, description: string, env: string) => new Option(flags, description).env(env);
+
+const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/** The lease lives with the operator: explicit, else the pod's own namespace, else the watched one. */
+export function leaseNamespaceOf(options: Pick<RunOptions, 'leaseNamespace' | 'namespace'>): string {
+  if (options.leaseNamespace) return options.leaseNamespace;
+  if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
+  try {
+    return readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim();
+  } catch {
+    return options.namespace ?? 'default';
+  }
+}
+
+export const settingsOf = (options: RunOptions): Settings => ({
+  clusterDomain: options.clusterDomain,
+  requeueDelayMs: options.requeueDelay,
+  progressDeadlineMs: options.progressDeadline,
+});
+
+/**
+ * Builds the adapters and starts the operator; resolves once it runs (signals stop it). Everything is
+ * imported here, not at the top, so that other pgfsm commands start without loading the client.
+ */
+export async function runOperator(options: RunOptions): Promise<void> {
+  const [{ loadKubeConfig, kubernetesPorts }, { defaultIdentity, LeaseElector }, { createWatchSources }] =
+    await Promise.all([
+      import('../kubernetes/index.ts'),
+      import('../kubernetes/leader.ts'),
+      import('../kubernetes/watch-sources.ts'),
+    ]);
+  const [{ createLogger }, { startOperator, stopOnSignals }, { SoleLeader }] = await Promise.all([
+    import('../driver/logger.ts'),
+    import('../driver/operator.ts'),
+    import('../driver/sources.ts'),
+  ]);
+  const log = createLogger({ level: options.logLevel });
+  const kc = loadKubeConfig({
+    ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
+    ...(options.context ? { context: options.context } : {}),
+  });
+  const identity = options.identity ?? defaultIdentity();
+  const leaseNamespace = leaseNamespaceOf(options);
+  log.info(
+    {
+      server: kc.getCurrentCluster()?.server,
+      namespace: options.namespace ?? '(all)',
+      workers: options.workers,
+      identity,
+      leaderElect: options.leaderElect,
+      lease: options.leaderElect ? `${leaseNamespace}/${options.leaseName}` : undefined,
+    },
+    'starting pgfsm',
+  );
+  const leadership: Leadership = options.leaderElect
+    ? new LeaseElector(kc, { namespace: leaseNamespace, name: options.leaseName, identity, log })
+    : new SoleLeader(identity);
+  const operator = await startOperator({
+    sources: createWatchSources(kc, { ...(options.namespace ? { namespace: options.namespace } : {}), log }),
+    // Events name this replica, so that two replicas' events are told apart.
+    ports: kubernetesPorts(kc, { reportingInstance: identity }),
+    settings: settingsOf(options),
+    leadership,
+    workers: options.workers,
+    metricsAddress: options.metricsAddr,
+    logger: log,
+  });
+  stopOnSignals(operator, log);
+}
+
+export function registerRun(program: Command): Command {
+  return program
+    .command('run')
+    .description('run the operator against the Kubernetes cluster of the current kubeconfig or service account')
+    .addOption(
+      option(
+        '--kubeconfig <path>',
+        'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, in-cluster)',
+        'PGFSM_KUBECONFIG',
+      ),
+    )
+    .addOption(option('--context <name>', 'kubeconfig context to use', 'PGFSM_CONTEXT'))
+    .addOption(option('--namespace <name>', 'watch only this namespace (default: all)', 'PGFSM_NAMESPACE'))
+    .addOption(option('--workers <n>', 'concurrent reconciles', 'PGFSM_WORKERS').argParser(positiveInt).default(2))
+    .addOption(
+      option('--requeue-delay <duration>', 'wait before looking again at a waiting cluster', 'PGFSM_REQUEUE_DELAY')
+        .argParser(duration)
+        .default(15_000, '15s'),
+    )
+    .addOption(
+      option('--progress-deadline <duration>', 'how long a step may wait before Stalled', 'PGFSM_PROGRESS_DEADLINE')
+        .argParser(duration)
+        .default(15 * 60_000, '15m'),
+    )
+    .addOption(
+      option('--cluster-domain <domain>', 'DNS domain of published endpoints', 'PGFSM_CLUSTER_DOMAIN').default(
+        'cluster.local',
+      ),
+    )
+    .addOption(
+      option('--metrics-addr <address>', 'listen address of /metrics, /healthz, /readyz', 'PGFSM_METRICS_ADDR').default(
+        ':8080',
+      ),
+    )
+    .addOption(
+      option('--leader-elect [enabled]', 'elect a leader through a Lease (true|false)', 'PGFSM_LEADER_ELECT')
+        .argParser(bool)
+        .default(true),
+    )
+    .addOption(
+      option(
+        '--lease-namespace <name>',
+        'namespace of the Lease (default: the pod namespace, else --namespace, else default)',
+        'PGFSM_LEASE_NAMESPACE',
+      ),
+    )
+    .addOption(option('--lease-name <name>', 'name of the Lease', 'PGFSM_LEASE_NAME').default('pgfsm-leader'))
+    .addOption(
+      option('--identity <id>', 'this replica in the Lease and in Events (default: hostname-pid)', 'PGFSM_IDENTITY'),
+    )
+    .addOption(option('--log-level <level>', 'trace, debug, info, warn or error', 'PGFSM_LOG_LEVEL').default('info'))
+    .action(async (options: RunOptions) => {
+      try {
+        await runOperator(options);
+      } catch (error) {
+        // E.g. no kubeconfig, or the metrics port taken. Exit at once: started informers would keep
+        // a half-started process alive.
+        console.error(`pgfsm run: ${error instanceof Error ? error.message : String(error)}`);
+        process.exit(1);
+      }
+    });
+}

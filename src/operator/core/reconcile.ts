@@ -1,0 +1,231 @@
+/**
+ * The reconcile core: one pass for one PostgresCluster.
+ *
+ * observe through the ports → restore the machine from `status.state` → one tick through the machine →
+ * execute its writes in order → project the status → persist it once, only if it changed → emit the
+ * events → return the requeue decision. Nothing survives between passes except what is stored.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import { initialTransition, transition } from 'xstate';
+import type { StateMeta } from '../../../machines/meta.ts';
+import { postgresClusterMachine } from '../../../machines/postgres-cluster.ts';
+import type { Condition, PostgresCluster, PostgresClusterStatus } from '../api/schema.ts';
+import { assess } from '../domain/assessment.ts';
+import { type Effect, type KubeEvent, warning } from '../domain/effects.ts';
+import { COMPONENTS, CONDITION_OF, READY_EVENT_OF, Reason } from '../domain/health.ts';
+import type { Settings, TickEvent } from '../domain/observation.ts';
+import { classOf, messageOf, retryFor, worstError } from './errors.ts';
+import { executeEffects, type PendingEvent } from './execute.ts';
+import { encodeState, restoreState, type Snapshot } from './machine-state.ts';
+import { observeCluster } from './observe.ts';
+import type { ClusterKey, Ports } from './ports.ts';
+import { deadlineExceeded, projectStatus, type WriteFailure } from './status.ts';
+
+export type Requeue =
+  | { kind: 'none' }
+  | { kind: 'immediate' }
+  | { kind: 'after'; ms: number }
+  /** The API server refused for load (429) or timed out: at least `ms`, longer each time it repeats. */
+  | { kind: 'throttled'; ms: number; error: unknown }
+  | { kind: 'backoff'; error: unknown };
+
+export interface ReconcileOutcome {
+  key: ClusterKey;
+  /** False when the PostgresCluster does not exist (any more). */
+  found: boolean;
+  from?: string;
+  to?: string;
+  requeue: Requeue;
+  /** The error that decided the requeue, if any. */
+  error?: unknown;
+  statusWritten: boolean;
+  /** Writes to the world other than the status. */
+  writes: number;
+  events: KubeEvent[];
+}
+
+export interface ReconcileOptions {
+  ports: Ports;
+  settings: Settings;
+}
+
+/** The meta of the active atomic state (compound parents declare none). */
+export function metaOf(snapshot: Snapshot): StateMeta {
+  const metas = Object.values(snapshot.getMeta()) as StateMeta[];
+  const meta = metas.at(-1);
+  if (!meta) throw new Error(`state ${JSON.stringify(snapshot.value)} declares no meta`);
+  return meta;
+}
+
+const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
+  const retry = retryFor(classOf(error));
+  if (retry === 'immediate') return { kind: 'immediate' };
+  if (retry === 'afterDelay') return { kind: 'throttled', ms: settings.requeueDelayMs, error };
+  return { kind: 'backoff', error };
+};
+
+/** The step whose one write, removing the finalizer, leads into the final state. */
+const FINALIZER_STEP = 'Deleting.RemoveFinalizer';
+
+/**
+ * The reason a failed write puts on the condition of the component it belonged to. Deleting or releasing
+ * a child in the Deleting states (the PostgresCluster itself is going) is cleanup, whatever the component: the
+ * reference system's name for it, so that `kubectl get events --field-selector reason=CleanupFailed` finds
+ * every stuck deletion.
+ */
+export const WRITE_FAILURE_REASON = {
+  secret: 'SuperUserSecretFailed',
+  cluster: 'ClusterApplyFailed',
+  managedRoles: 'ManagedRolesReconciliationFailed',
+  pooler: 'PoolerReconciliationFailed',
+  configMap: 'ConfigMapReconciliationFailed',
+  finalizer: 'FinalizerUpdateFailed',
+  cleanup: 'CleanupFailed',
+} as const;
+
+/** A write that failed, as the condition of its component reports it. */
+function describeFailure(effect: Effect, error: unknown, deleting: boolean): WriteFailure {
+  const target =
+    'ref' in effect
+      ? ` ${effect.ref.kind} ${effect.ref.name}`
+      : 'object' in effect
+        ? ` ${effect.object.kind} ${effect.object.metadata.name}`
+        : '';
+  const message = `${effect.type}${target} failed: ${messageOf(error)}`;
+  if (!('component' in effect)) return { reason: WRITE_FAILURE_REASON.finalizer, message };
+  const cleanup = deleting && (effect.type === 'delete' || effect.type === 'releaseOwner');
+  const reason = cleanup ? WRITE_FAILURE_REASON.cleanup : WRITE_FAILURE_REASON[effect.component];
+  return { component: effect.component, reason, message };
+}
+
+/**
+ * One Normal event for each component condition that turned True in this pass. A pooler switched off
+ * is True too (nothing to wait for), but announcing "PoolerReady" for poolers just deleted would mislead.
+ */
+function readinessEvents(previous: Condition[] | undefined, next: Condition[] | undefined): KubeEvent[] {
+  return COMPONENTS.flatMap((c) => {
+    const type = CONDITION_OF[c];
+    const after = next?.find((x) => x.type === type);
+    const before = previous?.find((x) => x.type === type);
+    if (after?.status !== 'True' || before?.status === 'True' || after.reason === Reason.PoolerDisabled) return [];
+    return [{ type: 'Normal', reason: READY_EVENT_OF[c], action: `Become${type}`, message: after.message }];
+  });
+}
+
+/** A failed write earns one Warning, not one per retry: only when the stored status did not say so yet. */
+function failureEvent(failure: WriteFailure, previous: PostgresClusterStatus | undefined): KubeEvent[] {
+  const type = failure.component ? CONDITION_OF[failure.component] : 'Ready';
+  const stored = previous?.conditions?.find((c) => c.type === type);
+  if (stored?.reason === failure.reason && stored.message === failure.message) return [];
+  return [warning(failure.reason, 'Write', failure.message)];
+}
+
+export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileOptions): Promise<ReconcileOutcome> {
+  const outcome = (o: Partial<ReconcileOutcome> & Pick<ReconcileOutcome, 'requeue'>): ReconcileOutcome => ({
+    key,
+    found: true,
+    statusWritten: false,
+    writes: 0,
+    events: [],
+    ...o,
+  });
+  let cluster: PostgresCluster | undefined;
+  let observation: Awaited<ReturnType<typeof observeCluster>>;
+  try {
+    cluster = await ports.clusters.get(key);
+    if (!cluster) return outcome({ found: false, requeue: { kind: 'none' } });
+    observation = await observeCluster(ports, cluster);
+  } catch (error) {
+    return outcome({ requeue: requeueAfterError(error, settings), error });
+  }
+
+  const now = ports.clock.now();
+  const previous = cluster.status;
+  const from = previous?.state;
+  const snapshot = restoreState(from) ?? initialTransition(postgresClusterMachine)[0];
+  const event: TickEvent = { type: 'tick', now, observation, settings };
+  const [taken, actions] = transition(postgresClusterMachine, snapshot, event);
+  const effects = actions.filter((a) => a.type === 'effect').map((a) => a.params as Effect);
+
+  const execution = await executeEffects(ports, cluster, effects);
+  // The final state is reached by removing the finalizer. If that failed, the object is still there and
+  // the pass ends in the step that failed, whose status records the failure (and so warns only once).
+  const next = taken.status === 'done' && execution.failure ? (restoreState(FINALIZER_STEP) ?? taken) : taken;
+  const to = encodeState(next.value);
+  const errors: unknown[] = execution.failure ? [execution.failure.error] : [];
+  // The machine's Deleting states are where cleanup happens (they are entered on the deletion timestamp).
+  const deleting = to.startsWith('Deleting');
+  const failure = execution.failure
+    ? describeFailure(execution.failure.effect, execution.failure.error, deleting)
+    : undefined;
+
+  let statusWritten = false;
+  let statusFailed = false;
+  let status = previous;
+  const meta = metaOf(next);
+  const since = to === from && previous?.stateSince ? Date.parse(previous.stateSince) : now;
+  // The final state is reached by removing the finalizer: the object is on its way out, no status.
+  if (next.status !== 'done') {
+    status = projectStatus({
+      state: to,
+      meta,
+      assessment: assess(observation, settings),
+      previous,
+      now,
+      since,
+      settings,
+      ...(failure ? { failure } : {}),
+    });
+    if (!isDeepStrictEqual(status, previous)) {
+      try {
+        await ports.clusters.writeStatus(cluster, status);
+        statusWritten = true;
+      } catch (error) {
+        errors.push(error);
+        statusFailed = true;
+      }
+    }
+  }
+
+  // A transition that was not stored will be taken again next pass: announce it then, not twice.
+  const pending: PendingEvent[] = statusFailed ? execution.events.filter((e) => !e.announcement) : execution.events;
+  const events = [
+    ...pending.map((e) => e.event),
+    // Readiness is announced as the pipeline confirms it, not while only observing (Pending, Suspended, Deleting).
+    ...(statusFailed || meta.conditions !== 'pipeline'
+      ? []
+      : readinessEvents(previous?.conditions, status?.conditions)),
+    ...(failure && !statusFailed ? failureEvent(failure, previous) : []),
+  ];
+  for (const e of events) {
+    try {
+      await ports.events.emit(cluster, e);
+    } catch {
+      // Events are best effort; a lost event must not fail the pass or repeat its writes.
+    }
+  }
+
+  const error = worstError(errors);
+  let requeue: Requeue;
+  if (error !== undefined) requeue = requeueAfterError(error, settings);
+  else if (meta.requeue === 'none') requeue = { kind: 'none' };
+  else if (meta.requeue === 'backoff') requeue = { kind: 'backoff', error: new Error(`state ${to}`) };
+  else {
+    // Look again after the delay, or when the progress deadline passes if that comes first.
+    const untilDeadline = since + settings.progressDeadlineMs - now;
+    const wait =
+      meta.deadline && !deadlineExceeded({ meta, now, since, settings })
+        ? Math.min(settings.requeueDelayMs, Math.max(untilDeadline + 1000, 1000))
+        : settings.requeueDelayMs;
+    requeue = { kind: 'after', ms: wait };
+  }
+  return outcome({
+    ...(from !== undefined ? { from } : {}),
+    to,
+    requeue,
+    ...(error !== undefined ? { error } : {}),
+    statusWritten,
+    writes: execution.writes,
+    events,
+  });
+}

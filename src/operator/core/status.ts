@@ -1,0 +1,175 @@
+/**
+ * The status projection: a pure function of the machine's state (through its `meta`), the tick's
+ * assessment and the previous status. Conditions are computed, never remembered, so a status can
+ * never be stale, and a fresh operator computes the same status from the stored objects alone.
+ */
+import type { StateMeta } from '../../../machines/meta.ts';
+import type { Condition, PostgresClusterStatus } from '../api/schema.ts';
+import { type Assessment, rolesStatus } from '../domain/assessment.ts';
+import { COMPONENTS, CONDITION_OF, type Component, type Health } from '../domain/health.ts';
+import { ownershipOf, PASSWORD_KEY } from '../domain/names.ts';
+import type { OwnerReference } from '../domain/objects.ts';
+import type { Settings } from '../domain/observation.ts';
+
+/** A write that failed in this pass, reported on the condition of the component it belonged to. */
+export interface WriteFailure {
+  component?: Component;
+  reason: string;
+  message: string;
+}
+
+export interface StatusInput {
+  state: string;
+  meta: StateMeta;
+  assessment: Assessment;
+  previous: PostgresClusterStatus | undefined;
+  now: number;
+  /** When the machine entered `state`. */
+  since: number;
+  settings: Settings;
+  failure?: WriteFailure;
+}
+
+/** Kubernetes serialises condition times with second precision; so do we, or every pass would differ. */
+export const toSeconds = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+
+/** `Provisioning.Cluster` -> `ProvisioningCluster`: a state as a CamelCase reason. */
+export const stateReason = (state: string) => state.replaceAll('.', '');
+
+export const deadlineExceeded = (input: Pick<StatusInput, 'meta' | 'now' | 'since' | 'settings'>) =>
+  input.meta.deadline && input.now - input.since > input.settings.progressDeadlineMs;
+
+type Draft = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
+
+const draft = (type: string, ok: boolean, reason: string, message: string): Draft => ({
+  type,
+  status: ok ? 'True' : 'False',
+  reason,
+  message,
+});
+
+const fromHealth = (c: Component, h: Health): Draft => draft(CONDITION_OF[c], h.state === 'Ready', h.reason, h.message);
+
+function componentConditions(input: StatusInput): Draft[] {
+  const { meta, assessment, failure } = input;
+  const stepIndex = meta.step ? COMPONENTS.indexOf(meta.step) : COMPONENTS.length;
+  return COMPONENTS.map((c, i) => {
+    if (failure?.component === c) return draft(CONDITION_OF[c], false, failure.reason, failure.message);
+    const h = assessment.health[c];
+    if (!h) {
+      return {
+        type: CONDITION_OF[c],
+        status: 'Unknown',
+        reason: 'NotAssessed',
+        message: `Cannot be judged while the spec is invalid: ${assessment.merge.ok ? '' : assessment.merge.message}`,
+      };
+    }
+    if (meta.conditions === 'observe' || i <= stepIndex || h.state === 'Ready') return fromHealth(c, h);
+    // A later step is blocked by the current one: Pending, never Failed.
+    const blocker = meta.step ? CONDITION_OF[meta.step] : 'earlier steps';
+    return draft(CONDITION_OF[c], false, `WaitingFor${blocker}`, `Blocked until ${blocker} is True: ${h.message}`);
+  });
+}
+
+function activeDraft(input: StatusInput, components: Draft[]): Draft | undefined {
+  if (input.failure?.component) return components[COMPONENTS.indexOf(input.failure.component)];
+  return input.meta.step ? components[COMPONENTS.indexOf(input.meta.step)] : undefined;
+}
+
+function summaryConditions(input: StatusInput, components: Draft[]): Draft[] {
+  const { meta, state } = input;
+  const active = activeDraft(input, components);
+  const why = active ? active.message : `State ${state}`;
+  const stalledByDeadline = deadlineExceeded(input);
+  const failure = input.failure && !input.failure.component ? input.failure : undefined;
+  const ready = meta.ready && !input.failure;
+  const readyReason = ready ? 'AllComponentsReady' : (failure?.reason ?? active?.reason ?? meta.phase);
+  const readyMessage = ready ? 'Cluster is up and running' : (failure?.message ?? why);
+  const reconciling = meta.reconciling && !stalledByDeadline;
+  const stalled = meta.stalled || stalledByDeadline;
+  const minutes = Math.round(input.settings.progressDeadlineMs / 60_000);
+  return [
+    draft('Ready', ready, readyReason, readyMessage),
+    draft(
+      'Reconciling',
+      reconciling,
+      reconciling ? stateReason(state) : meta.phase,
+      reconciling ? why : `State ${state}`,
+    ),
+    stalledByDeadline
+      ? draft(
+          'Stalled',
+          true,
+          `${stateReason(state)}DeadlineExceeded`,
+          `No progress in ${state} for more than ${minutes} min: ${why}`,
+        )
+      : draft(
+          'Stalled',
+          stalled,
+          stalled ? (active?.reason ?? meta.phase) : meta.phase,
+          stalled ? why : `State ${state}`,
+        ),
+  ];
+}
+
+/** Keeps `lastTransitionTime` unless the status flipped; stamps the generation on every condition. */
+function finish(drafts: Draft[], previous: Condition[] | undefined, generation: number, now: number): Condition[] {
+  return drafts.map((d) => {
+    const before = previous?.find((p) => p.type === d.type);
+    const lastTransitionTime = before && before.status === d.status ? before.lastTransitionTime : toSeconds(now);
+    return { ...d, observedGeneration: generation, lastTransitionTime };
+  });
+}
+
+export function projectStatus(input: StatusInput): PostgresClusterStatus {
+  const { assessment, previous, meta } = input;
+  const { observation, config } = assessment;
+  const generation = observation.cluster.metadata.generation ?? 0;
+  const components = componentConditions(input);
+  const conditions = finish(
+    [...summaryConditions(input, components), ...components],
+    previous?.conditions,
+    generation,
+    input.now,
+  );
+  const { cnpg, secret, configMap } = observation;
+  const status: PostgresClusterStatus = {
+    observedGeneration: generation,
+    phase: meta.phase,
+    state: input.state,
+    stateSince: toSeconds(input.since),
+    conditions,
+  };
+  // Refs point consumers at objects to use: only ours (never a foreign or not-yet-adopted one), and the
+  // Secret only once it holds the key the ref names.
+  const ours = (object: { metadata: { ownerReferences?: OwnerReference[] } }) =>
+    ownershipOf(object.metadata.ownerReferences, observation.cluster) === 'ours';
+  if (cnpg && ours(cnpg)) {
+    status.provisionerRef = {
+      apiVersion: cnpg.apiVersion,
+      kind: cnpg.kind,
+      namespace: cnpg.metadata.namespace ?? observation.cluster.metadata.namespace,
+      name: cnpg.metadata.name,
+      ...(cnpg.metadata.uid ? { uid: cnpg.metadata.uid } : {}),
+    };
+    if (cnpg.status?.instances !== undefined) status.instances = cnpg.status.instances;
+    if (cnpg.status?.readyInstances !== undefined) status.readyInstances = cnpg.status.readyInstances;
+    if (cnpg.status?.currentPrimary) status.currentPrimary = cnpg.status.currentPrimary;
+  }
+  // Consumers switch to the poolers on `enabled: true`; it is absent whenever the pooler is disabled.
+  if (config?.pooler) status.connectionPoolerStatus = { enabled: assessment.poolersServing };
+  else if (!config && previous?.connectionPoolerStatus) status.connectionPoolerStatus = previous.connectionPoolerStatus;
+  if (
+    assessment.roles &&
+    (assessment.roles.roles.length > 0 || Object.keys(assessment.roles.waitingForSecret).length)
+  ) {
+    status.managedRolesStatus = rolesStatus(observation, assessment.roles);
+  }
+  const resources: NonNullable<PostgresClusterStatus['resources']> = {};
+  if (secret && ours(secret) && secret.keys.includes(PASSWORD_KEY)) {
+    resources.secretRef = { name: secret.metadata.name, key: PASSWORD_KEY };
+  }
+  if (configMap && ours(configMap)) resources.configMapRef = { name: configMap.metadata.name };
+  if (resources.secretRef || resources.configMapRef) status.resources = resources;
+  return status;
+}

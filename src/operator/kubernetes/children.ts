@@ -1,0 +1,189 @@
+/**
+ * The child ports (Secret, CNPG Cluster, Pooler, ConfigMap): reads projected onto the domain shapes,
+ * writes by server-side apply, owner references by conditional merge patch.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { AppsV1Api, CoreV1Api, V1Secret } from '@kubernetes/client-node';
+import { API_VERSION, type OwnerReference } from '../api/schema.ts';
+import { PortError } from '../core/errors.ts';
+import type { ChildPort, CnpgClusterPort, ConfigMapPort, PoolerPort, SecretPort } from '../core/ports.ts';
+import type { SecretTemplate } from '../domain/effects.ts';
+import { FIELD_MANAGER } from '../domain/names.ts';
+import {
+  type CnpgCluster,
+  type ConfigMap,
+  type KubeObject,
+  type ObjectRef,
+  type Pooler,
+  type PoolerView,
+  refOf,
+  type SecretView,
+} from '../domain/objects.ts';
+import { call, getOrUndefined, unlessGone } from './errors.ts';
+import { applyBodyOf, customObjectOf, metadataOf, type ObjectClient, type RawObject, secretClient } from './objects.ts';
+import { generatePassword } from './password.ts';
+
+export const ROLES_FIELD_MANAGER = `${FIELD_MANAGER}-roles`;
+
+const describe = (verb: string, ref: ObjectRef) => `${verb} ${ref.kind} ${ref.namespace}/${ref.name}`;
+const controllerOf = (owners: OwnerReference[] | undefined) => (owners ?? []).find((o) => o.controller);
+const isPostgresCluster = (owner: OwnerReference | undefined) =>
+  owner?.kind === 'PostgresCluster' && owner.apiVersion === API_VERSION;
+
+class KubernetesChildPort<T extends KubeObject> implements ChildPort<T> {
+  constructor(
+    protected readonly client: ObjectClient,
+    private readonly project: (raw: RawObject) => T,
+  ) {}
+
+  protected context(verb: string, ref: ObjectRef) {
+    return { what: describe(verb, ref), sensitive: this.client.sensitive };
+  }
+
+  async get(ref: ObjectRef): Promise<T | undefined> {
+    const raw = await getOrUndefined(this.context('get', ref), () => this.client.read(ref));
+    return raw === undefined ? undefined : this.project(raw);
+  }
+
+  /** Already gone counts as deleted. */
+  async delete(ref: ObjectRef): Promise<void> {
+    await unlessGone(this.context('delete', ref), () => this.client.remove(ref));
+  }
+
+  async setOwner(ref: ObjectRef, owner: OwnerReference): Promise<void> {
+    await this.changeOwners(ref, (owners) => [...owners.filter((o) => o.uid !== owner.uid), owner]);
+  }
+
+  async releaseOwner(ref: ObjectRef, ownerUid: string): Promise<void> {
+    await this.changeOwners(ref, (owners) => owners.filter((o) => o.uid !== ownerUid));
+  }
+
+  /**
+   * Read, change, write back with the resourceVersion that was read: the merge patch replaces the whole
+   * list, so a concurrent change to it must fail (409) rather than be overwritten. Gone means no owners.
+   */
+  private async changeOwners(ref: ObjectRef, change: (owners: OwnerReference[]) => OwnerReference[]) {
+    const live = await this.get(ref);
+    if (!live) return;
+    const owners = live.metadata.ownerReferences ?? [];
+    const ownerReferences = change(owners);
+    if (isDeepStrictEqual(owners, ownerReferences)) return;
+    const body = { metadata: { resourceVersion: live.metadata.resourceVersion, ownerReferences } };
+    await unlessGone(this.context('update owners of', ref), () => this.client.mergePatch(ref, body));
+  }
+
+  /**
+   * Server-side apply as `fieldManager`, conditional on the resourceVersion just read, so the decision
+   * below cannot be overtaken by a concurrent write (that fails with 409 instead).
+   *
+   * `force` takes over fields that another manager changed (drift a human made with kubectl edit moves the
+   * field to them), so it is used only where pgfsm is the rightful owner:
+   * - the object carries our controller reference, and the live object is absent, orphaned, or controlled
+   *   by that same owner (the core's adoption rule). A live object controlled by anyone else is refused
+   *   here as a conflict: the API server would not stop us, since every PostgresCluster applies as the same
+   *   field manager and a forced apply would silently swap the controller reference;
+   * - the object carries no owner (the managed roles) and the live object is controlled by a PostgresCluster.
+   * Otherwise the apply does not force, so another manager's fields surface as a conflict (409) rather than
+   * being overwritten; and such an apply never creates the object.
+   */
+  protected async applyAs(object: KubeObject, fieldManager: string): Promise<void> {
+    const ref = refOf(object);
+    const live = await this.get(ref);
+    const desired = controllerOf(object.metadata.ownerReferences);
+    const current = controllerOf(live?.metadata.ownerReferences);
+    if (desired && current && current.uid !== desired.uid) {
+      throw new PortError('conflict', `${describe('apply', ref)}: controlled by ${current.kind}/${current.name}`);
+    }
+    if (!desired && !live) throw new PortError('notFound', `${describe('apply', ref)}: not found`);
+    const force = desired !== undefined || isPostgresCluster(current);
+    const body = applyBodyOf(object as KubeObject & Record<string, unknown>, live?.metadata.resourceVersion);
+    await call(this.context('apply', ref), () => this.client.apply(ref, body, { fieldManager, force }));
+  }
+}
+
+const secretViewOf = (raw: RawObject): SecretView => {
+  const secret = raw as V1Secret;
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: metadataOf(raw.metadata),
+    keys: Object.keys({ ...(secret.data ?? {}), ...(secret.stringData ?? {}) }).sort(),
+  };
+};
+
+const configMapOf = (raw: RawObject): ConfigMap => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: metadataOf(raw.metadata),
+  ...(raw.data ? { data: { ...(raw.data as Record<string, string>) } } : {}),
+});
+
+export class KubernetesSecretPort extends KubernetesChildPort<SecretView> implements SecretPort {
+  constructor(private readonly core: CoreV1Api) {
+    super(secretClient(core), secretViewOf);
+  }
+
+  /** Created, not applied: the password is generated here once and must never be regenerated by a re-apply. */
+  async create(template: SecretTemplate): Promise<void> {
+    const { namespace, name } = template.ref;
+    const body: V1Secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace, labels: template.labels, ownerReferences: [template.owner] },
+      type: 'kubernetes.io/basic-auth',
+      data: {
+        username: Buffer.from(template.username).toString('base64'),
+        password: Buffer.from(generatePassword()).toString('base64'),
+      },
+    };
+    // The response echoes the data: awaited and dropped.
+    await call(this.context('create', template.ref), async () => {
+      await this.core.createNamespacedSecret({ namespace, body, fieldManager: FIELD_MANAGER });
+    });
+  }
+}
+
+export class KubernetesCnpgClusterPort extends KubernetesChildPort<CnpgCluster> implements CnpgClusterPort {
+  constructor(client: ObjectClient) {
+    super(client, customObjectOf<CnpgCluster>);
+  }
+
+  /** Two field managers, so that the spec and the roles are applied apart without dropping each other. */
+  async apply(object: CnpgCluster, part: 'cluster' | 'managedRoles'): Promise<void> {
+    await this.applyAs(object, part === 'cluster' ? FIELD_MANAGER : ROLES_FIELD_MANAGER);
+  }
+}
+
+export class KubernetesPoolerPort extends KubernetesChildPort<Pooler> implements PoolerPort {
+  constructor(
+    client: ObjectClient,
+    private readonly apps: AppsV1Api,
+  ) {
+    super(client, customObjectOf<Pooler>);
+  }
+
+  async apply(object: Pooler): Promise<void> {
+    await this.applyAs(object, FIELD_MANAGER);
+  }
+
+  /** CNPG runs each pooler as a Deployment of the same name; its ready replicas are the readiness signal. */
+  async view(ref: ObjectRef): Promise<PoolerView | undefined> {
+    const pooler = await this.get(ref);
+    if (!pooler) return undefined;
+    const at = { namespace: ref.namespace, name: ref.name };
+    const deployment = await getOrUndefined({ what: `get Deployment ${ref.namespace}/${ref.name}` }, () =>
+      this.apps.readNamespacedDeployment(at),
+    );
+    return { pooler, readyReplicas: deployment?.status?.readyReplicas ?? 0 };
+  }
+}
+
+export class KubernetesConfigMapPort extends KubernetesChildPort<ConfigMap> implements ConfigMapPort {
+  constructor(client: ObjectClient) {
+    super(client, configMapOf);
+  }
+
+  async apply(object: ConfigMap): Promise<void> {
+    await this.applyAs(object, FIELD_MANAGER);
+  }
+}

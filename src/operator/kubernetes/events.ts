@@ -1,0 +1,127 @@
+/**
+ * Events as `events.k8s.io/v1` objects, de-duplicated into series the way client-go's events broadcaster
+ * does: the first occurrence creates an Event, a repeat within the series window bumps that Event's
+ * `series` instead of adding an object, and a repeat after a quiet window starts a new Event.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { EventsV1Api, type EventsV1Event, type KubeConfig, V1MicroTime } from '@kubernetes/client-node';
+import type { PostgresCluster } from '../api/schema.ts';
+import type { Clock, EventSink } from '../core/ports.ts';
+import type { KubeEvent } from '../domain/effects.ts';
+import { call, isNotFound } from './errors.ts';
+import { mergePatch } from './objects.ts';
+
+/** client-go closes a series after six minutes without a repeat. */
+export const SERIES_WINDOW_MS = 6 * 60 * 1000;
+/** Bound on remembered series, so a long-lived operator with many clusters cannot grow without limit. */
+const MAX_SERIES = 4096;
+/** API limits: `note` 1 kB, `reason` and `action` 128 characters, `reportingInstance` 128. */
+const NOTE_BYTES = 1024;
+const SHORT = 128;
+
+interface Series {
+  namespace: string;
+  name: string;
+  count: number;
+  lastObserved: number;
+}
+
+export interface EventSinkOptions {
+  clock: Clock;
+  reportingController?: string;
+  reportingInstance?: string;
+}
+
+/** `2026-11-30T12:00:00.123000Z`: MicroTime wants exactly six fractional digits; a ms clock gives the first three. */
+export const microTime = (ms: number) => new V1MicroTime(ms);
+
+function truncateBytes(text: string, max: number): string {
+  if (Buffer.byteLength(text) <= max) return text;
+  let out = text.slice(0, max);
+  while (Buffer.byteLength(`${out}…`) > max) out = out.slice(0, -1);
+  return `${out}…`;
+}
+
+export class KubernetesEventSink implements EventSink {
+  private readonly api: EventsV1Api;
+  private readonly clock: Clock;
+  private readonly controller: string;
+  private readonly instance: string;
+  private readonly series = new Map<string, Series>();
+
+  constructor(kc: KubeConfig, options: EventSinkOptions) {
+    this.api = kc.makeApiClient(EventsV1Api);
+    this.clock = options.clock;
+    this.controller = options.reportingController ?? 'pgfsm';
+    this.instance = (options.reportingInstance ?? `${this.controller}-${hostname()}`).slice(0, SHORT);
+  }
+
+  async emit(regarding: PostgresCluster, event: KubeEvent): Promise<void> {
+    const now = this.clock.now();
+    const note = truncateBytes(event.message, NOTE_BYTES);
+    const { namespace, name, uid } = regarding.metadata;
+    const key = JSON.stringify([event.type, event.action, event.reason, uid ?? `${namespace}/${name}`, note]);
+    this.forgetFinished(now);
+    const open = this.series.get(key);
+    const series =
+      open && (await this.repeat(open, now))
+        ? open
+        : { namespace, name: await this.create(regarding, event, note, now), count: 1, lastObserved: now };
+    // Re-inserted so that the map's order stays least recently observed first.
+    this.series.delete(key);
+    this.series.set(key, series);
+  }
+
+  /** Bumps the series of an existing Event; false when that Event has expired meanwhile (so create anew). */
+  private async repeat(open: Series, now: number): Promise<boolean> {
+    const count = open.count + 1;
+    const body = { series: { count, lastObservedTime: microTime(now) } };
+    const what = `patch Event ${open.namespace}/${open.name}`;
+    try {
+      await call({ what }, () =>
+        this.api.patchNamespacedEvent({ namespace: open.namespace, name: open.name, body }, mergePatch),
+      );
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw error;
+    }
+    open.count = count;
+    open.lastObserved = now;
+    return true;
+  }
+
+  private async create(regarding: PostgresCluster, event: KubeEvent, note: string, now: number): Promise<string> {
+    const { namespace, name, uid } = regarding.metadata;
+    // Like client-go: the regarding object's name plus a unique hex suffix.
+    const eventName = `${name}.${now.toString(16)}${randomBytes(4).toString('hex')}`;
+    const body: EventsV1Event = {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: { name: eventName, namespace },
+      regarding: { apiVersion: regarding.apiVersion, kind: regarding.kind, namespace, name, ...(uid ? { uid } : {}) },
+      reason: event.reason.slice(0, SHORT),
+      action: event.action.slice(0, SHORT),
+      note,
+      type: event.type,
+      eventTime: microTime(now),
+      reportingController: this.controller,
+      reportingInstance: this.instance,
+    };
+    await call({ what: `create Event ${event.reason} for ${namespace}/${name}` }, () =>
+      this.api.createNamespacedEvent({ namespace, body }),
+    );
+    return eventName;
+  }
+
+  private forgetFinished(now: number): void {
+    for (const [key, s] of this.series) {
+      if (now - s.lastObserved >= SERIES_WINDOW_MS) this.series.delete(key);
+    }
+    // Map iteration is insertion order and every write re-inserts: the first entries are the stalest.
+    for (const key of this.series.keys()) {
+      if (this.series.size < MAX_SERIES) break;
+      this.series.delete(key);
+    }
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease, with client-go's rules and defaults (lease 15 s,
+ * renew deadline 10 s, retry 2 s):
+ * - a candidate takes the lease when it is free (no holder) or expired; "expired" is judged by how long
+ *   this process has seen the same record unchanged, not by the renewTime written by another machine,
+ *   so clock skew between nodes cannot make two leaders;
+ * - writes carry the resourceVersion they read, so of two candidates racing for a free lease one gets a
+ *   409 and loses;
+ * - the leader renews every retry period and steps down when no renewal succeeded for the renew
+ *   deadline, which is shorter than the lease so it stops before anyone else may start; it also steps
+ *   down at once when it sees another holder;
+ * - on shutdown the leader clears holderIdentity, so a standby takes over at its next retry instead of
+ *   waiting for the lease to expire.
+ */
+import { hostname } from 'node:os';
+import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
+import type { Leadership, LeadershipCallbacks } from '../driver/sources.ts';
+
+export interface LeaseElectorOptions {
+  namespace: string;
+  name: string;
+  /** Unique per replica; default hostname and pid. */
+  identity?: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  log?: { info(fields: object, message: string): void; warn(fields: object, message: string): void };
+}
+
+type Attempt = 'held' | 'taken' | 'failed';
+
+export const defaultIdentity = () => `${hostname()}-${process.pid}`;
+
+const isNotFound = (error: unknown) => error instanceof ApiException && error.code === 404;
+
+export class LeaseElector implements Leadership {
+  readonly identity: string;
+  private readonly api: CoordinationV1Api;
+  private readonly leaseDurationMs: number;
+  private readonly renewDeadlineMs: number;
+  private readonly retryPeriodMs: number;
+  private leading = false;
+  private running = false;
+  private callbacks: LeadershipCallbacks | undefined;
+  private tickTimer: ReturnType<typeof setTimeout> | undefined;
+  private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  private attempt: Promise<unknown> = Promise.resolve();
+  /** The last lease record seen and when it was first seen in that form. */
+  private observed: { record: string; at: number } | undefined;
+  private lastError: string | undefined;
+
+  constructor(
+    kc: KubeConfig,
+    private readonly options: LeaseElectorOptions,
+  ) {
+    this.api = kc.makeApiClient(CoordinationV1Api);
+    this.identity = options.identity ?? defaultIdentity();
+    this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
+    this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
+    this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
+    if (this.renewDeadlineMs >= this.leaseDurationMs) throw new Error('renew deadline must be shorter than the lease');
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  start(callbacks: LeadershipCallbacks): void {
+    if (this.running) return;
+    this.running = true;
+    this.callbacks = callbacks;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.tickTimer);
+    clearTimeout(this.deadlineTimer);
+    await this.attempt;
+    // Also when not leading: an attempt that finished during shutdown may just have taken the lease.
+    try {
+      await this.release();
+    } catch (error) {
+      this.options.log?.warn({ error: String(error) }, 'could not release the lease; it will expire');
+    }
+    this.stepDown('released');
+  }
+
+  private schedule(ms: number): void {
+    if (!this.running) return;
+    this.tickTimer = setTimeout(() => {
+      this.attempt = this.tick();
+    }, ms);
+  }
+
+  private async tick(): Promise<void> {
+    // A hung request must not stall the loop for good; the deadline timer steps down regardless. The
+    // bound is generous so that a merely slow API server does not look like a failed renewal.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<Attempt>((resolve) => {
+      timer = setTimeout(() => resolve('failed'), this.renewDeadlineMs);
+    });
+    const result = await Promise.race([this.tryAcquireOrRenew().catch((error) => this.failed(error)), timeout]);
+    clearTimeout(timer);
+    if (!this.running) return;
+    if (result === 'held') {
+      this.lastError = undefined;
+      this.armDeadline();
+      if (!this.leading) {
+        this.leading = true;
+        this.options.log?.info({ lease: this.leaseName(), identity: this.identity }, 'acquired the lease');
+        this.callbacks?.onStartedLeading();
+      }
+    } else if (result === 'taken' && this.leading) {
+      this.stepDown('another replica holds the lease');
+    }
+    // Candidates spread their attempts a little; the leader renews on the beat.
+    this.schedule(this.leading ? this.retryPeriodMs : this.retryPeriodMs * (1 + 0.2 * Math.random()));
+  }
+
+  /** Logs a failed attempt, once per distinct error, so a standby without RBAC says why every 2 s once. */
+  private failed(error: unknown): Attempt {
+    const message = error instanceof ApiException ? `HTTP ${error.code}` : String(error);
+    if (message !== this.lastError) {
+      this.lastError = message;
+      this.options.log?.warn(
+        { lease: this.leaseName(), identity: this.identity, error: message },
+        'lease update failed',
+      );
+    }
+    return 'failed';
+  }
+
+  private armDeadline(): void {
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = setTimeout(() => this.stepDown('could not renew the lease'), this.renewDeadlineMs);
+  }
+
+  private stepDown(reason: string): void {
+    clearTimeout(this.deadlineTimer);
+    if (!this.leading) return;
+    this.leading = false;
+    this.options.log?.warn({ lease: this.leaseName(), identity: this.identity, reason }, 'stepping down');
+    this.callbacks?.onStoppedLeading();
+  }
+
+  private leaseName(): string {
+    return `${this.options.namespace}/${this.options.name}`;
+  }
+
+  private async read(): Promise<V1Lease | undefined> {
+    try {
+      return await this.api.readNamespacedLease({ name: this.options.name, namespace: this.options.namespace });
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+
+  private async tryAcquireOrRenew(): Promise<Attempt> {
+    const { name, namespace } = this.options;
+    const now = Date.now();
+    const durationSeconds = Math.ceil(this.leaseDurationMs / 1000);
+    const lease = await this.read();
+    if (!lease) {
+      await this.api.createNamespacedLease({
+        namespace,
+        body: {
+          metadata: { name, namespace },
+          spec: {
+            holderIdentity: this.identity,
+            leaseDurationSeconds: durationSeconds,
+            acquireTime: new V1MicroTime(now),
+            renewTime: new V1MicroTime(now),
+            leaseTransitions: 0,
+          },
+        },
+      });
+      this.observed = undefined;
+      return 'held';
+    }
+    const spec = lease.spec ?? {};
+    const holder = spec.holderIdentity ?? '';
+    const record = JSON.stringify([holder, spec.renewTime, spec.leaseDurationSeconds, spec.leaseTransitions]);
+    if (this.observed?.record !== record) this.observed = { record, at: now };
+    const validFor = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
+    if (holder !== '' && holder !== this.identity && this.observed.at + validFor > now) return 'taken';
+    const mine = holder === this.identity;
+    await this.api.replaceNamespacedLease({
+      name,
+      namespace,
+      body: {
+        // Only what we mean to write, with the resourceVersion we read: a concurrent writer gets a 409.
+        metadata: { name, namespace, resourceVersion: lease.metadata?.resourceVersion ?? '' },
+        spec: {
+          holderIdentity: this.identity,
+          leaseDurationSeconds: durationSeconds,
+          acquireTime: mine && spec.acquireTime ? spec.acquireTime : new V1MicroTime(now),
+          renewTime: new V1MicroTime(now),
+          leaseTransitions: (spec.leaseTransitions ?? 0) + (mine ? 0 : 1),
+        },
+      },
+    });
+    return 'held';
+  }
+
+  /** Clears the holder so that a standby need not wait for the lease to expire. */
+  private async release(): Promise<void> {
+    const lease = await this.read();
+    if (!lease || lease.spec?.holderIdentity !== this.identity) return;
+    const now = new V1MicroTime(Date.now());
+    await this.api.replaceNamespacedLease({
+      name: this.options.name,
+      namespace: this.options.namespace,
+      body: {
+        metadata: {
+          name: this.options.name,
+          namespace: this.options.namespace,
+          resourceVersion: lease.metadata?.resourceVersion ?? '',
+        },
+        spec: {
+          leaseDurationSeconds: 1,
+          acquireTime: now,
+          renewTime: now,
+          leaseTransitions: lease.spec?.leaseTransitions ?? 0,
+        },
+      },
+    });
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The PostgresCluster and PostgresClusterClass ports: reads, the finalizer and the status, each written
+ * by JSON merge patch (custom resources do not take strategic merge patches).
+ */
+import type { CustomObjectsApi } from '@kubernetes/client-node';
+import {
+  GROUP,
+  type PostgresCluster,
+  type PostgresClusterClass,
+  type PostgresClusterStatus,
+  VERSION,
+} from '../api/schema.ts';
+import type { ClassPort, PostgresClusterPort } from '../core/ports.ts';
+import { call, getOrUndefined, unlessGone } from './errors.ts';
+import { customObjectOf, mergePatch, type RawObject } from './objects.ts';
+
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The JSON merge patch that turns `previous` into `next`: keys that disappeared become `null`, so the
+ * stored status ends up equal to `next` (a plain `{status: next}` would keep them, e.g. a stale
+ * `managedRolesStatus.failed`). Lists are replaced whole, which is what the conditions list needs.
+ */
+export function mergePatchFrom(previous: unknown, next: unknown): unknown {
+  if (!isMap(previous) || !isMap(next)) return next;
+  const patch: Record<string, unknown> = {};
+  for (const key of Object.keys(previous)) if (next[key] === undefined) patch[key] = null;
+  for (const [key, value] of Object.entries(next)) {
+    if (value !== undefined) patch[key] = mergePatchFrom(previous[key], value);
+  }
+  return patch;
+}
+
+export function postgresClusterPort(custom: CustomObjectsApi): PostgresClusterPort {
+  const type = { group: GROUP, version: VERSION, plural: 'postgresclusters' };
+  const at = (c: PostgresCluster) => ({ ...type, namespace: c.metadata.namespace, name: c.metadata.name });
+  const what = (verb: string, c: PostgresCluster) =>
+    `${verb} PostgresCluster ${c.metadata.namespace}/${c.metadata.name}`;
+
+  /**
+   * Finalizers are written with the resourceVersion of the object the core decided on: the merge patch
+   * replaces the whole list, so a stale write must fail (409) instead of dropping someone else's finalizer.
+   * A cluster that is already gone needs no finalizer change.
+   */
+  const writeFinalizers = async (cluster: PostgresCluster, finalizers: string[]) => {
+    const body = { metadata: { resourceVersion: cluster.metadata.resourceVersion, finalizers } };
+    await unlessGone({ what: what('update finalizers of', cluster) }, () =>
+      custom.patchNamespacedCustomObject({ ...at(cluster), body }, mergePatch),
+    );
+  };
+
+  return {
+    async get(key) {
+      const raw = await getOrUndefined({ what: `get PostgresCluster ${key.namespace}/${key.name}` }, () =>
+        custom.getNamespacedCustomObject({ ...type, ...key }),
+      );
+      return raw === undefined ? undefined : customObjectOf<PostgresCluster>(raw as RawObject);
+    },
+    async addFinalizer(cluster, finalizer) {
+      const finalizers = cluster.metadata.finalizers ?? [];
+      if (!finalizers.includes(finalizer)) await writeFinalizers(cluster, [...finalizers, finalizer]);
+    },
+    async removeFinalizer(cluster, finalizer) {
+      const finalizers = cluster.metadata.finalizers ?? [];
+      if (finalizers.includes(finalizer))
+        await writeFinalizers(
+          cluster,
+          finalizers.filter((f) => f !== finalizer),
+        );
+    },
+    /**
+     * Not conditional on resourceVersion: the finalizer write of the same pass has already moved it on,
+     * and the status is the core's own projection of what it just observed and did.
+     */
+    async writeStatus(cluster, status: PostgresClusterStatus) {
+      const body = { status: mergePatchFrom(cluster.status, status) };
+      await call({ what: what('write status of', cluster) }, () =>
+        custom.patchNamespacedCustomObjectStatus({ ...at(cluster), body }, mergePatch),
+      );
+    },
+  };
+}
+
+export function classPort(custom: CustomObjectsApi): ClassPort {
+  return {
+    async get(name) {
+      const raw = await getOrUndefined({ what: `get PostgresClusterClass ${name}` }, () =>
+        custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'postgresclusterclasses', name }),
+      );
+      return raw === undefined ? undefined : customObjectOf<PostgresClusterClass>(raw as RawObject);
+    },
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * The informers the operator runs, one per kind whose changes can wake a PostgresCluster.
+ *
+ * Filtering, per kind:
+ * - PostgresCluster, PostgresClusterClass: everything (ours by definition; classes are cluster-scoped,
+ *   so they are watched cluster-wide even when `namespace` narrows the rest).
+ * - CNPG Cluster and Pooler: everything in scope. Their status is what the lifecycle waits on, and a
+ *   foreign object that merely has the name of our child must wake its cluster when it goes away.
+ * - ConfigMap: only ours (`app.kubernetes.io/managed-by=pgfsm`).
+ * - Deployment: CNPG puts no label on a pooler's Deployment, only an owner reference to the Pooler, so
+ *   no server-side selector can find them. Watched metadata-only and filtered in the client to those
+ *   owned by a Pooler, which keeps the cache small.
+ * - Secret: NOT label-filtered. The password Secrets of managed roles belong to the user and carry no
+ *   label or owner, and a label selector cannot say "ours, or named by some cluster". Requiring users to
+ *   label them would make a forgotten label silently delay role creation until the next requeue. Instead
+ *   Secrets are watched metadata-only (PartialObjectMetadata): the API server never sends their data to
+ *   the operator, the cache holds names and labels only, and unrelated Secrets cost a map lookup in the
+ *   mapping and no reconcile. The RBAC cost (list/watch on secrets in scope) is the same either way,
+ *   since the ports must read those Secrets anyway.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { API_VERSION, type PostgresCluster, type PostgresClusterClass } from '../api/schema.ts';
+import { MANAGED_BY_LABEL } from '../domain/names.ts';
+import { CNPG_API_VERSION, type CnpgCluster, type ConfigMap, type KubeObject, type Pooler } from '../domain/objects.ts';
+import type { WatchSources } from '../driver/sources.ts';
+import { Informer, type InformerLog, type InformerOptions, type ResourceType } from './informer.ts';
+
+export const RESOURCES = {
+  clusters: { apiVersion: API_VERSION, kind: 'PostgresCluster', plural: 'postgresclusters', namespaced: true },
+  classes: {
+    apiVersion: API_VERSION,
+    kind: 'PostgresClusterClass',
+    plural: 'postgresclusterclasses',
+    namespaced: false,
+  },
+  cnpgClusters: { apiVersion: CNPG_API_VERSION, kind: 'Cluster', plural: 'clusters', namespaced: true },
+  poolers: { apiVersion: CNPG_API_VERSION, kind: 'Pooler', plural: 'poolers', namespaced: true },
+  secrets: { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true },
+  configMaps: { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true },
+  deployments: { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true },
+} satisfies Record<keyof WatchSources, ResourceType>;
+
+export type Timing = Pick<
+  InformerOptions<KubeObject>,
+  'relistIntervalMs' | 'silentAfterMs' | 'backoffBaseMs' | 'backoffMaxMs' | 'pageSize' | 'requestTimeoutMs'
+>;
+
+export interface WatchSourceOptions {
+  /** Watch one namespace; default all. */
+  namespace?: string;
+  log?: InformerLog;
+  timing?: Timing;
+}
+
+/** managedFields can outweigh the object itself and nothing here reads them. */
+function slim<T extends KubeObject>(object: T): T {
+  if (!object.metadata || !('managedFields' in object.metadata)) return object;
+  const { managedFields: _, ...metadata } = object.metadata as T['metadata'] & { managedFields?: unknown };
+  return { ...object, metadata };
+}
+
+/** Only the metadata stays, whatever the server sent: no Secret value is ever held in memory. */
+const metadataOf = <T extends KubeObject>(object: T): T =>
+  ({ apiVersion: object.apiVersion, kind: object.kind, metadata: slim(object).metadata }) as T;
+
+const ownedByPooler = (object: KubeObject) =>
+  (object.metadata.ownerReferences ?? []).some(
+    (o) => o.kind === 'Pooler' && o.apiVersion.startsWith(`${CNPG_API_VERSION.split('/')[0]}/`),
+  );
+
+export function createWatchSources(kc: KubeConfig, options: WatchSourceOptions = {}): WatchSources {
+  const make = <T extends KubeObject>(
+    resource: ResourceType,
+    extra: Omit<InformerOptions<T>, 'resource'> = {},
+  ): Informer<T> =>
+    new Informer<T>(kc, {
+      resource,
+      transform: slim,
+      ...options.timing,
+      ...(options.log ? { log: options.log } : {}),
+      ...(options.namespace && resource.namespaced ? { namespace: options.namespace } : {}),
+      ...extra,
+    });
+  return {
+    clusters: make<PostgresCluster>(RESOURCES.clusters),
+    classes: make<PostgresClusterClass>(RESOURCES.classes),
+    cnpgClusters: make<CnpgCluster>(RESOURCES.cnpgClusters),
+    poolers: make<Pooler>(RESOURCES.poolers),
+    secrets: make<KubeObject>(RESOURCES.secrets, { metadataOnly: true, transform: metadataOf }),
+    configMaps: make<ConfigMap>(RESOURCES.configMaps, { labelSelector: `${MANAGED_BY_LABEL}=pgfsm` }),
+    deployments: make<KubeObject>(RESOURCES.deployments, {
+      metadataOnly: true,
+      transform: metadataOf,
+      filter: ownedByPooler,
+    }),
+  };
+}

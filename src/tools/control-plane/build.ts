@@ -1,0 +1,395 @@
+/**
+ * Finds or builds the control-plane binaries: kube-apiserver, etcd and (optionally) kube-controller-manager.
+ *
+ * Order of precedence, per binary:
+ *   1. envtest's variables: TEST_ASSET_KUBE_APISERVER / TEST_ASSET_ETCD (plus our own
+ *      TEST_ASSET_KUBE_CONTROLLER_MANAGER), then KUBEBUILDER_ASSETS (a directory holding the binaries);
+ *   2. the per-version cache outside git (`${XDG_CACHE_HOME:-$HOME/.cache}/pgfsm/control-plane/`);
+ *   3. a build from the Go module proxy using the wrapper modules in test/control-plane/{kube,etcd}, which hold
+ *      only go.mod/go.sum (upstream's own go.mod files carry replace directives, so `go install pkg@version`
+ *      is refused; the wrappers supply the replaces instead).
+ *
+ * A missing binary with no Go toolchain is a loud error, never a silent skip: a suite that "passes" without a
+ * control plane would prove nothing.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { accessSync, constants, createWriteStream, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { packageFile } from '../package-files.ts';
+import { acquireLock } from './lock.ts';
+import { type Log, stderrLog } from './log.ts';
+
+const execFileAsync = promisify(execFile);
+
+export const KUBERNETES_VERSION = 'v1.34.4';
+export const ETCD_VERSION = 'v3.6.16';
+/** etcd 3.6.16's own go.mod says `go 1.26.0`, and we build with GOTOOLCHAIN=local (no toolchain downloads). */
+const MINIMUM_GO = [1, 26] as const;
+
+export type Component = 'kube-apiserver' | 'etcd' | 'kube-controller-manager';
+
+interface ComponentSpec {
+  component: Component;
+  version: string;
+  /** Wrapper module directory (go.mod/go.sum only). */
+  moduleDir: string;
+  /** Upstream `main` package, built by import path. */
+  pkg: string;
+  ldflags: string;
+  envVar: string;
+}
+
+const wrappers = packageFile('src/tools/control-plane/modules');
+
+/** Without these -X flags /version would say v0.0.0-master; the API itself does not depend on them. */
+const kubeLdflags = (() => {
+  const [major, minor] = KUBERNETES_VERSION.slice(1).split('.');
+  const base = 'k8s.io/component-base/version';
+  return [
+    '-s -w',
+    `-X ${base}.gitVersion=${KUBERNETES_VERSION}`,
+    `-X ${base}.gitMajor=${major}`,
+    `-X ${base}.gitMinor=${minor}`,
+    `-X ${base}.gitTreeState=clean`,
+  ].join(' ');
+})();
+
+const SPECS: Record<Component, ComponentSpec> = {
+  'kube-apiserver': {
+    component: 'kube-apiserver',
+    version: KUBERNETES_VERSION,
+    moduleDir: join(wrappers, 'kube'),
+    pkg: 'k8s.io/kubernetes/cmd/kube-apiserver',
+    ldflags: kubeLdflags,
+    envVar: 'TEST_ASSET_KUBE_APISERVER',
+  },
+  etcd: {
+    component: 'etcd',
+    version: ETCD_VERSION,
+    moduleDir: join(wrappers, 'etcd'),
+    pkg: 'go.etcd.io/etcd/server/v3',
+    // etcd's version is a compile-time constant in its api module; no -X needed.
+    ldflags: '-s -w',
+    envVar: 'TEST_ASSET_ETCD',
+  },
+  'kube-controller-manager': {
+    component: 'kube-controller-manager',
+    version: KUBERNETES_VERSION,
+    moduleDir: join(wrappers, 'kube'),
+    pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager',
+    ldflags: kubeLdflags,
+    envVar: 'TEST_ASSET_KUBE_CONTROLLER_MANAGER',
+  },
+};
+
+export interface Binaries {
+  kubeApiserver: string;
+  etcd: string;
+  /** Present when requested and available. */
+  kubeControllerManager?: string;
+  /** What each binary reports for `--version`, normalised to `vX.Y.Z`. */
+  versions: { kubeApiserver: string; etcd: string; kubeControllerManager?: string };
+}
+
+export interface EnsureBinariesOptions {
+  /** Also provide kube-controller-manager (for real ownerReference GC and namespace deletion). */
+  controllerManager?: boolean;
+  /** Cache root; default `$PGFSM_CONTROL_PLANE_CACHE` or `${XDG_CACHE_HOME:-$HOME/.cache}/pgfsm/control-plane`. */
+  cacheDir?: string;
+  log?: Log;
+}
+
+export class MissingBinariesError extends Error {
+  override name = 'MissingBinariesError';
+}
+
+export function defaultCacheDir(): string {
+  const explicit = process.env.PGFSM_CONTROL_PLANE_CACHE;
+  if (explicit) return explicit;
+  const xdg = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  return join(xdg, 'pgfsm', 'control-plane');
+}
+
+export function cachedBinaryPath(cacheDir: string, component: Component): string {
+  const spec = SPECS[component];
+  return join(cacheDir, `${component}-${spec.version}`, component);
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** A binary named by an environment variable must exist: a typo there should not trigger a 20-minute build. */
+function fromEnvironment(component: Component): string | undefined {
+  const spec = SPECS[component];
+  const direct = process.env[spec.envVar];
+  if (direct) {
+    if (!isExecutable(direct)) {
+      throw new MissingBinariesError(`${spec.envVar}=${direct} is not an executable file.`);
+    }
+    return direct;
+  }
+  const assets = process.env.KUBEBUILDER_ASSETS;
+  if (assets) {
+    const candidate = join(assets, component);
+    if (isExecutable(candidate)) return candidate;
+    // envtest's asset bundles never ship kube-controller-manager, so its absence there is not an error.
+    if (component !== 'kube-controller-manager') {
+      throw new MissingBinariesError(`KUBEBUILDER_ASSETS=${assets} has no executable ${component}.`);
+    }
+  }
+  return undefined;
+}
+
+export async function binaryVersion(path: string): Promise<string> {
+  const { stdout } = await execFileAsync(path, ['--version'], { timeout: 30_000 });
+  // kube-*: "Kubernetes v1.34.4"; etcd: "etcd Version: 3.6.16\nGit SHA: …".
+  const match = /(?:Kubernetes |etcd Version: )v?(\d+\.\d+\.\d+[^\s]*)/.exec(stdout);
+  if (!match) throw new Error(`cannot read a version from \`${path} --version\`: ${stdout.trim()}`);
+  return `v${match[1]}`;
+}
+
+function howToGetBinaries(cacheDir: string, needed: Component[], problem: string): string {
+  const list = needed.map((c) => `${c} ${SPECS[c].version}`).join(', ');
+  return [
+    '',
+    '==================================================================================================',
+    `Cannot start the real Kubernetes control plane for the integration tests: ${list} not found.`,
+    problem,
+    '',
+    'Get the binaries in one of these ways:',
+    `  1. Install Go >= ${MINIMUM_GO.join('.')} (https://go.dev/dl/) so that \`go\` is on PATH (or set GO=/path/to/go),`,
+    '     then run `npm run control-plane -- build` (or just re-run the tests). It builds them once from the',
+    `     Go module proxy (about 5 min on 2 cores; longer when modules must be downloaded) and caches them in ${cacheDir}.`,
+    '  2. Point the harness at binaries you already have (envtest conventions):',
+    '       export KUBEBUILDER_ASSETS=/dir/containing/kube-apiserver/and/etcd',
+    '     or',
+    '       export TEST_ASSET_KUBE_APISERVER=/path/to/kube-apiserver TEST_ASSET_ETCD=/path/to/etcd',
+    '     (optionally TEST_ASSET_KUBE_CONTROLLER_MANAGER=/path/to/kube-controller-manager).',
+    '==================================================================================================',
+  ].join('\n');
+}
+
+async function findGo(): Promise<{ go: string; version: string } | { problem: string }> {
+  const go = process.env.GO || 'go';
+  let version: string;
+  try {
+    const { stdout } = await execFileAsync(go, ['env', 'GOVERSION'], {
+      timeout: 60_000,
+      env: { ...process.env, GOTOOLCHAIN: 'local' },
+    });
+    version = stdout.trim();
+  } catch (error) {
+    return { problem: `No usable Go toolchain: running \`${go} env GOVERSION\` failed (${(error as Error).message}).` };
+  }
+  const match = /^go(\d+)\.(\d+)/.exec(version);
+  const major = Number(match?.[1] ?? 0);
+  const minor = Number(match?.[2] ?? 0);
+  if (major < MINIMUM_GO[0] || (major === MINIMUM_GO[0] && minor < MINIMUM_GO[1])) {
+    return { problem: `The Go toolchain \`${go}\` is ${version}; building needs go${MINIMUM_GO.join('.')} or newer.` };
+  }
+  return { go, version };
+}
+
+interface RunResult {
+  code: number | null;
+  tail: string[];
+}
+
+/** Runs a command, copying its output to a log file and handing each line to `onLine`. */
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; logFile: string; onLine?: (line: string) => void },
+): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const logStream = createWriteStream(options.logFile, { flags: 'a' });
+    logStream.write(`$ ${command} ${args.join(' ')}\n`);
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const tail: string[] = [];
+    let partial = '';
+    const onData = (chunk: Buffer) => {
+      logStream.write(chunk);
+      const lines = (partial + chunk.toString()).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) {
+        tail.push(line);
+        if (tail.length > 80) tail.shift();
+        options.onLine?.(line);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('error', (error) => {
+      logStream.end();
+      reject(error);
+    });
+    child.once('close', (code) => {
+      if (partial) tail.push(partial);
+      logStream.end(() => resolve({ code, tail }));
+    });
+  });
+}
+
+/**
+ * `[#########...............]  37%`. Packages already in Go's build cache are not named by `go build -v`,
+ * so a rebuild may finish before the bar is full: it is a guide, not a promise.
+ */
+export function progressBar(done: number, total: number, width = 24): string {
+  const fraction = total > 0 ? Math.min(done / total, 1) : 0;
+  const filled = Math.round(fraction * width);
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(Math.round(fraction * 100)).padStart(3)}%`;
+}
+
+async function buildComponent(component: Component, go: string, cacheDir: string, log: Log): Promise<string> {
+  const spec = SPECS[component];
+  const target = cachedBinaryPath(cacheDir, component);
+  const outDir = join(cacheDir, `${component}-${spec.version}`);
+  mkdirSync(outDir, { recursive: true });
+  const logFile = join(outDir, 'build.log');
+  rmSync(logFile, { force: true });
+  // GOTOOLCHAIN=local: a dependency asking for a newer Go must fail loudly, not fetch a toolchain.
+  // GOWORK=off: a go.work in some parent directory must not change what gets built.
+  // CGO_ENABLED=0: static binaries, no C compiler needed (upstream ships kube-apiserver this way too).
+  const env = { ...process.env, GOTOOLCHAIN: 'local', GOWORK: 'off', CGO_ENABLED: '0' };
+  const started = Date.now();
+  const elapsed = () => `${Math.round((Date.now() - started) / 1000)}s`;
+  const fail = (step: string, result: RunResult) =>
+    new Error(
+      `building ${component} ${spec.version} failed during ${step} (exit ${result.code}); ` +
+        `full log: ${logFile}\n${result.tail.join('\n')}`,
+    );
+
+  log(`building ${component} ${spec.version} from the Go module proxy (first time only; this takes minutes)`);
+  log(`  [1/3] resolving ${spec.pkg} and downloading modules…`);
+  let total = 0;
+  const listed = await run(go, ['list', '-mod=readonly', '-deps', spec.pkg], {
+    cwd: spec.moduleDir,
+    env,
+    logFile,
+    // stdout names one package per line; stderr interleaves "go: downloading …" lines.
+    onLine: (line) => {
+      if (line && !line.startsWith('go: ')) total += 1;
+    },
+  });
+  if (listed.code !== 0) throw fail('module download (go list -deps)', listed);
+  log(`  [1/3] done after ${elapsed()}: ${total} packages in the build graph`);
+
+  log(`  [2/3] compiling (go build; packages already in the Go build cache are skipped)…`);
+  const partialOut = `${target}.partial-${process.pid}`;
+  let compiled = 0;
+  let linking = false;
+  const ticker = setInterval(() => {
+    const what = linking ? 'linking' : `${progressBar(compiled, total)} ${compiled}/${total} packages`;
+    log(`  still building ${component}… ${elapsed()} ${what}`);
+  }, 10_000);
+  let built: RunResult;
+  try {
+    built = await run(
+      go,
+      ['build', '-mod=readonly', '-v', '-trimpath', '-ldflags', spec.ldflags, '-o', partialOut, spec.pkg],
+      {
+        cwd: spec.moduleDir,
+        env,
+        logFile,
+        onLine: (line) => {
+          // `go build -v` names each package as it finishes compiling; the main package comes last, then the link.
+          if (/^[\w.-]+(\/[\w.~-]+)*$/.test(line)) compiled += 1;
+          if (line === spec.pkg && !linking) {
+            linking = true;
+            log(`  [3/3] linking ${component} after ${elapsed()}…`);
+          }
+        },
+      },
+    );
+  } finally {
+    clearInterval(ticker);
+  }
+  if (built.code !== 0) {
+    rmSync(partialOut, { force: true });
+    throw fail('go build', built);
+  }
+  // Rename into place only when complete: an existing binary in the cache always means a finished build.
+  renameSync(partialOut, target);
+  log(`built ${component} ${spec.version} in ${elapsed()}: ${target}`);
+  return target;
+}
+
+/**
+ * Returns paths to the binaries, building whatever is missing from the cache (once; concurrent callers wait
+ * on a lock). Throws {@link MissingBinariesError} with instructions when nothing can provide them.
+ */
+export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promise<Binaries> {
+  const log = options.log ?? stderrLog;
+  const cacheDir = options.cacheDir ?? defaultCacheDir();
+  const wanted: Component[] = ['kube-apiserver', 'etcd'];
+  if (options.controllerManager) wanted.push('kube-controller-manager');
+
+  const paths = new Map<Component, string>();
+  const fromEnv = new Set<Component>();
+  for (const component of wanted) {
+    const path = fromEnvironment(component);
+    if (path) {
+      paths.set(component, path);
+      fromEnv.add(component);
+    }
+  }
+  // envtest-style assets without a controller manager: run without it rather than force a Go build.
+  if (options.controllerManager && !paths.has('kube-controller-manager') && fromEnv.has('kube-apiserver')) {
+    log('kube-controller-manager is not among the provided assets; running without it (no ownerReference GC)');
+    wanted.pop();
+  }
+
+  const fromCache = () => {
+    for (const component of wanted) {
+      if (paths.has(component)) continue;
+      const cached = cachedBinaryPath(cacheDir, component);
+      if (isExecutable(cached)) paths.set(component, cached);
+    }
+    return wanted.filter((c) => !paths.has(c));
+  };
+
+  let missing = fromCache();
+  if (missing.length > 0) {
+    const go = await findGo();
+    if ('problem' in go) throw new MissingBinariesError(howToGetBinaries(cacheDir, missing, go.problem));
+    const lock = await acquireLock(join(cacheDir, 'build.lock'), 'the control-plane build lock', log);
+    try {
+      // Whoever held the lock before us may have built them already.
+      missing = fromCache();
+      if (missing.length > 0) log(`using ${go.version}; cache: ${cacheDir}`);
+      for (const component of missing) {
+        paths.set(component, await buildComponent(component, go.go, cacheDir, log));
+      }
+    } finally {
+      await lock.release();
+    }
+  }
+
+  const kubeApiserver = paths.get('kube-apiserver');
+  const etcd = paths.get('etcd');
+  if (!kubeApiserver || !etcd) throw new Error('internal error: binaries not resolved');
+  const kubeControllerManager = paths.get('kube-controller-manager');
+  const [apiVersion, etcdVersion, kcmVersion] = await Promise.all([
+    binaryVersion(kubeApiserver),
+    binaryVersion(etcd),
+    kubeControllerManager ? binaryVersion(kubeControllerManager) : Promise.resolve(undefined),
+  ]);
+  return {
+    kubeApiserver,
+    etcd,
+    ...(kubeControllerManager ? { kubeControllerManager } : {}),
+    versions: {
+      kubeApiserver: apiVersion,
+      etcd: etcdVersion,
+      ...(kcmVersion ? { kubeControllerManager: kcmVersion } : {}),
+    },
+  };
+}

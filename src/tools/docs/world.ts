@@ -1,0 +1,84 @@
+/**
+ * A frozen world for the reference generator: ports that serve one observation and either accept every
+ * write without changing anything, or reject every write. Running the real reconcile core against it
+ * shows which events and conditions the code produces, without reading them off the source text.
+ */
+import type { PostgresCluster, PostgresClusterStatus } from '../../operator/api/schema.ts';
+import { PortError } from '../../operator/core/errors.ts';
+import type { ChildPort, ClusterKey, Ports } from '../../operator/core/ports.ts';
+import type { KubeEvent } from '../../operator/domain/effects.ts';
+import type { KubeObject, ObjectRef } from '../../operator/domain/objects.ts';
+import type { Observation } from '../../operator/domain/observation.ts';
+
+export type WriteMode = 'accept' | 'reject';
+
+/** What one pass against the frozen world wrote as status and emitted as events. */
+export interface Recorder {
+  statuses: PostgresClusterStatus[];
+  events: KubeEvent[];
+}
+
+/** The error every rejected write throws; its message appears in the generated examples. */
+export const REJECTED = '<API error>';
+
+const sameRef = (object: KubeObject | undefined, ref: ObjectRef) =>
+  object !== undefined && object.kind === ref.kind && object.metadata.name === ref.name;
+
+/**
+ * Ports for one PostgresCluster (`cluster`, carrying the stored status the pass starts from) in the
+ * world `observation` describes.
+ */
+export function frozenPorts(
+  observation: Observation,
+  cluster: PostgresCluster,
+  mode: WriteMode,
+  now: number,
+): { ports: Ports; recorder: Recorder } {
+  const recorder: Recorder = { statuses: [], events: [] };
+  const write = async (): Promise<void> => {
+    if (mode === 'reject') throw new PortError('invalid', REJECTED);
+  };
+  const child = <T extends KubeObject>(find: (ref: ObjectRef) => T | undefined): ChildPort<T> => ({
+    get: async (ref) => find(ref),
+    delete: write,
+    setOwner: write,
+    releaseOwner: write,
+  });
+  const findSecret = (ref: ObjectRef) =>
+    sameRef(observation.secret, ref) ? observation.secret : observation.roleSecrets[ref.name];
+  const findPooler = (ref: ObjectRef) =>
+    [observation.poolers.rw, observation.poolers.ro].find((view) => sameRef(view?.pooler, ref));
+  const ports: Ports = {
+    clusters: {
+      get: async (key: ClusterKey) =>
+        key.namespace === cluster.metadata.namespace && key.name === cluster.metadata.name ? cluster : undefined,
+      addFinalizer: write,
+      removeFinalizer: write,
+      // The status is always accepted: a failed write must still be reported on the conditions.
+      writeStatus: async (_cluster, status) => {
+        recorder.statuses.push(status);
+      },
+    },
+    classes: {
+      get: async (name) => (observation.clusterClass?.metadata.name === name ? observation.clusterClass : undefined),
+    },
+    secrets: { ...child(findSecret), create: write },
+    cnpgClusters: { ...child((ref) => (sameRef(observation.cnpg, ref) ? observation.cnpg : undefined)), apply: write },
+    poolers: {
+      ...child((ref) => findPooler(ref)?.pooler),
+      view: async (ref) => findPooler(ref),
+      apply: write,
+    },
+    configMaps: {
+      ...child((ref) => (sameRef(observation.configMap, ref) ? observation.configMap : undefined)),
+      apply: write,
+    },
+    events: {
+      emit: async (_regarding, event) => {
+        recorder.events.push(event);
+      },
+    },
+    clock: { now: () => now },
+  };
+  return { ports, recorder };
+}

@@ -1,0 +1,24 @@
+/** The line every generated health artefact starts with (as a comment in the file's own syntax). */
+export const GENERATED_NOTICE =
+  'Generated from machines/postgres-cluster.ts by src/tools/generate/gitops-health.ts — do not edit';
+
+export const REGENERATE = 'node --conditions=development --import tsx src/tools/generate/gitops-health.ts';
+
+/** The summary conditions of src/core/status.ts; the contract every consumer reads. */
+export const READY = 'Ready';
+export const RECONCILING = 'Reconciling';
+export const STALLED = 'Stalled';
+
+/** Pads cells into aligned columns, for the verdict tables embedded in comments. */
+export function columns(rows: string[][]): string[] {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => r[i]?.length ?? 0))) ?? [];
+  return rows.map((r) =>
+    r
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+export const variantLabel = (state: string, variant: string) =>
+  variant === 'deadlineExceeded' ? `${state} (past deadline)` : state;

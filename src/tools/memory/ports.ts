@@ -1,0 +1,185 @@
+/** The ports over the in-memory API: what the simulation and the tests run the real core against. */
+import type {
+  OwnerReference,
+  PostgresCluster,
+  PostgresClusterClass,
+  PostgresClusterStatus,
+} from '../../operator/api/schema.ts';
+import type { ChildPort, Clock, EventSink, Ports } from '../../operator/core/ports.ts';
+import type { KubeEvent, SecretTemplate } from '../../operator/domain/effects.ts';
+import { FIELD_MANAGER } from '../../operator/domain/names.ts';
+import type {
+  CnpgCluster,
+  ConfigMap,
+  KubeObject,
+  ObjectRef,
+  Pooler,
+  PoolerView,
+  SecretView,
+} from '../../operator/domain/objects.ts';
+import { generatePassword } from '../../operator/kubernetes/password.ts';
+import type { MemoryApiServer, StoredObject } from './api-server.ts';
+
+/** A recorded event, as the events API would store it. */
+export interface RecordedEvent extends KubeEvent {
+  regarding: { namespace: string; name: string; uid?: string };
+  time: number;
+}
+
+export class MemoryEventSink implements EventSink {
+  readonly events: RecordedEvent[] = [];
+  constructor(private readonly clock: Clock) {}
+  async emit(regarding: PostgresCluster, event: KubeEvent): Promise<void> {
+    const { namespace, name, uid } = regarding.metadata;
+    this.events.push({ ...event, regarding: { namespace, name, ...(uid ? { uid } : {}) }, time: this.clock.now() });
+  }
+}
+
+export class ManualClock implements Clock {
+  constructor(private time: number) {}
+  now(): number {
+    return this.time;
+  }
+  set(time: number): void {
+    this.time = time;
+  }
+  advance(ms: number): void {
+    this.time += ms;
+  }
+}
+
+const ownerPatch = (object: StoredObject, mutate: (owners: OwnerReference[]) => OwnerReference[]) => {
+  const next = structuredClone(object);
+  next.metadata.ownerReferences = mutate(next.metadata.ownerReferences ?? []);
+  return next;
+};
+
+class MemoryChildPort<T extends KubeObject> implements ChildPort<T> {
+  constructor(
+    protected readonly api: MemoryApiServer,
+    private readonly project: (object: StoredObject) => T = (o) => o as unknown as T,
+  ) {}
+  async get(ref: ObjectRef): Promise<T | undefined> {
+    const object = this.api.get(ref);
+    return object ? this.project(object) : undefined;
+  }
+  async delete(ref: ObjectRef): Promise<void> {
+    if (this.api.get(ref)) this.api.delete(ref);
+  }
+  async setOwner(ref: ObjectRef, owner: OwnerReference): Promise<void> {
+    const object = this.api.get(ref);
+    if (!object) return;
+    this.api.update(ownerPatch(object, (owners) => [...owners.filter((o) => o.uid !== owner.uid), owner]));
+  }
+  async releaseOwner(ref: ObjectRef, ownerUid: string): Promise<void> {
+    const object = this.api.get(ref);
+    if (!object) return;
+    this.api.update(ownerPatch(object, (owners) => owners.filter((o) => o.uid !== ownerUid)));
+  }
+}
+
+/** Strips values: the core must never hold a secret value. */
+export const secretViewOf = (object: StoredObject): SecretView => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: object.metadata,
+  keys: Object.keys({
+    ...((object.data as Record<string, string> | undefined) ?? {}),
+    ...((object.stringData as Record<string, string> | undefined) ?? {}),
+  }).sort(),
+});
+
+export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSink = new MemoryEventSink(clock)): Ports {
+  const secrets = new (class extends MemoryChildPort<SecretView> {
+    async create(template: SecretTemplate): Promise<void> {
+      this.api.create({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: {
+          name: template.ref.name,
+          namespace: template.ref.namespace,
+          labels: template.labels,
+          ownerReferences: [template.owner],
+        },
+        type: 'kubernetes.io/basic-auth',
+        data: {
+          username: Buffer.from(template.username).toString('base64'),
+          password: Buffer.from(generatePassword()).toString('base64'),
+        },
+      });
+    }
+  })(api, secretViewOf);
+
+  const cnpgClusters = new (class extends MemoryChildPort<CnpgCluster> {
+    async apply(object: CnpgCluster, part: 'cluster' | 'managedRoles'): Promise<void> {
+      this.api.apply(object as unknown as StoredObject, part === 'cluster' ? FIELD_MANAGER : `${FIELD_MANAGER}-roles`);
+    }
+  })(api);
+
+  const poolers = new (class extends MemoryChildPort<Pooler> {
+    async view(ref: ObjectRef): Promise<PoolerView | undefined> {
+      const pooler = this.api.get<Pooler>(ref);
+      if (!pooler) return undefined;
+      const deployment = this.api.get<StoredObject>({ kind: 'Deployment', namespace: ref.namespace, name: ref.name });
+      const readyReplicas = (deployment?.status as { readyReplicas?: number } | undefined)?.readyReplicas ?? 0;
+      return { pooler, readyReplicas };
+    }
+    async apply(object: Pooler): Promise<void> {
+      this.api.apply(object as unknown as StoredObject, FIELD_MANAGER);
+    }
+  })(api);
+
+  const configMaps = new (class extends MemoryChildPort<ConfigMap> {
+    async apply(object: ConfigMap): Promise<void> {
+      this.api.apply(object as unknown as StoredObject, FIELD_MANAGER);
+    }
+  })(api);
+
+  return {
+    clusters: {
+      async get(key) {
+        return api.get<PostgresCluster>({ kind: 'PostgresCluster', namespace: key.namespace, name: key.name });
+      },
+      async addFinalizer(cluster, finalizer) {
+        const live = api.get<StoredObject>({
+          kind: 'PostgresCluster',
+          namespace: cluster.metadata.namespace,
+          name: cluster.metadata.name,
+        });
+        if (!live) return;
+        if ((live.metadata.finalizers ?? []).includes(finalizer)) return;
+        live.metadata.finalizers = [...(live.metadata.finalizers ?? []), finalizer];
+        live.metadata.resourceVersion = cluster.metadata.resourceVersion;
+        api.update(live);
+      },
+      async removeFinalizer(cluster, finalizer) {
+        const live = api.get<StoredObject>({
+          kind: 'PostgresCluster',
+          namespace: cluster.metadata.namespace,
+          name: cluster.metadata.name,
+        });
+        if (!live) return;
+        live.metadata.finalizers = (live.metadata.finalizers ?? []).filter((f) => f !== finalizer);
+        live.metadata.resourceVersion = cluster.metadata.resourceVersion;
+        api.update(live);
+      },
+      async writeStatus(cluster, status: PostgresClusterStatus) {
+        api.updateStatus(
+          { kind: 'PostgresCluster', namespace: cluster.metadata.namespace, name: cluster.metadata.name },
+          status,
+        );
+      },
+    },
+    classes: {
+      async get(name) {
+        return api.get<PostgresClusterClass>({ kind: 'PostgresClusterClass', namespace: '', name });
+      },
+    },
+    secrets,
+    cnpgClusters,
+    poolers,
+    configMaps,
+    events,
+    clock,
+  };
+}

@@ -1,0 +1,61 @@
+/** The examples the sandbox applies: read from a directory, ordered as a person would apply them. */
+import type { KubeConfig, KubernetesObject } from '@kubernetes/client-node';
+import { applyManifests, describeObject, manifestFiles, readManifests } from '../install/manifests.ts';
+import type { Output } from './output.ts';
+import { keyOf } from './progress.ts';
+
+/** The namespace of the examples, and the default of `s <cluster>` and `sandbox switchover <name>`. */
+export const EXAMPLES_NAMESPACE = 'team-a';
+
+/** Classes and Secrets before the clusters that name them (the operator would wait, but reads better). */
+const KIND_ORDER = ['Namespace', 'PostgresClusterClass', 'Secret', 'PostgresCluster'];
+const rank = (o: KubernetesObject) => {
+  const i = KIND_ORDER.indexOf(o.kind ?? '');
+  return i < 0 ? KIND_ORDER.length : i;
+};
+
+const namespaceOf = (o: KubernetesObject) => o.metadata?.namespace ?? EXAMPLES_NAMESPACE;
+
+export interface Examples {
+  objects: KubernetesObject[];
+  /** `namespace/name` of each PostgresCluster. */
+  clusters: string[];
+}
+
+export function readExamples(dir: string): Examples {
+  const objects = readManifests(manifestFiles(dir)).sort((a, b) => rank(a) - rank(b));
+  const clusters = objects
+    .filter((o) => o.kind === 'PostgresCluster')
+    .map((o) => keyOf({ metadata: { name: o.metadata?.name ?? '', namespace: namespaceOf(o) } }));
+  if (clusters.length === 0) throw new Error(`no PostgresCluster in ${dir}`);
+  return { objects, clusters };
+}
+
+/**
+ * The namespaces the examples need first (a namespace must exist before anything in it), then the examples.
+ * What is applied is listed up front, and `beforeApply` runs last, so progress lines come after the list.
+ */
+export async function applyExamples(
+  kc: KubeConfig,
+  { objects }: Examples,
+  out: Output,
+  beforeApply: () => void,
+): Promise<void> {
+  const namespaced = objects.filter((o) => o.kind !== 'PostgresClusterClass' && o.kind !== 'Namespace');
+  const namespaces = [...new Set(namespaced.map(namespaceOf))];
+  out.detail(`Namespace ${namespaces.join(', ')}`);
+  for (const object of objects) out.detail(describeObject(object));
+  beforeApply();
+  await applyManifests(
+    kc,
+    namespaces.map((name) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } })),
+  );
+  await applyManifests(
+    kc,
+    objects.map((o) =>
+      o.kind === 'PostgresClusterClass' || o.kind === 'Namespace'
+        ? o
+        : { ...o, metadata: { ...o.metadata, namespace: namespaceOf(o) } },
+    ),
+  );
+}
