@@ -3,7 +3,7 @@
  * `meta`; the status projection, the path tests' oracle and the generated diagram table all read it.
  */
 import type { Phase } from '../src/operator/api/schema.ts';
-import type { Component } from '../src/operator/domain/health.ts';
+import type { Component } from '../src/operator/domain/vocabulary.ts';
 
 export interface StateMeta {
   /** One-line human description, shown in the diagram table. */

@@ -29,8 +29,8 @@ import {
 } from '../src/operator/domain/deletion.ts';
 import type { Effect } from '../src/operator/domain/effects.ts';
 import { announce, normal, warning } from '../src/operator/domain/effects.ts';
-import { COMPONENTS, CONDITION_OF, type Component, Reason } from '../src/operator/domain/health.ts';
 import type { TickEvent } from '../src/operator/domain/observation.ts';
+import { COMPONENTS, CONDITION_OF, type Component, Reason } from '../src/operator/domain/vocabulary.ts';
 import type { StateMeta } from './meta.ts';
 
 export type LifecycleEvent = TickEvent;

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { reconcile } from '../../src/operator/core/reconcile.ts';
 import { EndpointKey } from '../../src/operator/domain/components/configmap.ts';
-import { COMPONENTS, CONDITION_OF } from '../../src/operator/domain/health.ts';
+import { COMPONENTS, CONDITION_OF } from '../../src/operator/domain/vocabulary.ts';
 import {
   clusterObject,
   conditionOf,

@@ -24,7 +24,6 @@ import {
 } from '../../src/operator/api/schema.ts';
 import { type ErrorClass, PortError } from '../../src/operator/core/errors.ts';
 import type { Ports } from '../../src/operator/core/ports.ts';
-import { childLabels, FINALIZER, ownerReferenceTo } from '../../src/operator/domain/names.ts';
 import {
   CNPG_API_VERSION,
   type CnpgCluster,
@@ -32,6 +31,7 @@ import {
   type ObjectRef,
   type Pooler,
 } from '../../src/operator/domain/objects.ts';
+import { childLabels, FINALIZER, ownerReferenceTo } from '../../src/operator/domain/vocabulary.ts';
 import { KubernetesConfigMapPort } from '../../src/operator/kubernetes/children.ts';
 import { kubernetesPorts, toPortError } from '../../src/operator/kubernetes/index.ts';
 import { configMapClient } from '../../src/operator/kubernetes/objects.ts';

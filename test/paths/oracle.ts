@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 import type { StateMeta } from '../../machines/meta.ts';
 import type { PostgresCluster } from '../../src/operator/api/schema.ts';
 import type { KubeEvent } from '../../src/operator/domain/effects.ts';
-import { COMPONENTS, CONDITION_OF, Reason } from '../../src/operator/domain/health.ts';
+import { COMPONENTS, CONDITION_OF, Reason } from '../../src/operator/domain/vocabulary.ts';
 
 const CNPG_BUSY_REASONS = new Set<string>([
   Reason.CNPGSwitchover,

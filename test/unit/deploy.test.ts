@@ -430,7 +430,14 @@ describe('Dockerfile', () => {
   it('copies only the sources the CLI needs, never secrets or the whole context', () => {
     const copies = instructions.filter((i) => i.keyword === 'COPY' || i.keyword === 'ADD');
     expect(instructions.filter((i) => i.keyword === 'ADD')).toEqual([]);
-    const allowed = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'machines', 'src/operator'];
+    const allowed = [
+      'package.json',
+      'package-lock.json',
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'machines',
+      'src/operator',
+    ];
     for (const copy of copies) {
       const { from, sources } = copyParts(copy.args);
       for (const source of sources) {

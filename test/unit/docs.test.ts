@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { READY_EVENT_OF, Reason } from '../../src/operator/domain/health.ts';
+import { READY_EVENT_OF, Reason } from '../../src/operator/domain/vocabulary.ts';
 import { OperatorMetrics } from '../../src/operator/driver/metrics.ts';
 import { REGENERATE, SECTIONS } from '../../src/tools/docs/index.ts';
 import { closeMarker, fillSections, openMarker, sectionNames } from '../../src/tools/docs/markdown.ts';

@@ -10,7 +10,7 @@ import { getStateNodes } from 'xstate/graph';
 import type { StateMeta } from '../../machines/meta.ts';
 import { postgresClusterMachine } from '../../machines/postgres-cluster.ts';
 import { Phase } from '../../src/operator/api/schema.ts';
-import { COMPONENTS } from '../../src/operator/domain/health.ts';
+import { COMPONENTS } from '../../src/operator/domain/vocabulary.ts';
 
 interface Reference {
   kind: 'guard' | 'action';

@@ -15,9 +15,16 @@ import { projectStatus, type StatusInput, stateReason, type WriteFailure } from 
 import { assess } from '../../src/operator/domain/assessment.ts';
 import { CnpgPhase } from '../../src/operator/domain/components/cnpg-phases.ts';
 import { desiredConfigMap, EndpointKey } from '../../src/operator/domain/components/configmap.ts';
-import { COMPONENTS, CONDITION_OF, READY_EVENT_OF, Reason } from '../../src/operator/domain/health.ts';
-import { childLabels, childNames, FINALIZER } from '../../src/operator/domain/names.ts';
 import { defaultSettings } from '../../src/operator/domain/observation.ts';
+import {
+  COMPONENTS,
+  CONDITION_OF,
+  childLabels,
+  childNames,
+  FINALIZER,
+  READY_EVENT_OF,
+  Reason,
+} from '../../src/operator/domain/vocabulary.ts';
 import { storableStates } from '../../src/tools/docs/lifecycle.ts';
 import { type Facts, healthyFacts, NAMESPACE, observe } from '../../src/tools/fixtures/observations.ts';
 

@@ -1,8 +1,8 @@
 /** Executes the writes the machine asked for, in order, through the ports. */
 import type { PostgresCluster } from '../api/schema.ts';
 import type { Effect, KubeEvent, Write } from '../domain/effects.ts';
-import { FINALIZER } from '../domain/names.ts';
 import type { CnpgCluster, ConfigMap, KubeObject, ObjectRef, Pooler } from '../domain/objects.ts';
+import { FINALIZER } from '../domain/vocabulary.ts';
 import type { ChildPort, Ports } from './ports.ts';
 
 function childPort(ports: Ports, ref: Pick<ObjectRef, 'kind'>): ChildPort<KubeObject> {

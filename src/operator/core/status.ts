@@ -6,10 +6,10 @@
 import type { StateMeta } from '../../../machines/meta.ts';
 import type { Condition, PostgresClusterStatus } from '../api/schema.ts';
 import { type Assessment, rolesStatus } from '../domain/assessment.ts';
-import { COMPONENTS, CONDITION_OF, type Component, type Health } from '../domain/health.ts';
-import { ownershipOf, PASSWORD_KEY } from '../domain/names.ts';
 import type { OwnerReference } from '../domain/objects.ts';
 import type { Settings } from '../domain/observation.ts';
+import type { Health } from '../domain/verdict.ts';
+import { COMPONENTS, CONDITION_OF, type Component, ownershipOf, PASSWORD_KEY } from '../domain/vocabulary.ts';
 
 /** A write that failed in this pass, reported on the condition of the component it belonged to. */
 export interface WriteFailure {

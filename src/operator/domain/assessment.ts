@@ -16,9 +16,9 @@ import { checkPoolers, planPoolers, poolersServing } from './components/pooler.t
 import { checkSecret, planSecret } from './components/secret.ts';
 import { type MergedConfig, type MergeResult, mergeConfig } from './config.ts';
 import type { Effect } from './effects.ts';
-import { type Component, type Health, health, Reason } from './health.ts';
-import { FINALIZER } from './names.ts';
 import type { Observation, Settings, TickEvent } from './observation.ts';
+import { type Health, health } from './verdict.ts';
+import { type Component, FINALIZER, Reason } from './vocabulary.ts';
 
 export interface Assessment {
   observation: Observation;

@@ -5,10 +5,10 @@ import { configMapRef } from './components/configmap.ts';
 import { POOLER_TYPES, poolerRef } from './components/pooler.ts';
 import { secretRef } from './components/secret.ts';
 import { type Effect, normal } from './effects.ts';
-import type { Component } from './health.ts';
 import type { KubeObject, ObjectRef } from './objects.ts';
 import { refOf } from './objects.ts';
 import type { Observation } from './observation.ts';
+import type { Component } from './vocabulary.ts';
 
 export const deletionPolicyOf = (observation: Observation): DeletionPolicy =>
   observation.cluster.spec?.clusterDeletionPolicy === 'Delete' ? 'Delete' : 'Retain';

@@ -3,8 +3,8 @@
  * data; the reconcile core executes them in order through the ports and stops at the first failure.
  */
 import type { OwnerReference } from '../api/schema.ts';
-import type { Component } from './health.ts';
 import type { KubeObject, ObjectRef } from './objects.ts';
+import type { Component } from './vocabulary.ts';
 
 export interface KubeEvent {
   type: 'Normal' | 'Warning';

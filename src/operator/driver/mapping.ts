@@ -5,8 +5,8 @@
  */
 import { GROUP, type PostgresCluster } from '../api/schema.ts';
 import type { ClusterKey } from '../core/ports.ts';
-import { CLUSTER_LABEL } from '../domain/names.ts';
 import type { KubeObject, Pooler } from '../domain/objects.ts';
+import { CLUSTER_LABEL } from '../domain/vocabulary.ts';
 import type { SourceEvent } from './sources.ts';
 
 export interface MappingLookups {

@@ -9,9 +9,9 @@ import { configMapDrift, configMapRef, desiredConfigMap } from '../domain/compon
 import { rolesStatus } from '../domain/components/managed-roles.ts';
 import { POOLER_TYPES, type PoolerType, poolerRef } from '../domain/components/pooler.ts';
 import { secretRef } from '../domain/components/secret.ts';
-import { describeOwner, ownershipOf } from '../domain/names.ts';
 import type { KubeObject } from '../domain/objects.ts';
 import type { Observation, Settings } from '../domain/observation.ts';
+import { describeOwner, ownershipOf } from '../domain/vocabulary.ts';
 import type { ObjectFact, ObservedFacts, OwnerFact, PoolerFact, RoleFact } from './types.ts';
 
 function ownerOf(object: KubeObject | undefined, observation: Observation): OwnerFact {

@@ -4,7 +4,7 @@
  */
 import type { Assessment } from '../domain/assessment.ts';
 import { deletionPolicyOf } from '../domain/deletion.ts';
-import { PASSWORD_KEY } from '../domain/names.ts';
+import { PASSWORD_KEY } from '../domain/vocabulary.ts';
 import { poolerFacts } from './facts.ts';
 import type { Blocker, DeadlineView, ObjectFact, ObservedFacts, StateView } from './types.ts';
 

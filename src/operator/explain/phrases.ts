@@ -1,5 +1,5 @@
 /** Observation facts as short phrases, per component: what the blocker line and the text output print. */
-import type { Component } from '../domain/health.ts';
+import type { Component } from '../domain/vocabulary.ts';
 import { poolerFacts } from './facts.ts';
 import type { ObjectFact, ObservedFacts } from './types.ts';
 

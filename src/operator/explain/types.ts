@@ -4,7 +4,7 @@
  * whatever state the cluster is in. Times are ISO strings; durations are whole seconds.
  */
 import type { Phase } from '../api/schema.ts';
-import type { Component } from '../domain/health.ts';
+import type { Component } from '../domain/vocabulary.ts';
 
 /** One events.k8s.io Event about the PostgresCluster, as the event reader returns it. */
 export interface ExplainEvent {

@@ -8,7 +8,6 @@ import { API_VERSION, type OwnerReference } from '../api/schema.ts';
 import { PortError } from '../core/errors.ts';
 import type { ChildPort, CnpgClusterPort, ConfigMapPort, PoolerPort, SecretPort } from '../core/ports.ts';
 import type { SecretTemplate } from '../domain/effects.ts';
-import { FIELD_MANAGER } from '../domain/names.ts';
 import {
   type CnpgCluster,
   type ConfigMap,
@@ -19,6 +18,7 @@ import {
   refOf,
   type SecretView,
 } from '../domain/objects.ts';
+import { FIELD_MANAGER } from '../domain/vocabulary.ts';
 import { call, getOrUndefined, unlessGone } from './errors.ts';
 import { applyBodyOf, customObjectOf, metadataOf, type ObjectClient, type RawObject, secretClient } from './objects.ts';
 import { generatePassword } from './password.ts';

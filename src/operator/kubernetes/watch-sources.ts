@@ -20,8 +20,8 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, type PostgresCluster, type PostgresClusterClass } from '../api/schema.ts';
-import { MANAGED_BY_LABEL } from '../domain/names.ts';
 import { CNPG_API_VERSION, type CnpgCluster, type ConfigMap, type KubeObject, type Pooler } from '../domain/objects.ts';
+import { MANAGED_BY_LABEL } from '../domain/vocabulary.ts';
 import type { WatchSources } from '../driver/sources.ts';
 import { Informer, type InformerLog, type InformerOptions, type ResourceType } from './informer.ts';
 

@@ -2,7 +2,7 @@
  * `states.md`: what each state that can be current declares (meta, actions) and does (every transition,
  * inherited ones included, in the order XState tries them), then what each guard means.
  */
-import { CONDITION_OF } from '../../operator/domain/health.ts';
+import { CONDITION_OF } from '../../operator/domain/vocabulary.ts';
 import { GUARDS, usedGuards } from './guards.ts';
 import { type Chart, type ChartState, index, leaves, type Transition } from './walk.ts';
 

@@ -1,5 +1,5 @@
 /** The conditions table, from every status the exploration of the lifecycle published. */
-import { COMPONENTS, CONDITION_OF, type Component, Reason } from '../../operator/domain/health.ts';
+import { COMPONENTS, CONDITION_OF, type Component, Reason } from '../../operator/domain/vocabulary.ts';
 import { READY, RECONCILING, STALLED } from '../gitops/notice.ts';
 import { byCodeUnits } from './events.ts';
 import type { ObservedCondition } from './lifecycle.ts';

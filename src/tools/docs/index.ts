@@ -6,8 +6,9 @@
  * Pure apart from running the code it documents in memory: no file, network or clock. The sample worlds
  * come from the caller (src/tools/generate/docs.ts builds them from the test fixtures).
  */
-import { READY_EVENT_OF } from '../../operator/domain/health.ts';
+
 import type { TickEvent } from '../../operator/domain/observation.ts';
+import { READY_EVENT_OF } from '../../operator/domain/vocabulary.ts';
 import { conditionDocs, conditionsTable, unpublishedReasons } from './conditions.ts';
 import { eventDocs, eventsTable } from './events.ts';
 import { explore } from './lifecycle.ts';

@@ -7,7 +7,6 @@ import type {
 } from '../../operator/api/schema.ts';
 import type { ChildPort, Clock, EventSink, Ports } from '../../operator/core/ports.ts';
 import type { KubeEvent, SecretTemplate } from '../../operator/domain/effects.ts';
-import { FIELD_MANAGER } from '../../operator/domain/names.ts';
 import type {
   CnpgCluster,
   ConfigMap,
@@ -17,6 +16,7 @@ import type {
   PoolerView,
   SecretView,
 } from '../../operator/domain/objects.ts';
+import { FIELD_MANAGER } from '../../operator/domain/vocabulary.ts';
 import { generatePassword } from '../../operator/kubernetes/password.ts';
 import type { MemoryApiServer, StoredObject } from './api-server.ts';
 

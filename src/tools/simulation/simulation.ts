@@ -8,8 +8,8 @@
 import type { ClusterKey, Ports } from '../../operator/core/ports.ts';
 import { keyString } from '../../operator/core/ports.ts';
 import { type ReconcileOutcome, reconcile } from '../../operator/core/reconcile.ts';
-import { CLUSTER_LABEL } from '../../operator/domain/names.ts';
 import { defaultSettings, type Settings } from '../../operator/domain/observation.ts';
+import { CLUSTER_LABEL } from '../../operator/domain/vocabulary.ts';
 import { throttleDelay } from '../../operator/driver/workqueue.ts';
 import { type Change, MemoryApiServer } from '../memory/api-server.ts';
 import { ManualClock, MemoryEventSink, memoryPorts } from '../memory/ports.ts';

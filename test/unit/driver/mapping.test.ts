@@ -1,8 +1,8 @@
 /** Mapping watch events to the PostgresClusters to reconcile: every rule, and what must not wake anything. */
 import { describe, expect, it } from 'vitest';
 import type { PostgresCluster, PostgresClusterClass } from '../../../src/operator/api/schema.ts';
-import { CLUSTER_LABEL, MANAGED_BY_LABEL } from '../../../src/operator/domain/names.ts';
 import type { KubeObject, Pooler } from '../../../src/operator/domain/objects.ts';
+import { CLUSTER_LABEL, MANAGED_BY_LABEL } from '../../../src/operator/domain/vocabulary.ts';
 import { clustersFor, isStatusOnlyUpdate, type MappingLookups } from '../../../src/operator/driver/mapping.ts';
 import type { SourceEvent } from '../../../src/operator/driver/sources.ts';
 

@@ -11,9 +11,9 @@ import {
 } from '../../../src/operator/domain/components/cluster.ts';
 import { CnpgPhase } from '../../../src/operator/domain/components/cnpg-phases.ts';
 import type { Effect } from '../../../src/operator/domain/effects.ts';
-import { Reason } from '../../../src/operator/domain/health.ts';
 import type { CnpgCluster } from '../../../src/operator/domain/objects.ts';
 import type { Observation } from '../../../src/operator/domain/observation.ts';
+import { Reason } from '../../../src/operator/domain/vocabulary.ts';
 import { CLUSTER_UID } from '../../../src/tools/fixtures/observations.ts';
 import { configOf, eventOf, world } from './support.ts';
 

@@ -1,8 +1,8 @@
 /** CNPG v1.28 `status.phase` sentences and what pgfsm makes of each (reference §3.4 and §8.1). */
 import { describe, expect, it } from 'vitest';
 import { CnpgPhase, meaningOfPhase } from '../../../src/operator/domain/components/cnpg-phases.ts';
-import type { HealthState } from '../../../src/operator/domain/health.ts';
-import { Reason } from '../../../src/operator/domain/health.ts';
+import type { HealthState } from '../../../src/operator/domain/verdict.ts';
+import { Reason } from '../../../src/operator/domain/vocabulary.ts';
 
 /** The expectation for every phase, written out from the CNPG sentences, not from the constants' names. */
 const TABLE: Array<[phase: string, state: HealthState, reason: string]> = [

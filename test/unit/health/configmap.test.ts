@@ -8,9 +8,9 @@ import {
   planConfigMap,
 } from '../../../src/operator/domain/components/configmap.ts';
 import type { Effect } from '../../../src/operator/domain/effects.ts';
-import { Reason } from '../../../src/operator/domain/health.ts';
 import type { ConfigMap } from '../../../src/operator/domain/objects.ts';
 import { defaultSettings, type Observation, type Settings } from '../../../src/operator/domain/observation.ts';
+import { Reason } from '../../../src/operator/domain/vocabulary.ts';
 import { CLUSTER_UID } from '../../../src/tools/fixtures/observations.ts';
 import { configOf, eventOf, world } from './support.ts';
 

@@ -10,9 +10,9 @@ import {
   rolesStatus,
 } from '../../../src/operator/domain/components/managed-roles.ts';
 import type { Effect } from '../../../src/operator/domain/effects.ts';
-import { Reason } from '../../../src/operator/domain/health.ts';
 import type { CnpgCluster, CnpgRoleConfiguration } from '../../../src/operator/domain/objects.ts';
 import type { Observation } from '../../../src/operator/domain/observation.ts';
+import { Reason } from '../../../src/operator/domain/vocabulary.ts';
 import { configOf, eventOf, world } from './support.ts';
 
 const present = (name: string, secret = `${name}-password`): CnpgRoleConfiguration => ({

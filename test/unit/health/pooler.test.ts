@@ -12,9 +12,9 @@ import {
   poolersServing,
 } from '../../../src/operator/domain/components/pooler.ts';
 import type { Effect } from '../../../src/operator/domain/effects.ts';
-import { Reason } from '../../../src/operator/domain/health.ts';
 import type { Pooler, PoolerView } from '../../../src/operator/domain/objects.ts';
 import type { Observation } from '../../../src/operator/domain/observation.ts';
+import { Reason } from '../../../src/operator/domain/vocabulary.ts';
 import { CLUSTER_UID } from '../../../src/tools/fixtures/observations.ts';
 import { configOf, effectOfType, eventOf, makeClass, withClass, world } from './support.ts';
 

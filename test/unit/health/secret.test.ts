@@ -1,8 +1,8 @@
 /** The superuser Secret: created once (the password never passes the core), adopted, never rewritten. */
 import { describe, expect, it } from 'vitest';
 import { checkSecret, planSecret, secretRef } from '../../../src/operator/domain/components/secret.ts';
-import { Reason } from '../../../src/operator/domain/health.ts';
 import type { Observation } from '../../../src/operator/domain/observation.ts';
+import { Reason } from '../../../src/operator/domain/vocabulary.ts';
 import { CLUSTER_UID } from '../../../src/tools/fixtures/observations.ts';
 import { effectOfType, eventOf, world } from './support.ts';
 

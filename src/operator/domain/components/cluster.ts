@@ -1,11 +1,19 @@
 /** The CNPG Cluster: built from the merged config, repaired on drift of the fields pgfsm owns. */
 import type { MergedConfig } from '../config.ts';
 import { type Effect, normal } from '../effects.ts';
-import { type Health, health, Reason } from '../health.ts';
-import { childLabels, childNames, describeOwner, ownerReferenceTo, ownershipOf, SUPERUSER_NAME } from '../names.ts';
 import { CNPG_API_VERSION, type CnpgCluster, type CnpgClusterSpec, type ObjectRef } from '../objects.ts';
 import type { Observation } from '../observation.ts';
 import { ownedKeysAnnotation, ownedMapDrifted } from '../owned-keys.ts';
+import { type Health, health } from '../verdict.ts';
+import {
+  childLabels,
+  childNames,
+  describeOwner,
+  ownerReferenceTo,
+  ownershipOf,
+  Reason,
+  SUPERUSER_NAME,
+} from '../vocabulary.ts';
 
 export { OWNED_PARAMETERS_ANNOTATION } from '../owned-keys.ts';
 

@@ -2,7 +2,8 @@
  * CNPG v1.28 `Cluster.status.phase` sentences and what each means for pgfsm. CNPG publishes English
  * sentences, not codes; this table turns every one of them into a health state and a stable reason.
  */
-import { type HealthState, Reason } from '../health.ts';
+import type { HealthState } from '../verdict.ts';
+import { Reason } from '../vocabulary.ts';
 
 export const CnpgPhase = {
   Healthy: 'Cluster in healthy state',

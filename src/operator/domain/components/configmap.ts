@@ -1,7 +1,9 @@
 /** The endpoints ConfigMap consumers read: connection endpoints, never a secret value. */
 import type { MergedConfig } from '../config.ts';
 import { type Effect, normal } from '../effects.ts';
-import { type Health, health, Reason } from '../health.ts';
+import type { ConfigMap, ObjectRef } from '../objects.ts';
+import type { Observation, Settings } from '../observation.ts';
+import { type Health, health } from '../verdict.ts';
 import {
   childLabels,
   childNames,
@@ -9,10 +11,9 @@ import {
   describeOwner,
   ownerReferenceTo,
   ownershipOf,
+  Reason,
   SUPERUSER_NAME,
-} from '../names.ts';
-import type { ConfigMap, ObjectRef } from '../objects.ts';
-import type { Observation, Settings } from '../observation.ts';
+} from '../vocabulary.ts';
 import { poolersServing } from './pooler.ts';
 
 export const EndpointKey = {

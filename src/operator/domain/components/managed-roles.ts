@@ -5,9 +5,10 @@
  */
 import type { MergedConfig } from '../config.ts';
 import { type Effect, normal } from '../effects.ts';
-import { type Health, health, Reason } from '../health.ts';
 import { CNPG_API_VERSION, type CnpgCluster, type CnpgRoleConfiguration } from '../objects.ts';
 import type { Observation } from '../observation.ts';
+import { type Health, health } from '../verdict.ts';
+import { Reason } from '../vocabulary.ts';
 
 export interface DesiredRoles {
   roles: CnpgRoleConfiguration[];

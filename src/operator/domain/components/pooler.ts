@@ -4,11 +4,11 @@
  */
 import type { MergedConfig, PoolerConfig } from '../config.ts';
 import { type Effect, normal } from '../effects.ts';
-import { type Health, health, Reason } from '../health.ts';
-import { childLabels, childNames, describeOwner, ownerReferenceTo, ownershipOf } from '../names.ts';
 import { CNPG_API_VERSION, type ObjectRef, type Pooler, type PoolerView } from '../objects.ts';
 import type { Observation } from '../observation.ts';
 import { ownedKeysAnnotation, ownedMapDrifted } from '../owned-keys.ts';
+import { type Health, health } from '../verdict.ts';
+import { childLabels, childNames, describeOwner, ownerReferenceTo, ownershipOf, Reason } from '../vocabulary.ts';
 
 export const POOLER_TYPES = ['rw', 'ro'] as const;
 export type PoolerType = (typeof POOLER_TYPES)[number];

@@ -1,6 +1,8 @@
 /** The superuser Secret: created once with a generated password, adopted when retained, never rewritten. */
 import { type Effect, normal } from '../effects.ts';
-import { type Health, health, Reason } from '../health.ts';
+import type { ObjectRef } from '../objects.ts';
+import type { Observation } from '../observation.ts';
+import { type Health, health } from '../verdict.ts';
 import {
   childLabels,
   childNames,
@@ -8,10 +10,9 @@ import {
   ownerReferenceTo,
   ownershipOf,
   PASSWORD_KEY,
+  Reason,
   SUPERUSER_NAME,
-} from '../names.ts';
-import type { ObjectRef } from '../objects.ts';
-import type { Observation } from '../observation.ts';
+} from '../vocabulary.ts';
 
 export const secretRef = (observation: Observation): ObjectRef => ({
   apiVersion: 'v1',

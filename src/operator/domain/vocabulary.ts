@@ -1,20 +1,57 @@
 /**
- * Health: the verdict of a pure health check on one component, and the reason vocabulary.
- *
- * Every check has the shape `(observation, desired) -> Health`. `Pending` means the step cannot act yet
- * (blocked or waiting for its object to appear), `Provisioning` that it is being created or changed,
- * `Configuring` that CNPG is busy with an operation on a running cluster, `Failed` that it needs a human
- * or a change of input. Only `Ready` lets the pipeline move on.
+ * The vocabulary pgfsm speaks to the world: its components and their conditions, every reason, and the
+ * names and labels of its children — built here and parsed back here.
  */
-export type HealthState = 'Ready' | 'Pending' | 'Provisioning' | 'Configuring' | 'Failed';
+import { API_VERSION, type OwnerReference, type PostgresCluster } from '../api/schema.ts';
 
-export interface Health {
-  state: HealthState;
-  reason: string;
-  message: string;
+export const FINALIZER = 'pgfsm.io/finalizer';
+export const FIELD_MANAGER = 'pgfsm';
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const CLUSTER_LABEL = 'pgfsm.io/cluster';
+export const SUPERUSER_NAME = 'postgres';
+export const PASSWORD_KEY = 'password';
+export const DEFAULT_PORT = '5432';
+
+export const childNames = (clusterName: string) => ({
+  secret: `${clusterName}-superuser`,
+  cnpgCluster: clusterName,
+  poolerRw: `${clusterName}-pooler-rw`,
+  poolerRo: `${clusterName}-pooler-ro`,
+  configMap: `${clusterName}-endpoints`,
+});
+
+export const childLabels = (clusterName: string): Record<string, string> => ({
+  [MANAGED_BY_LABEL]: 'pgfsm',
+  [CLUSTER_LABEL]: clusterName,
+});
+
+export function ownerReferenceTo(cluster: PostgresCluster): OwnerReference {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'PostgresCluster',
+    name: cluster.metadata.name,
+    uid: cluster.metadata.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
 }
 
-export const health = (state: HealthState, reason: string, message: string): Health => ({ state, reason, message });
+export type Ownership = 'ours' | 'orphan' | 'foreign';
+
+/**
+ * Who controls a child: this cluster (`ours`), nobody (`orphan`: retained by an earlier cluster of the
+ * same name, ours to adopt), or another controller (`foreign`: never taken over silently).
+ */
+export function ownershipOf(owners: OwnerReference[] | undefined, cluster: PostgresCluster): Ownership {
+  const controller = (owners ?? []).find((o) => o.controller);
+  if (!controller) return 'orphan';
+  return controller.uid === cluster.metadata.uid ? 'ours' : 'foreign';
+}
+
+export const describeOwner = (owners: OwnerReference[] | undefined) => {
+  const c = (owners ?? []).find((o) => o.controller);
+  return c ? `${c.kind}/${c.name}` : 'nobody';
+};
 
 /** The pipeline's components, in order; each owns one condition. */
 export const COMPONENTS = ['secret', 'cluster', 'managedRoles', 'pooler', 'configMap'] as const;
