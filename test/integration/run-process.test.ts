@@ -3,11 +3,16 @@
  * image's entry point, no tsx), NODE_ENV=production, a ServiceAccount kubeconfig bound to deploy/rbac,
  * JSON logs on stdout, /healthz, /readyz and /metrics, a cluster reconciled to Ready, and a graceful
  * exit on SIGTERM that releases the Lease.
+ *
+ * It runs from an install laid out as the image's runtime stage is: package.json, the compiled dist/
+ * and the production dependencies only, in a directory of its own. No tools wing (simulation,
+ * sandbox, control plane, generators), no sources, no dev dependencies: if the operator needed any of
+ * them, it would fail here.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
@@ -16,6 +21,8 @@ import { createClass, createCluster, setUpWorld, untilState, type World, waitFor
 let cp: ControlPlane;
 let world: World;
 let dir: string;
+/** The install the operator runs from: what the image's runtime stage holds, and nothing else. */
+let install: string;
 let child: ChildProcess | undefined;
 const lines: string[] = [];
 
@@ -36,6 +43,14 @@ beforeAll(async () => {
   const kubeconfig = join(dir, 'operator.kubeconfig');
   writeFileSync(kubeconfig, world.operatorKc.exportConfig());
   execFileSync('npm', ['run', '--silent', 'build'], { stdio: 'inherit' });
+  install = join(dir, 'install');
+  for (const file of ['package.json', 'package-lock.json', 'dist', 'bin'])
+    cpSync(file, join(install, file), { recursive: true });
+  // As the image's build stage does after compiling: production dependencies only (from npm's cache).
+  execFileSync('npm', ['ci', '--omit=dev', '--ignore-scripts', '--prefer-offline', '--no-audit', '--no-fund'], {
+    cwd: install,
+    stdio: 'inherit',
+  });
   child = spawn(
     process.execPath,
     [
@@ -54,6 +69,7 @@ beforeAll(async () => {
       '2s',
     ],
     {
+      cwd: install,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, KUBECONFIG: '/nonexistent', NODE_ENV: 'production' },
     },
@@ -136,7 +152,7 @@ describe('pgfsm run', () => {
         '--identity',
         'bin-under-test',
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '/nonexistent' } },
+      { cwd: install, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KUBECONFIG: '/nonexistent' } },
     );
     const exited = new Promise<number | null>((resolve) => bin.on('exit', (code) => resolve(code)));
     bin.stdout?.on('data', (chunk: Buffer) => out.push(chunk.toString()));
@@ -156,18 +172,21 @@ describe('pgfsm run', () => {
     expect(lease.spec?.holderIdentity ?? '').toBe('');
   });
 
-  it('the compiled code finds the files that ship beside it (CRDs, RBAC, examples, control-plane wrappers)', () => {
-    const script = `
-      const m = await import('./dist/src/adapters/kubernetes/manifests.js');
-      const p = await import('./dist/src/package-files.js');
-      console.log(JSON.stringify({ root: p.PACKAGE_ROOT, files: [...m.PGFSM_CRDS, ...m.CNPG_TEST_CRDS, ...m.RBAC_MANIFESTS,
-        p.packageFile('examples'), p.packageFile('test/control-plane')] }));`;
-    const out = execFileSync(process.execPath, ['--conditions=development', '--input-type=module', '-e', script], {
-      encoding: 'utf8',
-    });
-    const { root, files } = JSON.parse(out) as { root: string; files: string[] };
-    expect(root).toBe(process.cwd());
-    expect(files.length).toBeGreaterThanOrEqual(11);
-    for (const file of files) expect(existsSync(file), file).toBe(true);
+  it('ships only the operator wing: the install the operator ran from has no tools, sources or dev dependencies', () => {
+    const files = (root: string): string[] =>
+      readdirSync(root, { recursive: true, encoding: 'utf8' }).map((f) => relative(root, join(root, f)));
+    const compiled = files(join(install, 'dist'));
+    expect(compiled).toContain(join('src', 'operator', 'cli', 'main.js'));
+    expect(compiled.filter((f) => f.startsWith(join('src', 'tools')))).toEqual([]);
+    expect(compiled.filter((f) => !/^(machines|src)$/.test(f) && !/^(machines|src\/operator)\//.test(f))).toEqual([]);
+    // Nothing compiled reaches for a file of the checkout (test/, src/tools/, examples/, deploy/).
+    for (const file of compiled.filter((f) => f.endsWith('.js'))) {
+      const text = readFileSync(join(install, 'dist', file), 'utf8');
+      expect(text, file).not.toMatch(/['"`][^'"`]*\b(test|tools|examples|deploy)\/[^'"`]*['"`]/);
+    }
+    expect(existsSync(join(install, 'src'))).toBe(false);
+    expect(existsSync(join(install, 'test'))).toBe(false);
+    for (const dev of ['tsx', 'typescript', 'vitest'])
+      expect(existsSync(join(install, 'node_modules', dev)), dev).toBe(false);
   });
 });
