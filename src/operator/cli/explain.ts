@@ -6,7 +6,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ClusterKey } from '../core/ports.ts';
 import { defaultSettings, type Settings } from '../domain/observation.ts';
-import { parseDuration } from '../driver/duration.ts';
+import { duration, envOption, wholeNumber } from './arguments.ts';
 
 export interface ExplainOptions {
   kubeconfig?: string;
@@ -26,22 +26,8 @@ export function parseTarget(value: string): ClusterKey {
   return { namespace: match[1], name: match[3] };
 }
 
-const duration = (value: string) => {
-  try {
-    return parseDuration(value);
-  } catch (error) {
-    throw new InvalidArgumentError((error as Error).message);
-  }
-};
-
-const count = (value: string) => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number, 0 or more');
-  return n;
-};
-
 /** The same variables as `pgfsm run`, so explain inside the operator's pod judges by its settings. */
-const option = (flags: string, description: string, env: string) => new Option(flags, description).env(env);
+const option = envOption;
 
 const settingsOf = (options: ExplainOptions): Settings => ({
   ...defaultSettings,
@@ -141,7 +127,9 @@ export function registerExplain(program: Command): Command {
     )
     .addOption(option('--context <name>', 'kubeconfig context to use', 'PGFSM_CONTEXT'))
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
-    .addOption(new Option('--events <n>', 'how many of the latest events to show').argParser(count).default(10))
+    .addOption(
+      new Option('--events <n>', 'how many of the latest events to show').argParser(wholeNumber(0)).default(10),
+    )
     .addOption(
       option('--progress-deadline <duration>', 'the operator’s progress deadline', 'PGFSM_PROGRESS_DEADLINE')
         .argParser(duration)

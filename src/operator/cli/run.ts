@@ -4,10 +4,10 @@
  * Every option can also come from an environment variable, as a Deployment would set it.
  */
 import { readFileSync } from 'node:fs';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import type { Settings } from '../domain/observation.ts';
-import { parseDuration } from '../driver/duration.ts';
 import type { Leadership } from '../driver/sources.ts';
+import { duration, envOption as option, wholeNumber } from './arguments.ts';
 
 export interface RunOptions {
   kubeconfig?: string;
@@ -25,27 +25,11 @@ export interface RunOptions {
   logLevel: string;
 }
 
-const duration = (value: string) => {
-  try {
-    return parseDuration(value);
-  } catch (error) {
-    throw new InvalidArgumentError((error as Error).message);
-  }
-};
-
-const positiveInt = (value: string) => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number of at least 1');
-  return n;
-};
-
 const bool = (value: string | boolean) => {
   if (value === true || value === 'true' || value === '1') return true;
   if (value === false || value === 'false' || value === '0') return false;
   throw new InvalidArgumentError('must be true or false');
 };
-
-const option = (flags: string, description: string, env: string) => new Option(flags, description).env(env);
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
@@ -129,7 +113,7 @@ export function registerRun(program: Command): Command {
     )
     .addOption(option('--context <name>', 'kubeconfig context to use', 'PGFSM_CONTEXT'))
     .addOption(option('--namespace <name>', 'watch only this namespace (default: all)', 'PGFSM_NAMESPACE'))
-    .addOption(option('--workers <n>', 'concurrent reconciles', 'PGFSM_WORKERS').argParser(positiveInt).default(2))
+    .addOption(option('--workers <n>', 'concurrent reconciles', 'PGFSM_WORKERS').argParser(wholeNumber(1)).default(2))
     .addOption(
       option('--requeue-delay <duration>', 'wait before looking again at a waiting cluster', 'PGFSM_REQUEUE_DELAY')
         .argParser(duration)

@@ -3,7 +3,7 @@
  * the actions, so that other commands start without loading the client or the control plane.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { parseDuration } from '../../operator/driver/duration.ts';
+import { duration } from '../../operator/cli/arguments.ts';
 import { packageFile } from '../package-files.ts';
 
 interface SandboxCliOptions {
@@ -15,14 +15,6 @@ interface SandboxCliOptions {
   yes?: boolean;
   metricsPort: number;
 }
-
-const duration = (value: string) => {
-  try {
-    return parseDuration(value);
-  } catch (error) {
-    throw new InvalidArgumentError((error as Error).message);
-  }
-};
 
 const port = (value: string) => {
   const n = Number(value);
