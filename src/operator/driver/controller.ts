@@ -1,7 +1,7 @@
 /**
  * The PostgresCluster controller: watch events → cluster keys (mapping.ts) → work queue → one reconcile
- * pass per key (src/core/reconcile.ts) → the pass's requeue decision back into the queue. The real-time
- * counterpart of src/sim/simulation.ts.
+ * pass per key (src/operator/core/reconcile.ts) → the pass's requeue decision back into the queue. The
+ * simulation (src/tools/simulation/simulation.ts) runs this very class on a virtual clock.
  *
  * Watch events enqueue at once, whether or not this replica leads: the queue de-duplicates, and only a
  * leader runs workers. On becoming leader every cached cluster is enqueued, because nothing survives a
@@ -33,6 +33,11 @@ export interface ControllerOptions {
    * States such as Ready wait for events only, so without it a lost event would go unnoticed.
    */
   resyncPeriodMs?: number;
+  /**
+   * The randomness of the jitter (throttled retries, resync), in [0, 1); default Math.random. The
+   * simulation passes a seeded one so that the same inputs give the same run.
+   */
+  random?: () => number;
 }
 
 export function parseKey(key: string): ClusterKey {
@@ -46,14 +51,17 @@ export class Controller {
   private readonly timers: Timers;
   private readonly log: Logger;
   private readonly lookups: MappingLookups;
+  private readonly random: () => number;
   private unsubscribers: Array<() => void> = [];
   private resyncHandle: unknown;
 
   constructor(private readonly options: ControllerOptions) {
     this.timers = options.timers ?? realTimers;
     this.log = options.logger;
+    this.random = options.random ?? Math.random;
     this.queue = new WorkQueue({
       timers: this.timers,
+      random: this.random,
       ...(options.metrics ? { hooks: options.metrics.queueHooks() } : {}),
       ...(options.backoffBaseMs !== undefined ? { backoffBaseMs: options.backoffBaseMs } : {}),
       ...(options.backoffMaxMs !== undefined ? { backoffMaxMs: options.backoffMaxMs } : {}),
@@ -117,7 +125,7 @@ export class Controller {
     const period = this.options.resyncPeriodMs ?? 10 * 60_000;
     if (period <= 0) return;
     // Jitter, so that replicas restarted together do not resync in lockstep.
-    const delay = period * (0.9 + 0.2 * Math.random());
+    const delay = period * (0.9 + 0.2 * this.random());
     this.resyncHandle = this.timers.setTimeout(() => {
       this.enqueueAll();
       this.scheduleResync();

@@ -65,6 +65,7 @@ export class WorkQueue {
   private readonly delayed = new Map<string, { at: number; handle: unknown }>();
   private readonly failures = new Map<string, number>();
   private readonly getters: Array<(key: string | undefined) => void> = [];
+  private readonly idleWaiters: Array<() => void> = [];
   private shuttingDown = false;
   private drained: (() => void) | undefined;
   private draining: Promise<void> | undefined;
@@ -88,6 +89,27 @@ export class WorkQueue {
 
   get isShuttingDown(): boolean {
     return this.shuttingDown;
+  }
+
+  /** No key waits for a worker and none is being processed; keys still waiting out a delay do not count. */
+  get idle(): boolean {
+    return this.queue.length === 0 && this.processing.size === 0;
+  }
+
+  /**
+   * Resolves once the queue is `idle` (at once if it is already). A driver on virtual time (the
+   * simulation) needs it: it may move its clock to the next timer only once every pass the present
+   * instant caused is done, and nothing else says when that is. Delayed keys are timers, so they are the
+   * clock's business, not the queue's.
+   */
+  whenIdle(): Promise<void> {
+    if (this.idle) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private notifyIdle(): void {
+    if (!this.idle) return;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   add(key: string): void {
@@ -189,6 +211,7 @@ export class WorkQueue {
     this.hooks.worked?.((this.timers.now() - started) / 1000);
     if (this.shuttingDown) {
       if (this.processing.size === 0) this.drained?.();
+      this.notifyIdle();
       return;
     }
     if (this.dirty.has(key)) {
@@ -196,6 +219,7 @@ export class WorkQueue {
       this.hooks.depth?.(this.queue.length);
       this.handOut();
     }
+    this.notifyIdle();
   }
 
   /**
@@ -212,6 +236,7 @@ export class WorkQueue {
     this.dirty.clear();
     this.hooks.depth?.(0);
     for (const getter of this.getters.splice(0)) getter(undefined);
+    this.notifyIdle();
     this.draining =
       this.processing.size === 0
         ? Promise.resolve()

@@ -66,7 +66,7 @@ let passes: string[];
 let decide: (key: ClusterKey) => ReconcileOutcome | Promise<ReconcileOutcome>;
 let controller: Controller;
 
-function makeController(resyncPeriodMs = 0): Controller {
+function makeController(resyncPeriodMs = 0, random?: () => number): Controller {
   return new Controller({
     sources: src as unknown as WatchSources,
     reconcile: async (key) => {
@@ -76,6 +76,7 @@ function makeController(resyncPeriodMs = 0): Controller {
     workers: 2,
     logger: pino({ level: 'silent' }),
     resyncPeriodMs,
+    ...(random ? { random } : {}),
   });
 }
 
@@ -268,6 +269,29 @@ describe('Controller', () => {
     expect(passes).toEqual(['a']);
     await settle(70_000);
     expect(passes).toEqual(['a', 'a']);
+  });
+
+  it('takes its jitter from the injected random source (the simulation seeds it)', async () => {
+    await controller.shutDown();
+    // random() = 0 gives the shortest resync (0.9 of the period) and the shortest throttled retry (0.8).
+    controller = makeController(100_000, () => 0);
+    controller.watch();
+    src.clusters.put(pgc('a'));
+    decide = (key) =>
+      outcomeFor(
+        key,
+        passes.length === 1 ? { kind: 'throttled', ms: 10_000, error: new Error('429') } : { kind: 'none' },
+      );
+    controller.startWorkers();
+    await settle();
+    await settle(7_999);
+    expect(passes).toEqual(['a']);
+    await settle(1);
+    expect(passes).toEqual(['a', 'a']);
+    await settle(90_000 - 8_000 - 1);
+    expect(passes).toEqual(['a', 'a']);
+    await settle(1);
+    expect(passes).toEqual(['a', 'a', 'a']);
   });
 
   it('shutDown stops taking work and waits for the passes in flight', async () => {

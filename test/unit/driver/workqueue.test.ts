@@ -162,6 +162,45 @@ describe('WorkQueue', () => {
     expect(await q.shutDown()).toBeUndefined();
   });
 
+  it('whenIdle resolves once no key waits and none is in flight, ignoring keys that wait out a delay', async () => {
+    const q = new WorkQueue();
+    let idle = false;
+    await q.whenIdle();
+    q.addAfter('later', 1_000);
+    expect(q.idle).toBe(true);
+    q.add('a');
+    const whenIdle = q.whenIdle().then(() => {
+      idle = true;
+    });
+    expect(await q.get()).toBe('a');
+    q.add('a');
+    q.done('a');
+    // Added again while in flight: it is back in the queue, so not idle yet.
+    await Promise.resolve();
+    expect(idle).toBe(false);
+    expect(await q.get()).toBe('a');
+    q.done('a');
+    await whenIdle;
+    expect(idle).toBe(true);
+  });
+
+  it('whenIdle resolves on shutDown once the keys in flight are done', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    q.add('b');
+    expect(await q.get()).toBe('a');
+    let idle = false;
+    const whenIdle = q.whenIdle().then(() => {
+      idle = true;
+    });
+    void q.shutDown();
+    await Promise.resolve();
+    expect(idle).toBe(false);
+    q.done('a');
+    await whenIdle;
+    expect(idle).toBe(true);
+  });
+
   it('a getter aborted by its signal resolves undefined and takes nothing', async () => {
     const q = new WorkQueue();
     const abort = new AbortController();
