@@ -1,24 +1,18 @@
 /**
- * The assessment of one tick: every component's health check and plan, computed once per observation.
- * Guards, actions and the status projection all read it, so they can never disagree about the world.
+ * The assessment of one tick: every component's judgment (its health and its plan), computed once per
+ * observation. Guards, actions and the status projection all read it, so they can never disagree about the world.
  */
 
-import { checkCnpgCluster, desiredCnpgCluster, isCnpgOperational, planCnpgCluster } from './components/cluster.ts';
-import { checkConfigMap, desiredConfigMap, planConfigMap } from './components/configmap.ts';
-import {
-  checkManagedRoles,
-  type DesiredRoles,
-  desiredRoles,
-  planManagedRoles,
-  rolesStatus,
-} from './components/managed-roles.ts';
-import { checkPoolers, planPoolers, poolersServing } from './components/pooler.ts';
-import { checkSecret, planSecret } from './components/secret.ts';
+import { desiredCnpgCluster, isCnpgOperational, judgeCnpgCluster } from './components/cluster.ts';
+import { desiredConfigMap, judgeConfigMap } from './components/configmap.ts';
+import { type DesiredRoles, desiredRoles, judgeManagedRoles, rolesStatus } from './components/managed-roles.ts';
+import { judgePoolers, poolersServing } from './components/pooler.ts';
+import { judgeSecret } from './components/secret.ts';
 import { type MergedConfig, type MergeResult, mergeConfig } from './config.ts';
 import type { Effect } from './effects.ts';
 import type { Observation, Settings, TickEvent } from './observation.ts';
-import { type Health, health } from './verdict.ts';
-import { type Component, FINALIZER, Reason } from './vocabulary.ts';
+import { type Health, health, type Judgment } from './verdict.ts';
+import { COMPONENTS, type Component, FINALIZER, Reason } from './vocabulary.ts';
 
 export interface Assessment {
   observation: Observation;
@@ -52,46 +46,41 @@ export function assessTick(event: TickEvent): Assessment {
 
 export function assess(observation: Observation, settings: Settings): Assessment {
   const merge = mergeConfig(observation);
-  const secretHealth = checkSecret(observation);
-  const secretPlan = planSecret(observation);
+  const secret = judgeSecret(observation);
   if (!merge.ok) {
     const reason = observation.clusterClass ? Reason.InvalidConfiguration : Reason.ClusterClassNotFound;
     return {
       observation,
       merge,
-      health: { secret: secretHealth, cluster: health('Failed', reason, merge.message) },
-      plans: { secret: secretPlan, cluster: [], managedRoles: [], pooler: [], configMap: [] },
+      health: { secret: secret.health, cluster: health('Failed', reason, merge.message) },
+      plans: { secret: secret.effects, cluster: [], managedRoles: [], pooler: [], configMap: [] },
       cnpgOperational: false,
       poolersServing: false,
     };
   }
   const config = merge.config;
-  const cnpg = desiredCnpgCluster(observation, config);
   const roles = desiredRoles(observation, config);
-  const configMap = desiredConfigMap(observation, config, settings);
+  const judgments: Record<Component, Judgment> = {
+    secret,
+    cluster: judgeCnpgCluster(observation, desiredCnpgCluster(observation, config)),
+    managedRoles: judgeManagedRoles(observation, roles),
+    pooler: judgePoolers(observation, config),
+    configMap: judgeConfigMap(observation, desiredConfigMap(observation, config, settings)),
+  };
   return {
     observation,
     merge,
     config,
     roles,
-    health: {
-      secret: secretHealth,
-      cluster: checkCnpgCluster(observation, cnpg),
-      managedRoles: checkManagedRoles(observation, roles),
-      pooler: checkPoolers(observation, config),
-      configMap: checkConfigMap(observation, configMap),
-    },
-    plans: {
-      secret: secretPlan,
-      cluster: planCnpgCluster(observation, cnpg),
-      managedRoles: planManagedRoles(observation, roles),
-      pooler: planPoolers(observation, config),
-      configMap: planConfigMap(observation, configMap),
-    },
+    health: mapComponents(judgments, (j) => j.health),
+    plans: mapComponents(judgments, (j) => j.effects),
     cnpgOperational: isCnpgOperational(observation),
     poolersServing: poolersServing(observation, config),
   };
 }
+
+const mapComponents = <T>(judgments: Record<Component, Judgment>, pick: (j: Judgment) => T): Record<Component, T> =>
+  Object.fromEntries(COMPONENTS.map((c) => [c, pick(judgments[c])])) as Record<Component, T>;
 
 export const isReady = (a: Assessment, c: Component) => a.health[c]?.state === 'Ready';
 export const isFailed = (a: Assessment, c: Component) => a.health[c]?.state === 'Failed';

@@ -1,13 +1,12 @@
 /** The CNPG Cluster component: readiness evidence beyond the phase, drift of owned fields, ownership. */
 import { describe, expect, it } from 'vitest';
 import {
-  checkCnpgCluster,
   cnpgDrift,
   desiredCnpgCluster,
   isCnpgOperational,
+  judgeCnpgCluster,
   OWNED_PARAMETERS_ANNOTATION,
   POSTGRES_IMAGE,
-  planCnpgCluster,
 } from '../../../src/operator/domain/components/cluster.ts';
 import { CnpgPhase } from '../../../src/operator/domain/components/cnpg-phases.ts';
 import type { Effect } from '../../../src/operator/domain/effects.ts';
@@ -42,23 +41,23 @@ describe('CNPG cluster health', () => {
   it('a healthy phase with every instance ready is Ready / CNPGClusterHealthy and plans nothing', () => {
     const observation = world();
     const desired = desiredOf(observation);
-    const h = checkCnpgCluster(observation, desired);
+    const h = judgeCnpgCluster(observation, desired).health;
     expect(h.state).toBe('Ready');
     expect(h.reason).toBe(Reason.CNPGClusterHealthy);
     expect(h.message).toContain('3/3');
-    expect(planCnpgCluster(observation, desired)).toEqual([]);
+    expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
   });
 
   it('a healthy phase with fewer ready instances than requested is not Ready (CNPGClusterScaling, n/m)', () => {
     const observation = world({ cnpg: 'scaling' });
     expect(observation.cnpg?.status?.phase).toBe(CnpgPhase.Healthy);
     const desired = desiredOf(observation);
-    const h = checkCnpgCluster(observation, desired);
+    const h = judgeCnpgCluster(observation, desired).health;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterScaling);
     expect(h.message).toContain('1/3');
     // Scaling is CNPG's work, not ours: nothing to write.
-    expect(planCnpgCluster(observation, desired)).toEqual([]);
+    expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
   });
 
   it.each([
@@ -69,7 +68,7 @@ describe('CNPG cluster health', () => {
     const observation = withCnpg((cnpg) => {
       if (cnpg.status) cnpg.status.readyInstances = ready;
     });
-    const h = checkCnpgCluster(observation, desiredOf(observation));
+    const h = judgeCnpgCluster(observation, desiredOf(observation)).health;
     expect(h.state).not.toBe('Ready');
     expect(h.reason).toBe(Reason.CNPGClusterScaling);
     expect(h.message).toContain(`${ready ?? 0}/3`);
@@ -79,7 +78,7 @@ describe('CNPG cluster health', () => {
     const observation = withCnpg((cnpg) => {
       if (cnpg.status) cnpg.status.readyInstances = 4;
     });
-    const h = checkCnpgCluster(observation, desiredOf(observation));
+    const h = judgeCnpgCluster(observation, desiredOf(observation)).health;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterScaling);
     expect(h.message).toContain('4/3');
@@ -89,7 +88,7 @@ describe('CNPG cluster health', () => {
     const observation = withCnpg((cnpg) => {
       cnpg.status = { ...cnpg.status, phase: CnpgPhase.WaitingForUser, phaseReason: 'PVC pgdata is missing' };
     });
-    const h = checkCnpgCluster(observation, desiredOf(observation));
+    const h = judgeCnpgCluster(observation, desiredOf(observation)).health;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.CNPGWaitingForUser);
     expect(h.message).toContain(CnpgPhase.WaitingForUser);
@@ -100,7 +99,7 @@ describe('CNPG cluster health', () => {
     const observation = withCnpg((cnpg) => {
       cnpg.status = {};
     });
-    const h = checkCnpgCluster(observation, desiredOf(observation));
+    const h = judgeCnpgCluster(observation, desiredOf(observation)).health;
     expect(h.state).toBe('Pending');
     expect(h.reason).toBe(Reason.CNPGClusterPending);
   });
@@ -256,12 +255,12 @@ describe('CNPG cluster drift', () => {
     expect(observation.cnpg).toBeDefined();
     expect(cnpgDrift(observation.cnpg as CnpgCluster, desired)).toContain(field);
 
-    const h = checkCnpgCluster(observation, desired);
+    const h = judgeCnpgCluster(observation, desired).health;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterUpdating);
     expect(h.message).toContain(field);
 
-    const apply = singleApply(planCnpgCluster(observation, desired));
+    const apply = singleApply(judgeCnpgCluster(observation, desired).effects);
     expect(apply.object).toEqual(desired);
     const event = eventOf(apply);
     expect(event.type).toBe('Normal');
@@ -275,7 +274,7 @@ describe('CNPG cluster drift', () => {
       cnpg.spec.postgresql = { parameters: { max_connections: '200', work_mem: '64MB' }, pg_hba: [] };
     });
     const desired = desiredOf(observation);
-    const apply = singleApply(planCnpgCluster(observation, desired));
+    const apply = singleApply(judgeCnpgCluster(observation, desired).effects);
     const object = apply.object as CnpgCluster;
     expect(object.spec.postgresql?.parameters).toEqual({ max_connections: '200' });
     expect(object.metadata.annotations?.[OWNED_PARAMETERS_ANNOTATION]).toBe('max_connections');
@@ -294,8 +293,8 @@ describe('CNPG cluster drift', () => {
     const desired = desiredOf(observation);
     expect(desired.spec.postgresql?.parameters).not.toHaveProperty('shared_buffers');
     expect(cnpgDrift(observation.cnpg as CnpgCluster, desired)).toEqual([]);
-    expect(checkCnpgCluster(observation, desired).state).toBe('Ready');
-    expect(planCnpgCluster(observation, desired)).toEqual([]);
+    expect(judgeCnpgCluster(observation, desired).health.state).toBe('Ready');
+    expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
   });
 
   it.each([
@@ -310,7 +309,7 @@ describe('CNPG cluster drift', () => {
     const desired = desiredOf(observation);
     expect(desired.spec.storage?.size).toBe(wanted);
     expect(cnpgDrift(observation.cnpg as CnpgCluster, desired)).not.toContain('storage.size');
-    expect(planCnpgCluster(observation, desired)).toEqual([]);
+    expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
   });
 
   it('resources written in another unit of the same quantity are not drift', () => {
@@ -335,7 +334,7 @@ describe('CNPG cluster drift', () => {
     const observation = withCnpg((cnpg) => {
       cnpg.spec.instances = 1;
     });
-    const apply = singleApply(planCnpgCluster(observation, desiredOf(observation)));
+    const apply = singleApply(judgeCnpgCluster(observation, desiredOf(observation)).effects);
     expect((apply.object as CnpgCluster).spec).not.toHaveProperty('managed');
   });
 
@@ -348,19 +347,19 @@ describe('CNPG cluster drift', () => {
     );
     expect(observation.cnpg?.status?.phase).toBe(CnpgPhase.Unrecoverable);
     const desired = desiredOf(observation);
-    const h = checkCnpgCluster(observation, desired);
+    const h = judgeCnpgCluster(observation, desired).health;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterUpdating);
-    expect(eventOf(singleApply(planCnpgCluster(observation, desired))).reason).toBe('ClusterUpdateStarted');
+    expect(eventOf(singleApply(judgeCnpgCluster(observation, desired).effects)).reason).toBe('ClusterUpdateStarted');
   });
 
   it('the same failed phase without drift stays Failed and plans nothing', () => {
     const observation = world({ cnpg: CnpgPhase.Unrecoverable });
     const desired = desiredOf(observation);
-    const h = checkCnpgCluster(observation, desired);
+    const h = judgeCnpgCluster(observation, desired).health;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.CNPGUnrecoverable);
-    expect(planCnpgCluster(observation, desired)).toEqual([]);
+    expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
   });
 });
 
@@ -388,10 +387,10 @@ describe('CNPG cluster existence and ownership', () => {
     const observation = world({ cnpg: 'missing' });
     expect(observation.cnpg).toBeUndefined();
     const desired = desiredOf(observation);
-    const h = checkCnpgCluster(observation, desired);
+    const h = judgeCnpgCluster(observation, desired).health;
     expect(h.state).toBe('Pending');
     expect(h.reason).toBe(Reason.CNPGClusterPending);
-    const apply = singleApply(planCnpgCluster(observation, desired));
+    const apply = singleApply(judgeCnpgCluster(observation, desired).effects);
     expect(apply.object).toEqual(desired);
     expect(eventOf(apply).reason).toBe('ClusterCreationStarted');
     const owners = apply.object.metadata.ownerReferences ?? [];
@@ -403,10 +402,10 @@ describe('CNPG cluster existence and ownership', () => {
     const observation = world({ cnpg: 'released' });
     expect(observation.cnpg?.metadata.ownerReferences).toEqual([]);
     const desired = desiredOf(observation);
-    const h = checkCnpgCluster(observation, desired);
+    const h = judgeCnpgCluster(observation, desired).health;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterUpdating);
-    const apply = singleApply(planCnpgCluster(observation, desired));
+    const apply = singleApply(judgeCnpgCluster(observation, desired).effects);
     expect(eventOf(apply).reason).toBe('ClusterAdopted');
     expect(apply.object.metadata.ownerReferences?.[0]).toMatchObject({ uid: CLUSTER_UID, controller: true });
   });
@@ -416,7 +415,7 @@ describe('CNPG cluster existence and ownership', () => {
       cnpg.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'uid-x' }];
     });
     const desired = desiredOf(observation);
-    expect(eventOf(singleApply(planCnpgCluster(observation, desired))).reason).toBe('ClusterAdopted');
+    expect(eventOf(singleApply(judgeCnpgCluster(observation, desired).effects)).reason).toBe('ClusterAdopted');
   });
 
   it('a cluster controlled by someone else is Failed / ClusterOwnedByOther and never written', () => {
@@ -433,11 +432,11 @@ describe('CNPG cluster existence and ownership', () => {
       cnpg.spec.instances = 1; // even with drift: not ours to repair
     });
     const desired = desiredOf(observation);
-    const h = checkCnpgCluster(observation, desired);
+    const h = judgeCnpgCluster(observation, desired).health;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.ClusterOwnedByOther);
     expect(h.message).toContain('PostgresCluster/billing');
-    expect(planCnpgCluster(observation, desired)).toEqual([]);
+    expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
   });
 
   it('an orphan that authenticates with another superuser Secret is not adopted: its password would change', () => {
@@ -446,12 +445,12 @@ describe('CNPG cluster existence and ownership', () => {
       cnpg.spec.superuserSecret = { name: 'orders-secret' };
     });
     const desired = desiredOf(observation);
-    const h = checkCnpgCluster(observation, desired);
+    const h = judgeCnpgCluster(observation, desired).health;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.ClusterSuperuserSecretMismatch);
     expect(h.message).toContain('uses superuser secret orders-secret, not orders-superuser');
     expect(h.message).toContain('spec.superuserSecret.name');
-    expect(planCnpgCluster(observation, desired)).toEqual([]);
+    expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
   });
 
   it('an orphan with our superuser Secret, or none named, is adopted', () => {
@@ -461,8 +460,8 @@ describe('CNPG cluster existence and ownership', () => {
         cnpg.spec.superuserSecret = superuserSecret;
       });
       const desired = desiredOf(observation);
-      expect(checkCnpgCluster(observation, desired).reason).toBe(Reason.CNPGClusterUpdating);
-      expect(eventOf(singleApply(planCnpgCluster(observation, desired))).reason).toBe('ClusterAdopted');
+      expect(judgeCnpgCluster(observation, desired).health.reason).toBe(Reason.CNPGClusterUpdating);
+      expect(eventOf(singleApply(judgeCnpgCluster(observation, desired).effects)).reason).toBe('ClusterAdopted');
     }
   });
 });

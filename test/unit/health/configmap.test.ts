@@ -1,11 +1,10 @@
 /** The endpoints ConfigMap: exact keys, FQDN values, pooler keys only when both poolers serve, no secrets. */
 import { describe, expect, it } from 'vitest';
 import {
-  checkConfigMap,
   configMapDrift,
   desiredConfigMap,
   EndpointKey,
-  planConfigMap,
+  judgeConfigMap,
 } from '../../../src/operator/domain/components/configmap.ts';
 import type { Effect } from '../../../src/operator/domain/effects.ts';
 import type { ConfigMap } from '../../../src/operator/domain/objects.ts';
@@ -98,19 +97,19 @@ describe('ConfigMap health and plan', () => {
   it('up to date is Ready / ConfigMapReconciled and plans nothing', () => {
     const observation = world();
     const desired = desiredOf(observation);
-    const h = checkConfigMap(observation, desired);
+    const h = judgeConfigMap(observation, desired).health;
     expect(h.state).toBe('Ready');
     expect(h.reason).toBe(Reason.ConfigMapReconciled);
-    expect(planConfigMap(observation, desired)).toEqual([]);
+    expect(judgeConfigMap(observation, desired).effects).toEqual([]);
   });
 
   it('missing: not Ready, one apply with a create event', () => {
     const observation = world({ configMap: 'missing' });
     const desired = desiredOf(observation);
-    const h = checkConfigMap(observation, desired);
+    const h = judgeConfigMap(observation, desired).health;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.ConfigMapPending);
-    const apply = singleApply(planConfigMap(observation, desired));
+    const apply = singleApply(judgeConfigMap(observation, desired).effects);
     expect(apply.object).toEqual(desired);
     const event = eventOf(apply);
     expect(event.reason).toBe('ConfigMapReconciled');
@@ -121,11 +120,11 @@ describe('ConfigMap health and plan', () => {
     const observation = world({ configMap: 'drifted' });
     const desired = desiredOf(observation);
     expect(configMapDrift(observation.configMap as ConfigMap, desired)).toEqual(['CLUSTER_RW_ENDPOINT']);
-    const h = checkConfigMap(observation, desired);
+    const h = judgeConfigMap(observation, desired).health;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.ConfigMapDrifted);
     expect(h.message).toContain('CLUSTER_RW_ENDPOINT');
-    const apply = singleApply(planConfigMap(observation, desired));
+    const apply = singleApply(judgeConfigMap(observation, desired).effects);
     expect(apply.object).toEqual(desired);
     const event = eventOf(apply);
     expect(event.reason).toBe('ConfigMapReconciled');
@@ -141,7 +140,7 @@ describe('ConfigMap health and plan', () => {
     const withMissingKey = { ...observation, configMap };
     const desired = desiredOf(withMissingKey);
     expect(configMapDrift(configMap, desired)).toEqual(['DEFAULT_CLUSTER_PORT']);
-    expect(singleApply(planConfigMap(withMissingKey, desired)).object).toEqual(desired);
+    expect(singleApply(judgeConfigMap(withMissingKey, desired).effects).object).toEqual(desired);
   });
 
   it('stale pooler endpoints (poolers disabled since) are drift, so consumers stop using them', () => {
@@ -149,7 +148,7 @@ describe('ConfigMap health and plan', () => {
     const observation = { ...world({ poolerEnabled: false }), configMap: served.configMap };
     const desired = desiredOf(observation);
     expect(configMapDrift(observation.configMap as ConfigMap, desired)).toEqual(POOLER_KEYS.slice().sort());
-    expect(checkConfigMap(observation, desired).state).toBe('Provisioning');
+    expect(judgeConfigMap(observation, desired).health.state).toBe('Provisioning');
   });
 
   it('keys added by other writers are not drift', () => {
@@ -159,15 +158,15 @@ describe('ConfigMap health and plan', () => {
     const withExtra = { ...observation, configMap };
     const desired = desiredOf(withExtra);
     expect(configMapDrift(configMap, desired)).toEqual([]);
-    expect(checkConfigMap(withExtra, desired).state).toBe('Ready');
-    expect(planConfigMap(withExtra, desired)).toEqual([]);
+    expect(judgeConfigMap(withExtra, desired).health.state).toBe('Ready');
+    expect(judgeConfigMap(withExtra, desired).effects).toEqual([]);
   });
 
   it('an orphan ConfigMap (retained earlier) is adopted with one apply', () => {
     const observation = world({ configMap: 'released' });
     const desired = desiredOf(observation);
-    expect(checkConfigMap(observation, desired).state).toBe('Provisioning');
-    expect(eventOf(singleApply(planConfigMap(observation, desired))).reason).toBe('ClusterAdopted');
+    expect(judgeConfigMap(observation, desired).health.state).toBe('Provisioning');
+    expect(eventOf(singleApply(judgeConfigMap(observation, desired).effects)).reason).toBe('ClusterAdopted');
   });
 
   it('a ConfigMap controlled by someone else is Failed / ConfigMapOwnedByOther and never written', () => {
@@ -178,10 +177,10 @@ describe('ConfigMap health and plan', () => {
     ];
     const foreign = { ...observation, configMap };
     const desired = desiredOf(foreign);
-    const h = checkConfigMap(foreign, desired);
+    const h = judgeConfigMap(foreign, desired).health;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.ConfigMapOwnedByOther);
     expect(h.message).toContain('Deployment/web');
-    expect(planConfigMap(foreign, desired)).toEqual([]);
+    expect(judgeConfigMap(foreign, desired).effects).toEqual([]);
   });
 });

@@ -2,10 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ManagedRole } from '../../../src/operator/api/schema.ts';
 import {
-  checkManagedRoles,
   type DesiredRoles,
   desiredRoles,
-  planManagedRoles,
+  judgeManagedRoles,
   rolesDrifted,
   rolesStatus,
 } from '../../../src/operator/domain/components/managed-roles.ts';
@@ -113,16 +112,19 @@ describe('desired roles', () => {
     });
     expect(desired.roles).toEqual([present('app'), absent('legacy')]);
     expect(rolesDrifted(observation, desired)).toBe(true);
-    const h = checkManagedRoles(observation, desired);
+    const h = judgeManagedRoles(observation, desired).health;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.ManagedRolesPending);
-    expect(rolesApply(planManagedRoles(observation, desired)).roles).toEqual([present('app'), absent('legacy')]);
+    expect(rolesApply(judgeManagedRoles(observation, desired).effects).roles).toEqual([
+      present('app'),
+      absent('legacy'),
+    ]);
   });
 
   it('an emptied spec.managedRoles still removes the roles pushed earlier (ref. §10.7)', () => {
     const { observation, desired } = scenario({ spec: [], pushed: [present('app')], reconciled: ['app'] });
     expect(desired.roles).toEqual([absent('app')]);
-    expect(rolesApply(planManagedRoles(observation, desired)).roles).toEqual([absent('app')]);
+    expect(rolesApply(judgeManagedRoles(observation, desired).effects).roles).toEqual([absent('app')]);
   });
 
   it('a removed role stays absent while CNPG has not reconciled the removal', () => {
@@ -133,8 +135,8 @@ describe('desired roles', () => {
       pending: ['legacy'],
     });
     expect(desired.roles).toEqual([present('app'), absent('legacy')]);
-    expect(planManagedRoles(observation, desired)).toEqual([]);
-    const h = checkManagedRoles(observation, desired);
+    expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
+    const h = judgeManagedRoles(observation, desired).health;
     expect(h.state).toBe('Provisioning');
     expect(h.message).toContain('legacy');
   });
@@ -146,9 +148,9 @@ describe('desired roles', () => {
       reconciled: ['app', 'legacy'],
     });
     expect(desired.roles).toEqual([present('app'), absent('legacy')]);
-    expect(planManagedRoles(observation, desired)).toEqual([]);
+    expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
     // Counted apart: the removed role is not a managed role any more.
-    expect(checkManagedRoles(observation, desired).message).toBe(
+    expect(judgeManagedRoles(observation, desired).health.message).toBe(
       '1 managed role(s) reconciled, 1 role(s) ensured absent',
     );
   });
@@ -160,8 +162,8 @@ describe('desired roles', () => {
       reconciled: ['app', 'legacy'],
     });
     expect(desired.roles).toEqual([present('app'), absent('legacy')]);
-    expect(planManagedRoles(observation, desired)).toEqual([]);
-    expect(checkManagedRoles(observation, desired).state).toBe('Ready');
+    expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
+    expect(judgeManagedRoles(observation, desired).health.state).toBe('Ready');
   });
 });
 
@@ -170,19 +172,19 @@ describe('password Secrets of roles', () => {
     const { observation, desired } = scenario({ spec: [role('app')], secrets: [] });
     expect(desired.roles).toEqual([]);
     expect(desired.waitingForSecret).toEqual({ app: 'app-password' });
-    const h = checkManagedRoles(observation, desired);
+    const h = judgeManagedRoles(observation, desired).health;
     expect(h.state).toBe('Pending');
     expect(h.reason).toBe(Reason.ManagedRolesPending);
     expect(h.message).toContain('app-password');
     expect(h.message).toMatch(/role app\b/);
-    expect(planManagedRoles(observation, desired)).toEqual([]);
+    expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
   });
 
   it('the fixture world with a missing role Secret is Pending too', () => {
     const observation = world({ rolesState: 'secretMissing' });
     const desired = desiredRoles(observation, configOf(observation));
-    expect(checkManagedRoles(observation, desired).state).toBe('Pending');
-    expect(planManagedRoles(observation, desired)).toEqual([]);
+    expect(judgeManagedRoles(observation, desired).health.state).toBe('Pending');
+    expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
   });
 
   it('a role already pushed is kept when its password Secret disappears', () => {
@@ -193,8 +195,8 @@ describe('password Secrets of roles', () => {
       secrets: [],
     });
     expect(desired.roles).toEqual([present('app')]);
-    expect(planManagedRoles(observation, desired)).toEqual([]);
-    const h = checkManagedRoles(observation, desired);
+    expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
+    const h = judgeManagedRoles(observation, desired).health;
     expect(h.state).toBe('Pending');
     expect(h.message).toContain('app-password');
   });
@@ -212,7 +214,7 @@ describe('password Secrets of roles', () => {
 
   it('other roles are pushed while one waits for its Secret', () => {
     const { observation, desired } = scenario({ spec: [role('app'), role('batch')], secrets: ['batch-password'] });
-    expect(rolesApply(planManagedRoles(observation, desired)).roles).toEqual([present('batch')]);
+    expect(rolesApply(judgeManagedRoles(observation, desired).effects).roles).toEqual([present('batch')]);
   });
 });
 
@@ -220,16 +222,16 @@ describe('managed roles health', () => {
   it('all reconciled is Ready / ManagedRolesReconciled', () => {
     const observation = world();
     const desired = desiredRoles(observation, configOf(observation));
-    const h = checkManagedRoles(observation, desired);
+    const h = judgeManagedRoles(observation, desired).health;
     expect(h.state).toBe('Ready');
     expect(h.reason).toBe(Reason.ManagedRolesReconciled);
-    expect(planManagedRoles(observation, desired)).toEqual([]);
+    expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
   });
 
   it('pending reconciliation is not Ready', () => {
     const observation = world({ rolesState: 'pending' });
     const desired = desiredRoles(observation, configOf(observation));
-    const h = checkManagedRoles(observation, desired);
+    const h = judgeManagedRoles(observation, desired).health;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.ManagedRolesPending);
     expect(h.message).toContain('app');
@@ -237,14 +239,14 @@ describe('managed roles health', () => {
 
   it('a role CNPG reports nowhere is pending, not reconciled', () => {
     const { observation, desired } = scenario({ spec: [role('app')], pushed: [present('app')] });
-    expect(checkManagedRoles(observation, desired).state).not.toBe('Ready');
+    expect(judgeManagedRoles(observation, desired).health.state).not.toBe('Ready');
     expect(rolesStatus(observation, desired)).toEqual({ reconciled: [], pending: ['app'], failed: {} });
   });
 
   it('cannotReconcile is Failed / ManagedRolesReconciliationFailed naming the role and the error', () => {
     const observation = world({ rolesState: 'failed' });
     const desired = desiredRoles(observation, configOf(observation));
-    const h = checkManagedRoles(observation, desired);
+    const h = judgeManagedRoles(observation, desired).health;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.ManagedRolesReconciliationFailed);
     expect(h.message).toContain('app');
@@ -257,7 +259,7 @@ describe('managed roles health', () => {
       pushed: [present('app'), present('batch')],
       cannotReconcile: { app: ['owns database app', 'has grants'], batch: [] },
     });
-    const h = checkManagedRoles(observation, desired);
+    const h = judgeManagedRoles(observation, desired).health;
     expect(h.state).toBe('Failed');
     expect(h.message).toContain('owns database app; has grants');
     expect(h.message).toContain('batch: role cannot be reconciled');
@@ -271,25 +273,25 @@ describe('managed roles health', () => {
     const observation = world({ roles: [] });
     const desired = desiredRoles(observation, configOf(observation));
     expect(desired.roles).toEqual([]);
-    const h = checkManagedRoles(observation, desired);
+    const h = judgeManagedRoles(observation, desired).health;
     expect(h.state).toBe('Ready');
     expect(h.reason).toBe(Reason.ManagedRolesReconciled);
-    expect(planManagedRoles(observation, desired)).toEqual([]);
+    expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
   });
 
   it('no roles and no managed section in CNPG is Ready and plans nothing', () => {
     const { observation, desired } = scenario({ spec: [] });
     expect(observation.cnpg?.spec.managed).toBeUndefined();
-    expect(checkManagedRoles(observation, desired).state).toBe('Ready');
-    expect(planManagedRoles(observation, desired)).toEqual([]);
+    expect(judgeManagedRoles(observation, desired).health.state).toBe('Ready');
+    expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
   });
 
   it('without a CNPG cluster the step waits and plans nothing', () => {
     const observation = world({ cnpg: 'missing' });
     const desired = desiredRoles(observation, configOf(observation));
-    const h = checkManagedRoles(observation, desired);
+    const h = judgeManagedRoles(observation, desired).health;
     expect(h.state).toBe('Pending');
-    expect(planManagedRoles(observation, desired)).toEqual([]);
+    expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
   });
 
   it('the status projection lists reconciled, pending and failed roles, sorted', () => {
@@ -312,7 +314,7 @@ describe('managed roles drift and planning', () => {
   it('a role not pushed yet is planned as exactly one apply of spec.managed.roles, and nothing else', () => {
     const observation = world({ rolesState: 'notPushed' });
     const desired = desiredRoles(observation, configOf(observation));
-    const { effect, roles } = rolesApply(planManagedRoles(observation, desired));
+    const { effect, roles } = rolesApply(judgeManagedRoles(observation, desired).effects);
     expect(effect.component).toBe('managedRoles');
     const object = effect.object as CnpgCluster;
     expect(object.apiVersion).toBe('postgresql.cnpg.io/v1');
@@ -337,7 +339,7 @@ describe('managed roles drift and planning', () => {
       reconciled: ['app'],
     });
     expect(rolesDrifted(observation, desired)).toBe(true);
-    expect(rolesApply(planManagedRoles(observation, desired)).roles).toEqual([present('app')]);
+    expect(rolesApply(judgeManagedRoles(observation, desired).effects).roles).toEqual([present('app')]);
   });
 
   it('fields CNPG defaults on a role and the order of the list are not drift', () => {
@@ -348,7 +350,7 @@ describe('managed roles drift and planning', () => {
       reconciled: ['app', 'batch'],
     });
     expect(rolesDrifted(observation, desired)).toBe(false);
-    expect(planManagedRoles(observation, desired)).toEqual([]);
-    expect(checkManagedRoles(observation, desired).state).toBe('Ready');
+    expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
+    expect(judgeManagedRoles(observation, desired).health.state).toBe('Ready');
   });
 });

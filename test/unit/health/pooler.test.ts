@@ -4,10 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { ConnectionPoolerConfig, PoolMode } from '../../../src/operator/api/schema.ts';
 import { OWNED_PARAMETERS_ANNOTATION } from '../../../src/operator/domain/components/cluster.ts';
 import {
-  checkPoolers,
   desiredPooler,
+  judgePoolers,
   POOLER_TYPES,
-  planPoolers,
   poolerDrift,
   poolersServing,
 } from '../../../src/operator/domain/components/pooler.ts';
@@ -44,10 +43,10 @@ describe('pooler disabled', () => {
     const observation = world({ poolerEnabled: false });
     const config = configOf(observation);
     expect(config.pooler).toBeUndefined();
-    const h = checkPoolers(observation, config);
+    const h = judgePoolers(observation, config).health;
     expect(h.state).toBe('Ready');
     expect(h.reason).toBe(Reason.PoolerDisabled);
-    expect(planPoolers(observation, config)).toEqual([]);
+    expect(judgePoolers(observation, config).effects).toEqual([]);
     expect(poolersServing(observation, config)).toBe(false);
   });
 
@@ -55,10 +54,10 @@ describe('pooler disabled', () => {
     const leftovers = world().poolers;
     const observation = { ...world({ poolerEnabled: false }), poolers: leftovers };
     const config = configOf(observation);
-    const h = checkPoolers(observation, config);
+    const h = judgePoolers(observation, config).health;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.PoolerDeleting);
-    const effects = planPoolers(observation, config);
+    const effects = judgePoolers(observation, config).effects;
     const deletes = effectOfType(effects, 'delete');
     expect(deletes).toHaveLength(2);
     expect(effects).toHaveLength(2);
@@ -73,7 +72,7 @@ describe('pooler disabled', () => {
   it('disabled with only the ro pooler left over deletes just that one', () => {
     const { ro } = world().poolers;
     const observation = { ...world({ poolerEnabled: false }), poolers: { ro } };
-    const deletes = effectOfType(planPoolers(observation, configOf(observation)), 'delete');
+    const deletes = effectOfType(judgePoolers(observation, configOf(observation)).effects, 'delete');
     expect(deletes.map((d) => d.ref.name)).toEqual(['orders-pooler-ro']);
   });
 
@@ -84,9 +83,9 @@ describe('pooler disabled', () => {
     ];
     const observation = { ...world({ poolerEnabled: false }), poolers: { rw: foreign } };
     const config = configOf(observation);
-    expect(planPoolers(observation, config)).toEqual([]);
+    expect(judgePoolers(observation, config).effects).toEqual([]);
     // Reporting "Removing the connection poolers" while planning no removal would wait forever.
-    const h = checkPoolers(observation, config);
+    const h = judgePoolers(observation, config).health;
     expect(h.reason).not.toBe(Reason.PoolerDeleting);
     expect(['Ready', 'Failed']).toContain(h.state);
   });
@@ -96,10 +95,10 @@ describe('pooler enabled', () => {
   it('both missing: two applies (rw, ro) with PoolerCreationStarted; Provisioning / PoolerCreating', () => {
     const observation = world({ poolers: 'missing' });
     const config = configOf(observation);
-    const h = checkPoolers(observation, config);
+    const h = judgePoolers(observation, config).health;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.PoolerCreating);
-    const applies = poolerApplies(planPoolers(observation, config));
+    const applies = poolerApplies(judgePoolers(observation, config).effects);
     expect(applies.map((a) => a.pooler.spec.type)).toEqual(['rw', 'ro']);
     expect(applies.map((a) => a.pooler.metadata.name)).toEqual(['orders-pooler-rw', 'orders-pooler-ro']);
     for (const { pooler, event } of applies) {
@@ -115,27 +114,27 @@ describe('pooler enabled', () => {
   it('one missing: one apply for it only', () => {
     const base = world();
     const observation = { ...base, poolers: { rw: base.poolers.rw } };
-    const applies = poolerApplies(planPoolers(observation, configOf(observation)));
+    const applies = poolerApplies(judgePoolers(observation, configOf(observation)).effects);
     expect(applies.map((a) => a.pooler.metadata.name)).toEqual(['orders-pooler-ro']);
   });
 
   it('both ready (ready replicas = instances) is Ready / AllInstancesReady, serves, and plans nothing', () => {
     const observation = world();
     const config = configOf(observation);
-    const h = checkPoolers(observation, config);
+    const h = judgePoolers(observation, config).health;
     expect(h.state).toBe('Ready');
     expect(h.reason).toBe(Reason.AllInstancesReady);
-    expect(planPoolers(observation, config)).toEqual([]);
+    expect(judgePoolers(observation, config).effects).toEqual([]);
     expect(poolersServing(observation, config)).toBe(true);
   });
 
   it('no ready replicas is not Ready', () => {
     const observation = world({ poolers: 'notReady' });
     const config = configOf(observation);
-    const h = checkPoolers(observation, config);
+    const h = judgePoolers(observation, config).health;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.PoolerCreating);
-    expect(planPoolers(observation, config)).toEqual([]);
+    expect(judgePoolers(observation, config).effects).toEqual([]);
     expect(poolersServing(observation, config)).toBe(false);
   });
 
@@ -145,7 +144,7 @@ describe('pooler enabled', () => {
       view.readyReplicas = type === 'ro' ? 1 : 2; // one ro pod not ready
     });
     const config = configOf(observation);
-    const h = checkPoolers(observation, config);
+    const h = judgePoolers(observation, config).health;
     expect(h.state).toBe('Provisioning');
     expect(h.message).toContain('ro pooler has 1/2 ready instances');
     expect(poolersServing(observation, config)).toBe(false);
@@ -155,7 +154,7 @@ describe('pooler enabled', () => {
     const observation = withPoolers((view) => {
       view.readyReplicas = 3;
     });
-    expect(checkPoolers(observation, configOf(observation)).state).toBe('Ready');
+    expect(judgePoolers(observation, configOf(observation)).health.state).toBe('Ready');
   });
 
   it('the class defaults a pooler without instances or mode to 3 instances in transaction mode', () => {
@@ -163,7 +162,7 @@ describe('pooler enabled', () => {
     const observation = withClass(base, makeClass({ cnpg: { connectionPooler: {} } }));
     const config = configOf(observation);
     expect(config.pooler).toEqual({ instances: 3, mode: 'transaction', parameters: {} });
-    const applies = poolerApplies(planPoolers(observation, config));
+    const applies = poolerApplies(judgePoolers(observation, config).effects);
     expect(applies.map((a) => a.pooler.spec.instances)).toEqual([3, 3]);
   });
 });
@@ -220,11 +219,11 @@ describe('pooler drift', () => {
     (_what, field, mutate) => {
       const observation = withPoolers((view) => mutate(view));
       const config = configOf(observation);
-      const h = checkPoolers(observation, config);
+      const h = judgePoolers(observation, config).health;
       expect(h.state).toBe('Provisioning');
       expect(h.reason).toBe(Reason.PoolerUpdating);
       expect(h.message).toContain(field);
-      const applies = poolerApplies(planPoolers(observation, config));
+      const applies = poolerApplies(judgePoolers(observation, config).effects);
       expect(applies).toHaveLength(2);
       for (const { pooler, event } of applies) {
         expect(event.reason).toBe('PoolerUpdated');
@@ -243,7 +242,7 @@ describe('pooler drift', () => {
 
   it('the fixture world with drifted poolers is repaired', () => {
     const observation = world({ poolers: 'drifted' });
-    const applies = poolerApplies(planPoolers(observation, configOf(observation)));
+    const applies = poolerApplies(judgePoolers(observation, configOf(observation)).effects);
     expect(applies.map((a) => a.event.reason)).toEqual(['PoolerUpdated', 'PoolerUpdated']);
   });
 
@@ -259,7 +258,7 @@ describe('pooler drift', () => {
     const rw = observation.poolers.rw?.pooler as Pooler;
     const drift = poolerDrift(rw, desiredPooler(observation, config.pooler as NonNullable<typeof config.pooler>, 'rw'));
     expect(drift).toEqual(['poolMode', 'parameters']);
-    expect(poolerApplies(planPoolers(observation, config))).toHaveLength(2);
+    expect(poolerApplies(judgePoolers(observation, config).effects)).toHaveLength(2);
   });
 
   it('parameters in a different key order are not drift', () => {
@@ -280,8 +279,8 @@ describe('pooler drift', () => {
       view.pooler.spec.pgbouncer.parameters = { ...view.pooler.spec.pgbouncer.parameters, max_client_conn: '1000' };
     });
     const config = configOf(observation);
-    expect(checkPoolers(observation, config).state).toBe('Ready');
-    expect(planPoolers(observation, config)).toEqual([]);
+    expect(judgePoolers(observation, config).health.state).toBe('Ready');
+    expect(judgePoolers(observation, config).effects).toEqual([]);
   });
 
   it('a parameter of ours changed by someone else is drift', () => {
@@ -302,8 +301,8 @@ describe('pooler drift', () => {
       view.pooler.metadata.ownerReferences = [];
     });
     const config = configOf(observation);
-    expect(checkPoolers(observation, config).state).toBe('Provisioning');
-    const applies = poolerApplies(planPoolers(observation, config));
+    expect(judgePoolers(observation, config).health.state).toBe('Provisioning');
+    const applies = poolerApplies(judgePoolers(observation, config).effects);
     expect(applies.map((a) => a.event.reason)).toEqual(['ClusterAdopted', 'ClusterAdopted']);
   });
 
@@ -317,11 +316,11 @@ describe('pooler drift', () => {
       }
     });
     const config = configOf(observation);
-    const h = checkPoolers(observation, config);
+    const h = judgePoolers(observation, config).health;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.PoolerOwnedByOther);
     expect(h.message).toContain('orders-pooler-rw');
-    expect(planPoolers(observation, config)).toEqual([]);
+    expect(judgePoolers(observation, config).effects).toEqual([]);
   });
 });
 

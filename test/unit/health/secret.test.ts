@@ -1,6 +1,6 @@
 /** The superuser Secret: created once (the password never passes the core), adopted, never rewritten. */
 import { describe, expect, it } from 'vitest';
-import { checkSecret, planSecret, secretRef } from '../../../src/operator/domain/components/secret.ts';
+import { judgeSecret, secretRef } from '../../../src/operator/domain/components/secret.ts';
 import type { Observation } from '../../../src/operator/domain/observation.ts';
 import { Reason } from '../../../src/operator/domain/vocabulary.ts';
 import { CLUSTER_UID } from '../../../src/tools/fixtures/observations.ts';
@@ -20,18 +20,18 @@ const withSecretOwners = (
 describe('superuser Secret', () => {
   it('ready: Ready / SuperUserSecretReady, nothing to do', () => {
     const observation = world();
-    const h = checkSecret(observation);
+    const h = judgeSecret(observation).health;
     expect(h.state).toBe('Ready');
     expect(h.reason).toBe(Reason.SuperUserSecretReady);
-    expect(planSecret(observation)).toEqual([]);
+    expect(judgeSecret(observation).effects).toEqual([]);
   });
 
   it('missing: not Ready, one createSecret with SecretCreated', () => {
     const observation = world({ secret: 'missing' });
-    const h = checkSecret(observation);
+    const h = judgeSecret(observation).health;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.UserSecretPending);
-    const effects = planSecret(observation);
+    const effects = judgeSecret(observation).effects;
     expect(effects).toHaveLength(1);
     const [create] = effectOfType(effects, 'createSecret');
     if (!create) throw new Error('no createSecret effect');
@@ -49,7 +49,7 @@ describe('superuser Secret', () => {
   });
 
   it('the createSecret effect never carries a password or any data', () => {
-    const [create] = planSecret(world({ secret: 'missing' }));
+    const [create] = judgeSecret(world({ secret: 'missing' })).effects;
     expect(create).toBeDefined();
     const carried = JSON.stringify(create);
     expect(carried).not.toMatch(/password/i);
@@ -61,12 +61,12 @@ describe('superuser Secret', () => {
 
   it('no password key: Failed / SuperUserSecretFailed naming the key, and nothing written', () => {
     const observation = world({ secret: 'noKey' });
-    const h = checkSecret(observation);
+    const h = judgeSecret(observation).health;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.SuperUserSecretFailed);
     expect(h.message).toContain('"password"');
     expect(h.message).toContain('orders-superuser');
-    expect(planSecret(observation)).toEqual([]);
+    expect(judgeSecret(observation).effects).toEqual([]);
   });
 
   it('an orphan without a password key is Failed and not adopted: it stays its author’s', () => {
@@ -74,16 +74,16 @@ describe('superuser Secret', () => {
     if (!observation.secret) throw new Error('fixture has no Secret');
     const orphan = { ...observation, secret: { ...observation.secret, metadata: { ...observation.secret.metadata } } };
     orphan.secret.metadata.ownerReferences = [];
-    expect(checkSecret(orphan).state).toBe('Failed');
-    expect(planSecret(orphan)).toEqual([]);
+    expect(judgeSecret(orphan).health.state).toBe('Failed');
+    expect(judgeSecret(orphan).effects).toEqual([]);
   });
 
   it('orphan (retained earlier): adopted with setOwner and ClusterAdopted; not Ready until then', () => {
     const observation = world({ secret: 'orphan' });
-    const h = checkSecret(observation);
+    const h = judgeSecret(observation).health;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.UserSecretPending);
-    const effects = planSecret(observation);
+    const effects = judgeSecret(observation).effects;
     expect(effects).toHaveLength(1);
     const [adopt] = effectOfType(effects, 'setOwner');
     if (!adopt) throw new Error('no setOwner effect');
@@ -104,17 +104,17 @@ describe('superuser Secret', () => {
         controller: true,
       },
     ]);
-    const h = checkSecret(observation);
+    const h = judgeSecret(observation).health;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.SuperUserSecretFailed);
     expect(h.message).toContain('PostgresCluster/billing');
-    expect(planSecret(observation)).toEqual([]);
+    expect(judgeSecret(observation).effects).toEqual([]);
   });
 
   it('a non-controller owner reference does not make the Secret foreign: it is adopted', () => {
     const observation = withSecretOwners(world(), [
       { apiVersion: 'v1', kind: 'ServiceAccount', name: 'sa', uid: 'uid-sa' },
     ]);
-    expect(effectOfType(planSecret(observation), 'setOwner')).toHaveLength(1);
+    expect(effectOfType(judgeSecret(observation).effects, 'setOwner')).toHaveLength(1);
   });
 });

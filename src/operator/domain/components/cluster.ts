@@ -1,10 +1,10 @@
 /** The CNPG Cluster: built from the merged config, repaired on drift of the fields pgfsm owns. */
 import type { MergedConfig } from '../config.ts';
-import { type Effect, normal } from '../effects.ts';
+import { type Effect, type KubeEvent, normal } from '../effects.ts';
 import { CNPG_API_VERSION, type CnpgCluster, type CnpgClusterSpec, type ObjectRef } from '../objects.ts';
 import type { Observation } from '../observation.ts';
 import { ownedKeysAnnotation, ownedMapDrifted } from '../owned-keys.ts';
-import { type Health, health } from '../verdict.ts';
+import { type Health, health, type Judgment, judgment } from '../verdict.ts';
 import {
   childLabels,
   childNames,
@@ -113,28 +113,52 @@ function adoptionBlocker(cnpg: CnpgCluster, desired: CnpgCluster): string | unde
   );
 }
 
-export function checkCnpgCluster(observation: Observation, desired: CnpgCluster): Health {
+/**
+ * Missing: create it. Foreign, or orphaned with another superuser Secret: a person's. Orphaned: adopt
+ * it. Drifted: repair it. Otherwise CNPG's phase and ready instances tell how it is.
+ */
+export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster): Judgment {
   const { cnpg, cluster } = observation;
   const name = desired.metadata.name;
-  if (!cnpg) return health('Pending', Reason.CNPGClusterPending, `CNPG cluster ${name} does not exist yet`);
+  const apply = (event: KubeEvent): Effect => ({ type: 'apply', component: 'cluster', object: desired, event });
+  if (!cnpg) {
+    return judgment(
+      health('Pending', Reason.CNPGClusterPending, `CNPG cluster ${name} does not exist yet`),
+      apply(normal('ClusterCreationStarted', 'CreateCNPGCluster', `CNPG cluster ${name} created, waiting for it`)),
+    );
+  }
   const ownership = ownershipOf(cnpg.metadata.ownerReferences, cluster);
   if (ownership === 'foreign') {
-    return health(
-      'Failed',
-      Reason.ClusterOwnedByOther,
-      `CNPG cluster ${name} is controlled by ${describeOwner(cnpg.metadata.ownerReferences)}`,
+    return judgment(
+      health(
+        'Failed',
+        Reason.ClusterOwnedByOther,
+        `CNPG cluster ${name} is controlled by ${describeOwner(cnpg.metadata.ownerReferences)}`,
+      ),
     );
   }
   if (ownership === 'orphan') {
     const blocker = adoptionBlocker(cnpg, desired);
-    if (blocker) return health('Failed', Reason.ClusterSuperuserSecretMismatch, blocker);
-    return health('Provisioning', Reason.CNPGClusterUpdating, `Adopting the existing CNPG cluster ${name}`);
+    if (blocker) return judgment(health('Failed', Reason.ClusterSuperuserSecretMismatch, blocker));
+    return judgment(
+      health('Provisioning', Reason.CNPGClusterUpdating, `Adopting the existing CNPG cluster ${name}`),
+      apply(normal('ClusterAdopted', 'AdoptCNPGCluster', `Adopted the existing CNPG cluster ${name}`)),
+    );
   }
   // Our own pending change comes first: it may be the user's fix for a failure CNPG still reports.
   const drift = cnpgDrift(cnpg, desired);
   if (drift.length > 0) {
-    return health('Provisioning', Reason.CNPGClusterUpdating, `Updating CNPG cluster ${name}: ${drift.join(', ')}`);
+    return judgment(
+      health('Provisioning', Reason.CNPGClusterUpdating, `Updating CNPG cluster ${name}: ${drift.join(', ')}`),
+      apply(normal('ClusterUpdateStarted', 'UpdateCNPGCluster', `CNPG cluster ${name} updated: ${drift.join(', ')}`)),
+    );
   }
+  return judgment(runningHealth(cnpg, desired));
+}
+
+/** How a CNPG cluster that is ours and as we want it is doing: what CNPG reports, nothing to write. */
+function runningHealth(cnpg: CnpgCluster, desired: CnpgCluster): Health {
+  const name = desired.metadata.name;
   const phase = cnpg.status?.phase;
   const meaning = meaningOfPhase(phase);
   const phaseText = phase ? ` (phase "${phase}"${cnpg.status?.phaseReason ? `: ${cnpg.status.phaseReason}` : ''})` : '';
@@ -155,33 +179,3 @@ export function checkCnpgCluster(observation: Observation, desired: CnpgCluster)
 /** True when CNPG is busy with an operation on a running cluster (switchover, restart, …). */
 export const isCnpgOperational = (observation: Observation) =>
   meaningOfPhase(observation.cnpg?.status?.phase).state === 'Configuring';
-
-export function planCnpgCluster(observation: Observation, desired: CnpgCluster): Effect[] {
-  const { cnpg, cluster } = observation;
-  const name = desired.metadata.name;
-  const apply: Effect = { type: 'apply', component: 'cluster', object: desired };
-  if (!cnpg) {
-    return [
-      {
-        ...apply,
-        event: normal('ClusterCreationStarted', 'CreateCNPGCluster', `CNPG cluster ${name} created, waiting for it`),
-      },
-    ];
-  }
-  const ownership = ownershipOf(cnpg.metadata.ownerReferences, cluster);
-  if (ownership === 'foreign') return [];
-  if (ownership === 'orphan') {
-    if (adoptionBlocker(cnpg, desired)) return [];
-    return [
-      { ...apply, event: normal('ClusterAdopted', 'AdoptCNPGCluster', `Adopted the existing CNPG cluster ${name}`) },
-    ];
-  }
-  const drift = cnpgDrift(cnpg, desired);
-  if (drift.length === 0) return [];
-  return [
-    {
-      ...apply,
-      event: normal('ClusterUpdateStarted', 'UpdateCNPGCluster', `CNPG cluster ${name} updated: ${drift.join(', ')}`),
-    },
-  ];
-}

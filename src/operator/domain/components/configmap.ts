@@ -1,9 +1,9 @@
 /** The endpoints ConfigMap consumers read: connection endpoints, never a secret value. */
 import type { MergedConfig } from '../config.ts';
-import { type Effect, normal } from '../effects.ts';
+import { type Effect, type KubeEvent, normal } from '../effects.ts';
 import type { ConfigMap, ObjectRef } from '../objects.ts';
 import type { Observation, Settings } from '../observation.ts';
-import { type Health, health } from '../verdict.ts';
+import { health, type Judgment, judgment } from '../verdict.ts';
 import {
   childLabels,
   childNames,
@@ -80,47 +80,42 @@ export function configMapDrift(observed: ConfigMap, desired: ConfigMap): string[
     .sort();
 }
 
-export function checkConfigMap(observation: Observation, desired: ConfigMap): Health {
+/** Missing: create it. Foreign: a person's. Orphaned: adopt it. Drifted: restore our keys. */
+export function judgeConfigMap(observation: Observation, desired: ConfigMap): Judgment {
   const { configMap, cluster } = observation;
   const name = desired.metadata.name;
-  if (!configMap) return health('Provisioning', Reason.ConfigMapPending, `ConfigMap ${name} does not exist yet`);
+  const apply = (event: KubeEvent): Effect => ({ type: 'apply', component: 'configMap', object: desired, event });
+  if (!configMap) {
+    return judgment(
+      health('Provisioning', Reason.ConfigMapPending, `ConfigMap ${name} does not exist yet`),
+      apply(normal('ConfigMapReconciled', 'CreateConfigMap', `ConfigMap ${name} created`)),
+    );
+  }
   const ownership = ownershipOf(configMap.metadata.ownerReferences, cluster);
   if (ownership === 'foreign') {
-    return health(
-      'Failed',
-      Reason.ConfigMapOwnedByOther,
-      `ConfigMap ${name} is controlled by ${describeOwner(configMap.metadata.ownerReferences)}`,
+    return judgment(
+      health(
+        'Failed',
+        Reason.ConfigMapOwnedByOther,
+        `ConfigMap ${name} is controlled by ${describeOwner(configMap.metadata.ownerReferences)}`,
+      ),
     );
   }
   const drift = configMapDrift(configMap, desired);
-  if (drift.length > 0 || ownership === 'orphan') {
-    const what = drift.length ? `keys ${drift.join(', ')} differ` : 'adopting it';
-    return health('Provisioning', Reason.ConfigMapDrifted, `ConfigMap ${name}: ${what}`);
-  }
-  return health('Ready', Reason.ConfigMapReconciled, 'Endpoints ConfigMap is up to date');
-}
-
-export function planConfigMap(observation: Observation, desired: ConfigMap): Effect[] {
-  const { configMap, cluster } = observation;
-  const name = desired.metadata.name;
-  const apply: Effect = { type: 'apply', component: 'configMap', object: desired };
-  if (!configMap)
-    return [{ ...apply, event: normal('ConfigMapReconciled', 'CreateConfigMap', `ConfigMap ${name} created`) }];
-  const ownership = ownershipOf(configMap.metadata.ownerReferences, cluster);
-  if (ownership === 'foreign') return [];
+  const what = drift.length ? `keys ${drift.join(', ')} differ` : 'adopting it';
   if (ownership === 'orphan') {
-    return [{ ...apply, event: normal('ClusterAdopted', 'AdoptConfigMap', `Adopted the existing ConfigMap ${name}`) }];
+    return judgment(
+      health('Provisioning', Reason.ConfigMapDrifted, `ConfigMap ${name}: ${what}`),
+      apply(normal('ClusterAdopted', 'AdoptConfigMap', `Adopted the existing ConfigMap ${name}`)),
+    );
   }
-  const drift = configMapDrift(configMap, desired);
-  if (drift.length === 0) return [];
-  return [
-    {
-      ...apply,
-      event: normal(
-        'ConfigMapReconciled',
-        'UpdateConfigMap',
-        `ConfigMap ${name} updated: ${drift.join(', ')} restored`,
+  if (drift.length > 0) {
+    return judgment(
+      health('Provisioning', Reason.ConfigMapDrifted, `ConfigMap ${name}: ${what}`),
+      apply(
+        normal('ConfigMapReconciled', 'UpdateConfigMap', `ConfigMap ${name} updated: ${drift.join(', ')} restored`),
       ),
-    },
-  ];
+    );
+  }
+  return judgment(health('Ready', Reason.ConfigMapReconciled, 'Endpoints ConfigMap is up to date'));
 }

@@ -4,10 +4,10 @@
  * the list are set to `ensure: absent` until CNPG confirms they are gone.
  */
 import type { MergedConfig } from '../config.ts';
-import { type Effect, normal } from '../effects.ts';
+import { normal } from '../effects.ts';
 import { CNPG_API_VERSION, type CnpgCluster, type CnpgRoleConfiguration } from '../objects.ts';
 import type { Observation } from '../observation.ts';
-import { type Health, health } from '../verdict.ts';
+import { type Health, health, type Judgment, judgment } from '../verdict.ts';
 import { Reason } from '../vocabulary.ts';
 
 export interface DesiredRoles {
@@ -95,11 +95,32 @@ export function rolesStatus(observation: Observation, desired: DesiredRoles) {
   };
 }
 
-export function checkManagedRoles(observation: Observation, desired: DesiredRoles): Health {
-  if (!observation.cnpg) return health('Pending', Reason.ManagedRolesPending, 'Waiting for the CNPG cluster');
+/**
+ * No CNPG cluster yet: wait. Drifted: push the roles. Otherwise what CNPG reports on them: refused,
+ * waiting for a password Secret, not reconciled yet, or reconciled.
+ */
+export function judgeManagedRoles(observation: Observation, desired: DesiredRoles): Judgment {
+  const { cnpg } = observation;
+  if (!cnpg) return judgment(health('Pending', Reason.ManagedRolesPending, 'Waiting for the CNPG cluster'));
   if (rolesDrifted(observation, desired)) {
-    return health('Provisioning', Reason.ManagedRolesPending, 'Pushing managed roles to the CNPG cluster');
+    const names = desired.roles.map((r) => `${r.name}(${r.ensure})`).join(', ') || 'none';
+    return judgment(health('Provisioning', Reason.ManagedRolesPending, 'Pushing managed roles to the CNPG cluster'), {
+      type: 'apply',
+      component: 'managedRoles',
+      object: {
+        apiVersion: CNPG_API_VERSION,
+        kind: 'Cluster',
+        metadata: { name: cnpg.metadata.name, namespace: cnpg.metadata.namespace },
+        spec: { managed: { roles: desired.roles } },
+      } as CnpgCluster,
+      event: normal('ManagedRolesApplied', 'ApplyManagedRoles', `Managed roles pushed to CNPG: ${names}`),
+    });
   }
+  return judgment(reportedHealth(observation, desired));
+}
+
+/** How CNPG reports on roles that are pushed as we want them: nothing to write. */
+function reportedHealth(observation: Observation, desired: DesiredRoles): Health {
   const failed = Object.entries(failedRoles(observation, desired));
   if (failed.length > 0) {
     const detail = failed.map(([role, error]) => `${role}: ${error}`).join('; ');
@@ -126,27 +147,4 @@ export function checkManagedRoles(observation: Observation, desired: DesiredRole
     ...(absent ? [`${absent} role(s) ensured absent`] : []),
   ].join(', ');
   return health('Ready', Reason.ManagedRolesReconciled, message);
-}
-
-export function planManagedRoles(observation: Observation, desired: DesiredRoles): Effect[] {
-  const { cnpg } = observation;
-  if (!cnpg || !rolesDrifted(observation, desired)) return [];
-  const names = (roles: CnpgRoleConfiguration[]) => roles.map((r) => `${r.name}(${r.ensure})`).join(', ') || 'none';
-  return [
-    {
-      type: 'apply',
-      component: 'managedRoles',
-      object: {
-        apiVersion: CNPG_API_VERSION,
-        kind: 'Cluster',
-        metadata: { name: cnpg.metadata.name, namespace: cnpg.metadata.namespace },
-        spec: { managed: { roles: desired.roles } },
-      } as CnpgCluster,
-      event: normal(
-        'ManagedRolesApplied',
-        'ApplyManagedRoles',
-        `Managed roles pushed to CNPG: ${names(desired.roles)}`,
-      ),
-    },
-  ];
 }

@@ -3,11 +3,11 @@
  * when the pooler is turned off. Ready means the Deployment's ready replicas, not CNPG's scheduled count.
  */
 import type { MergedConfig, PoolerConfig } from '../config.ts';
-import { type Effect, normal } from '../effects.ts';
+import { type Effect, type KubeEvent, normal } from '../effects.ts';
 import { CNPG_API_VERSION, type ObjectRef, type Pooler, type PoolerView } from '../objects.ts';
 import type { Observation } from '../observation.ts';
 import { ownedKeysAnnotation, ownedMapDrifted } from '../owned-keys.ts';
-import { type Health, health } from '../verdict.ts';
+import { type Health, health, type Judgment, judgment } from '../verdict.ts';
 import { childLabels, childNames, describeOwner, ownerReferenceTo, ownershipOf, Reason } from '../vocabulary.ts';
 
 export const POOLER_TYPES = ['rw', 'ro'] as const;
@@ -62,37 +62,71 @@ export function poolerDrift(observed: Pooler, desired: Pooler): string[] {
 const views = (observation: Observation) =>
   POOLER_TYPES.map((type) => [type, observation.poolers[type]] as [PoolerType, PoolerView | undefined]);
 
-export function checkPoolers(observation: Observation, config: MergedConfig): Health {
+/**
+ * Disabled: delete the poolers that are not someone else's. Enabled, per pooler: missing, create it;
+ * foreign, a person's (the whole step fails, the other pooler is still repaired); orphaned, adopt it;
+ * drifted, repair it; otherwise wait for its ready replicas.
+ */
+export function judgePoolers(observation: Observation, config: MergedConfig): Judgment {
+  return config.pooler ? judgeEnabled(observation, config.pooler) : judgeDisabled(observation);
+}
+
+function judgeDisabled(observation: Observation): Judgment {
+  // A pooler of our name that someone else controls is theirs: never deleted, so never waited for.
+  const effects: Effect[] = views(observation)
+    .filter(([, v]) => v && ownershipOf(v.pooler.metadata.ownerReferences, observation.cluster) !== 'foreign')
+    .map(([type]) => {
+      const ref = poolerRef(observation, type);
+      return {
+        type: 'delete',
+        component: 'pooler',
+        ref,
+        event: normal('PoolerDeleted', 'DeletePooler', `Pooler ${ref.name} deleted: the pooler is disabled`),
+      };
+    });
+  if (effects.length === 0) return judgment(health('Ready', Reason.PoolerDisabled, 'Connection pooler is disabled'));
+  return judgment(
+    health('Provisioning', Reason.PoolerDeleting, 'Removing the connection poolers: the pooler is disabled'),
+    ...effects,
+  );
+}
+
+function judgeEnabled(observation: Observation, pooler: PoolerConfig): Judgment {
   const { cluster } = observation;
-  if (!config.pooler) {
-    // A pooler of our name that someone else controls is theirs: never deleted, so never waited for.
-    const leftovers = views(observation).filter(
-      ([, v]) => v && ownershipOf(v.pooler.metadata.ownerReferences, cluster) !== 'foreign',
-    );
-    if (leftovers.length === 0) return health('Ready', Reason.PoolerDisabled, 'Connection pooler is disabled');
-    return health('Provisioning', Reason.PoolerDeleting, 'Removing the connection poolers: the pooler is disabled');
-  }
+  const effects: Effect[] = [];
   const notes: string[] = [];
+  let foreign: Health | undefined;
   let creating = false;
   let updating = false;
   for (const [type, view] of views(observation)) {
-    const desired = desiredPooler(observation, config.pooler, type);
+    const desired = desiredPooler(observation, pooler, type);
+    const name = desired.metadata.name;
+    const apply = (event: KubeEvent): Effect => ({ type: 'apply', component: 'pooler', object: desired, event });
     if (!view) {
       creating = true;
       notes.push(`${type} pooler does not exist yet`);
+      effects.push(apply(normal('PoolerCreationStarted', 'CreatePooler', `Pooler ${name} created`)));
       continue;
     }
-    if (ownershipOf(view.pooler.metadata.ownerReferences, cluster) === 'foreign') {
-      return health(
+    const owners = view.pooler.metadata.ownerReferences;
+    const ownership = ownershipOf(owners, cluster);
+    if (ownership === 'foreign') {
+      foreign ??= health(
         'Failed',
         Reason.PoolerOwnedByOther,
-        `Pooler ${desired.metadata.name} is controlled by ${describeOwner(view.pooler.metadata.ownerReferences)}`,
+        `Pooler ${name} is controlled by ${describeOwner(owners)}`,
       );
+      continue;
     }
     const drift = poolerDrift(view.pooler, desired);
-    if (drift.length > 0 || ownershipOf(view.pooler.metadata.ownerReferences, cluster) === 'orphan') {
+    if (ownership === 'orphan' || drift.length > 0) {
       updating = true;
       notes.push(`${type} pooler is being updated${drift.length ? ` (${drift.join(', ')})` : ''}`);
+      effects.push(
+        ownership === 'orphan'
+          ? apply(normal('ClusterAdopted', 'AdoptPooler', `Adopted the existing pooler ${name}`))
+          : apply(normal('PoolerUpdated', 'UpdatePooler', `Pooler ${name} updated: ${drift.join(', ')}`)),
+      );
       continue;
     }
     const wanted = desired.spec.instances ?? 1;
@@ -101,50 +135,16 @@ export function checkPoolers(observation: Observation, config: MergedConfig): He
       notes.push(`${type} pooler has ${view.readyReplicas}/${wanted} ready instances`);
     }
   }
-  if (updating) return health('Provisioning', Reason.PoolerUpdating, notes.join('; '));
-  if (creating) return health('Provisioning', Reason.PoolerCreating, notes.join('; '));
-  return health('Ready', Reason.AllInstancesReady, 'Connection poolers are ready');
-}
-
-export function planPoolers(observation: Observation, config: MergedConfig): Effect[] {
-  const { cluster } = observation;
-  const effects: Effect[] = [];
-  if (!config.pooler) {
-    for (const [type, view] of views(observation)) {
-      if (!view || ownershipOf(view.pooler.metadata.ownerReferences, cluster) === 'foreign') continue;
-      const ref = poolerRef(observation, type);
-      effects.push({
-        type: 'delete',
-        component: 'pooler',
-        ref,
-        event: normal('PoolerDeleted', 'DeletePooler', `Pooler ${ref.name} deleted: the pooler is disabled`),
-      });
-    }
-    return effects;
-  }
-  for (const [type, view] of views(observation)) {
-    const desired = desiredPooler(observation, config.pooler, type);
-    const apply: Effect = { type: 'apply', component: 'pooler', object: desired };
-    const name = desired.metadata.name;
-    if (!view) {
-      effects.push({ ...apply, event: normal('PoolerCreationStarted', 'CreatePooler', `Pooler ${name} created`) });
-      continue;
-    }
-    const ownership = ownershipOf(view.pooler.metadata.ownerReferences, cluster);
-    if (ownership === 'foreign') continue;
-    const drift = poolerDrift(view.pooler, desired);
-    if (ownership === 'orphan') {
-      effects.push({ ...apply, event: normal('ClusterAdopted', 'AdoptPooler', `Adopted the existing pooler ${name}`) });
-    } else if (drift.length > 0) {
-      effects.push({
-        ...apply,
-        event: normal('PoolerUpdated', 'UpdatePooler', `Pooler ${name} updated: ${drift.join(', ')}`),
-      });
-    }
-  }
-  return effects;
+  const verdict =
+    foreign ??
+    (updating
+      ? health('Provisioning', Reason.PoolerUpdating, notes.join('; '))
+      : creating
+        ? health('Provisioning', Reason.PoolerCreating, notes.join('; '))
+        : health('Ready', Reason.AllInstancesReady, 'Connection poolers are ready'));
+  return judgment(verdict, ...effects);
 }
 
 /** Both poolers exist, match and serve: what `connectionPoolerStatus.enabled` promises consumers. */
 export const poolersServing = (observation: Observation, config: MergedConfig) =>
-  config.pooler !== undefined && checkPoolers(observation, config).state === 'Ready';
+  config.pooler !== undefined && judgePoolers(observation, config).health.state === 'Ready';

@@ -1,8 +1,8 @@
 /** The superuser Secret: created once with a generated password, adopted when retained, never rewritten. */
-import { type Effect, normal } from '../effects.ts';
+import { normal } from '../effects.ts';
 import type { ObjectRef } from '../objects.ts';
 import type { Observation } from '../observation.ts';
-import { type Health, health } from '../verdict.ts';
+import { health, type Judgment, judgment } from '../verdict.ts';
 import {
   childLabels,
   childNames,
@@ -21,44 +21,43 @@ export const secretRef = (observation: Observation): ObjectRef => ({
   name: childNames(observation.cluster.metadata.name).secret,
 });
 
-export function checkSecret(observation: Observation): Health {
-  const { secret, cluster } = observation;
-  const name = secretRef(observation).name;
-  if (!secret) return health('Provisioning', Reason.UserSecretPending, `Superuser secret ${name} does not exist yet`);
-  const ownership = ownershipOf(secret.metadata.ownerReferences, cluster);
-  if (ownership === 'foreign') {
-    return health(
-      'Failed',
-      Reason.SuperUserSecretFailed,
-      `Superuser secret ${name} is controlled by ${describeOwner(secret.metadata.ownerReferences)}`,
-    );
-  }
-  if (!secret.keys.includes(PASSWORD_KEY)) {
-    return health('Failed', Reason.SuperUserSecretFailed, `Superuser secret ${name} has no key "${PASSWORD_KEY}"`);
-  }
-  if (ownership === 'orphan') {
-    return health('Provisioning', Reason.UserSecretPending, `Adopting the existing superuser secret ${name}`);
-  }
-  return health('Ready', Reason.SuperUserSecretReady, 'Superuser secret is ready');
-}
-
-export function planSecret(observation: Observation): Effect[] {
+/**
+ * Missing: create it. Foreign, or without a password: a person's to fix (a Secret without a password is
+ * not taken over: it stays its author's to fix, or delete). Orphaned: adopt it. Otherwise ready.
+ */
+export function judgeSecret(observation: Observation): Judgment {
   const { secret, cluster } = observation;
   const ref = secretRef(observation);
   const owner = ownerReferenceTo(cluster);
   if (!secret) {
-    return [
+    return judgment(
+      health('Provisioning', Reason.UserSecretPending, `Superuser secret ${ref.name} does not exist yet`),
       {
         type: 'createSecret',
         component: 'secret',
         secret: { ref, username: SUPERUSER_NAME, labels: childLabels(cluster.metadata.name), owner },
         event: normal('SecretCreated', 'CreateSecret', `Superuser secret ${ref.name} created`),
       },
-    ];
+    );
   }
-  // A Secret without a password is not taken over: it stays its author's to fix (or delete).
-  if (ownershipOf(secret.metadata.ownerReferences, cluster) === 'orphan' && secret.keys.includes(PASSWORD_KEY)) {
-    return [
+  const ownership = ownershipOf(secret.metadata.ownerReferences, cluster);
+  if (ownership === 'foreign') {
+    return judgment(
+      health(
+        'Failed',
+        Reason.SuperUserSecretFailed,
+        `Superuser secret ${ref.name} is controlled by ${describeOwner(secret.metadata.ownerReferences)}`,
+      ),
+    );
+  }
+  if (!secret.keys.includes(PASSWORD_KEY)) {
+    return judgment(
+      health('Failed', Reason.SuperUserSecretFailed, `Superuser secret ${ref.name} has no key "${PASSWORD_KEY}"`),
+    );
+  }
+  if (ownership === 'orphan') {
+    return judgment(
+      health('Provisioning', Reason.UserSecretPending, `Adopting the existing superuser secret ${ref.name}`),
       {
         type: 'setOwner',
         component: 'secret',
@@ -66,7 +65,7 @@ export function planSecret(observation: Observation): Effect[] {
         owner,
         event: normal('ClusterAdopted', 'AdoptSecret', `Adopted the existing superuser secret ${ref.name}`),
       },
-    ];
+    );
   }
-  return [];
+  return judgment(health('Ready', Reason.SuperUserSecretReady, 'Superuser secret is ready'));
 }
