@@ -59,7 +59,8 @@ describe('a missing PostgresClusterClass', () => {
     expect(cnpgCluster(sim)).toBeUndefined();
 
     sim.api.create({ ...standardClass(), metadata: { name: 'premium', namespace: '' } } as StoredObject);
-    // Noticed at once (the backoff is at its 5 min cap by now), not at the next retry.
+    // Noticed at once through the watch on classes, not at the next retry (the backoff, from 5 ms doubling,
+    // waits over 16 minutes by now).
     await untilReady(sim, 'orders', 2 * 60_000);
     expect(getCluster(sim, 'orders')?.metadata.generation).toBe(1);
     expect(warnings()).toHaveLength(1);

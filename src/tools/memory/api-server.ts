@@ -43,6 +43,8 @@ export class MemoryApiServer {
   private readonly insertedAt = new Map<string, number>();
   private insertions = 0;
   private readonly listeners: Array<(change: Change) => void> = [];
+  private readonly undelivered: Change[] = [];
+  private delivering = false;
   private faults: Fault[] = [];
   private revision = 0;
   private uids = 0;
@@ -103,9 +105,23 @@ export class MemoryApiServer {
       .map((key) => structuredClone(this.objects.get(key)) as unknown as T);
   }
 
+  /**
+   * Changes go out in the order they were stored, as a watch delivers them: a listener that writes (the
+   * CNPG simulator reacting to a change) queues its own change behind the one being delivered, instead of
+   * overtaking it, so that no listener ever sees an older version of an object after a newer one. All are
+   * delivered before the outermost write returns.
+   */
   private notify(type: Change['type'], object: StoredObject, statusOnly = false): void {
-    const copy = structuredClone(object);
-    for (const listener of [...this.listeners]) listener({ type, object: copy, statusOnly });
+    this.undelivered.push({ type, object: structuredClone(object), statusOnly });
+    if (this.delivering) return;
+    this.delivering = true;
+    try {
+      for (let change = this.undelivered.shift(); change; change = this.undelivered.shift()) {
+        for (const listener of [...this.listeners]) listener(change);
+      }
+    } finally {
+      this.delivering = false;
+    }
   }
 
   private stamp(object: StoredObject, previous: StoredObject | undefined): void {

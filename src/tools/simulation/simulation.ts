@@ -1,214 +1,241 @@
 /**
- * A deterministic, discrete-event run of the real reconcile core against the in-memory API and the CNPG
- * simulator, on a virtual clock. It behaves like the operator's work queue (one pass per key at a time,
- * watch events trigger a pass at once, requeue delays, per-key backoff), so a whole lifecycle of
- * simulated minutes runs in milliseconds and the same inputs always give the same run.
+ * A deterministic, discrete-event run of the operator's real driver — the Controller with its mapping,
+ * work queue, backoff and workers (src/operator/driver/) — and the real reconcile core, against the
+ * in-memory API and the CNPG simulator, on a virtual clock. Whatever decides when a cluster is looked at
+ * is the shipped code; this module only moves time: it fires the CNPG simulator's changes and the
+ * driver's timers in time order and, before moving the clock on, waits until the driver has nothing left
+ * to do at the present instant. A lifecycle of simulated minutes runs in milliseconds and the same inputs
+ * always give the same run.
+ *
+ * The driver runs only while simulated time runs (`run`, `runUntil`). Between runs time stands still:
+ * what a test changes is picked up by the watches and queued at once, and processed when time runs
+ * again, so a probe (`reconcileNow`) never races a pass of the driver.
  */
-
+import { pino } from 'pino';
 import type { ClusterKey, Ports } from '../../operator/core/ports.ts';
 import { keyString } from '../../operator/core/ports.ts';
 import { type ReconcileOutcome, reconcile } from '../../operator/core/reconcile.ts';
 import { defaultSettings, type Settings } from '../../operator/domain/observation.ts';
-import { CLUSTER_LABEL } from '../../operator/domain/vocabulary.ts';
-import { throttleDelay } from '../../operator/driver/workqueue.ts';
-import { type Change, MemoryApiServer } from '../memory/api-server.ts';
+import { Controller } from '../../operator/driver/controller.ts';
+import { allSources, type WatchSources } from '../../operator/driver/sources.ts';
+import { MemoryApiServer } from '../memory/api-server.ts';
 import { ManualClock, MemoryEventSink, memoryPorts } from '../memory/ports.ts';
+import { memoryWatchSources } from '../memory/watch-sources.ts';
 import { CnpgSimulator, defaultDelays, type SimulatorDelays } from './cnpg-simulator.ts';
-import { Heap } from './heap.ts';
+import { seededRandom, VirtualTimers } from './virtual-timers.ts';
 
 export interface SimulationOptions {
   start?: number;
   settings?: Partial<Settings>;
   delays?: Partial<SimulatorDelays>;
-  /** Called after every reconcile pass. */
+  /** Called after every reconcile pass (of the driver, and of `reconcileNow`). */
   onPass?: (outcome: ReconcileOutcome, now: number) => void;
+  /** Seed of the driver's jitter. */
+  seed?: number;
 }
 
-/** More passes than this for one key at one instant means the operator is stuck in a hot loop. */
-const MAX_PASSES_PER_INSTANT = 50;
-const BACKOFF_BASE_MS = 1_000;
-const BACKOFF_MAX_MS = 5 * 60_000;
-
 /**
- * A key due at `at`. `seq` is its place in the queue: given when the key is queued while absent, kept when
- * only its time moves earlier (as a Map keeps the place of a key whose value is replaced), so that keys
- * due at the same instant run in the order they were queued in.
+ * `pgfsm run`'s default. Two workers interleave the passes of two clusters at their awaits, as in
+ * production; the run stays deterministic because every await of the in-memory ports resolves in the
+ * microtask queue, in an order fixed by the program alone (no I/O, no real timers).
  */
-interface Due {
-  key: ClusterKey;
-  at: number;
-  seq: number;
+const WORKERS = 2;
+
+/** More passes than this for one key within `HOT_LOOP_WINDOW_MS` of virtual time: a hot loop. */
+const HOT_LOOP_PASSES = 50;
+const HOT_LOOP_WINDOW_MS = 100;
+
+/** One operator process: what a restart throws away. */
+interface Process {
+  readonly sources: WatchSources;
+  readonly ports: Ports;
+  readonly controller: Controller;
+  /** Restarted: a pass it had taken but not begun never runs. */
+  killed: boolean;
 }
 
 export class Simulation {
   readonly clock: ManualClock;
   readonly api: MemoryApiServer;
   readonly events: MemoryEventSink;
-  ports: Ports;
   readonly cnpg: CnpgSimulator;
   readonly settings: Settings;
   readonly passes: ReconcileOutcome[] = [];
-  private readonly due = new Map<string, Due>();
-  /**
-   * The entries of `due` by (at, seq), to take the next one in O(log n) rather than sort every due key on
-   * every step (quadratic in the fleet). An entry whose key has since been dequeued or moved is stale:
-   * it no longer matches `due` and is dropped when it comes up.
-   */
-  private readonly queue = new Heap<Due & { id: string }>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
-  private queued = 0;
-  private readonly failures = new Map<string, number>();
+  private readonly timers: VirtualTimers;
+  private readonly random: () => number;
   private readonly onPass: SimulationOptions['onPass'];
+  private process: Process;
+  /** Shut-down processes still finishing (a restart drains the old process like SIGTERM does). */
+  private stopping: Promise<void>[] = [];
+  /** Closed between runs: the driver's passes wait here while time stands still. */
+  private gate: { opened: Promise<void>; open: () => void } | undefined;
+  private readonly recent = new Map<string, { since: number; passes: number }>();
+  private failure: Error | undefined;
+  private driverPasses = 0;
 
   constructor(options: SimulationOptions = {}) {
     this.clock = new ManualClock(options.start ?? Date.parse('2026-11-30T12:00:00Z'));
     this.api = new MemoryApiServer(() => this.clock.now());
     this.events = new MemoryEventSink(this.clock);
-    this.ports = memoryPorts(this.api, this.clock, this.events);
     this.settings = { ...defaultSettings, ...options.settings };
     this.cnpg = new CnpgSimulator(this.api, this.clock, { ...defaultDelays, ...options.delays });
+    this.timers = new VirtualTimers(this.clock);
+    this.random = seededRandom(options.seed ?? 20261130);
     this.onPass = options.onPass;
-    this.api.onChange((change) => this.onChange(change));
+    this.closeGate();
+    this.process = this.startProcess();
   }
 
-  /** Watch semantics: a change to a cluster or to anything it owns triggers a pass now. */
-  private onChange(change: Change): void {
-    const { object } = change;
-    const namespace = object.metadata.namespace ?? '';
-    if (object.kind === 'PostgresCluster') {
-      if (!change.statusOnly) this.enqueue({ namespace, name: object.metadata.name });
-      return;
-    }
-    if (object.kind === 'PostgresClusterClass') {
-      for (const c of this.api.list('PostgresCluster')) {
-        if ((c as { spec?: { class?: string } }).spec?.class === object.metadata.name) {
-          this.enqueue({ namespace: c.metadata.namespace ?? '', name: c.metadata.name });
-        }
-      }
-      return;
-    }
-    const owner = (object.metadata.ownerReferences ?? []).find((o) => o.kind === 'PostgresCluster');
-    const name = owner?.name ?? object.metadata.labels?.[CLUSTER_LABEL] ?? this.ownerOfPoolerDeployment(object);
-    if (name) this.enqueue({ namespace, name });
-    // Password Secrets of managed roles belong to no cluster: wake every cluster in the namespace.
-    if (object.kind === 'Secret' && !name) {
-      for (const c of this.api.list('PostgresCluster', namespace)) this.enqueue({ namespace, name: c.metadata.name });
-    }
+  /** The ports of the running operator process. */
+  get ports(): Ports {
+    return this.process.ports;
   }
 
-  private ownerOfPoolerDeployment(object: Change['object']): string | undefined {
-    const pooler = (object.metadata.ownerReferences ?? []).find((o) => o.kind === 'Pooler');
-    if (!pooler) return undefined;
-    const found = this.api.get({ kind: 'Pooler', namespace: object.metadata.namespace ?? '', name: pooler.name });
-    return found?.metadata.labels?.[CLUSTER_LABEL];
+  get controller(): Controller {
+    return this.process.controller;
   }
 
-  enqueue(key: ClusterKey, at = this.clock.now()): void {
-    const id = keyString(key);
-    const current = this.due.get(id);
-    if (current && at >= current.at) return;
-    const seq = current?.seq ?? ++this.queued;
-    this.due.set(id, { key, at, seq });
-    this.queue.push({ id, key, at, seq });
+  /** Queues a pass for the key, as a watch event would. */
+  enqueue(key: ClusterKey): void {
+    this.process.controller.queue.add(keyString(key));
   }
 
-  /** The key due first (ties: the one queued first), without taking it. */
-  private nextDue(): Due | undefined {
-    for (;;) {
-      const top = this.queue.peek();
-      if (!top) return undefined;
-      const current = this.due.get(top.id);
-      if (current && current.at === top.at && current.seq === top.seq) return current;
-      this.queue.pop();
-    }
-  }
-
-  private schedule(outcome: ReconcileOutcome): void {
-    const id = keyString(outcome.key);
-    if (!outcome.found) {
-      this.due.delete(id);
-      return;
-    }
-    const now = this.clock.now();
-    const { requeue } = outcome;
-    if (requeue.kind !== 'backoff' && requeue.kind !== 'throttled') this.failures.delete(id);
-    switch (requeue.kind) {
-      case 'none':
-        return;
-      case 'immediate':
-        this.enqueue(outcome.key, now);
-        return;
-      case 'after':
-        this.enqueue(outcome.key, now + requeue.ms);
-        return;
-      case 'throttled': {
-        // As the work queue does, without its jitter: the simulation stays deterministic.
-        const n = (this.failures.get(id) ?? 0) + 1;
-        this.failures.set(id, n);
-        this.enqueue(outcome.key, now + throttleDelay(n - 1, requeue.ms, BACKOFF_MAX_MS));
-        return;
-      }
-      case 'backoff': {
-        const n = (this.failures.get(id) ?? 0) + 1;
-        this.failures.set(id, n);
-        this.enqueue(outcome.key, now + Math.min(BACKOFF_BASE_MS * 2 ** (n - 1), BACKOFF_MAX_MS));
-        return;
-      }
-    }
-  }
-
-  /** One pass for a key, now (as a worker would run it). */
+  /**
+   * A pass for the key now, outside the queue: a probe for tests. It schedules nothing (the outcome's
+   * requeue decision is only returned); what it writes wakes the driver through the watches as usual.
+   */
   async reconcileNow(key: ClusterKey): Promise<ReconcileOutcome> {
-    this.due.delete(keyString(key));
-    const outcome = await reconcile(key, { ports: this.ports, settings: this.settings });
-    this.passes.push(outcome);
-    this.onPass?.(outcome, this.clock.now());
-    this.schedule(outcome);
+    const outcome = await reconcile(key, { ports: this.process.ports, settings: this.settings });
+    this.record(outcome);
     return outcome;
   }
 
   /**
-   * The operator process restarts: its work queue, backoff counters and ports are gone, the stored
-   * objects stay. Like a real restart it then relists and enqueues every cluster.
+   * The operator process restarts: its caches, work queue, backoff counters and ports are gone, the
+   * stored objects stay. The old controller shuts down (a pass it is running finishes; nothing it had
+   * queued runs), and a new one relists and enqueues every cluster, as a new process would.
    */
   restartOperator(): void {
-    this.due.clear();
-    this.queue.clear();
-    this.failures.clear();
-    this.ports = memoryPorts(this.api, this.clock, this.events);
-    for (const c of this.api.list('PostgresCluster'))
-      this.enqueue({ namespace: c.metadata.namespace ?? '', name: c.metadata.name });
+    const old = this.process;
+    old.killed = true;
+    for (const source of allSources(old.sources)) void source.stop();
+    this.stopping.push(old.controller.shutDown());
+    this.process = this.startProcess();
   }
 
-  /** Runs every pass and every simulator change due up to `until` (virtual ms), in time order. */
+  /** Runs every simulator change, timer and pass due up to `until` (virtual ms), in time order. */
   async runUntil(until: number): Promise<void> {
-    let instant = Number.NaN;
-    const passesAtInstant = new Map<string, number>();
-    for (;;) {
-      this.cnpg.advance();
-      const nextKey = this.nextDue();
-      const nextSim = this.cnpg.nextEventAt();
-      const next = Math.min(nextKey?.at ?? Number.POSITIVE_INFINITY, nextSim ?? Number.POSITIVE_INFINITY);
-      if (next > until) break;
-      if (next > this.clock.now()) this.clock.set(next);
-      if (!nextKey || nextKey.at > this.clock.now()) continue;
-      if (this.clock.now() !== instant) {
-        instant = this.clock.now();
-        passesAtInstant.clear();
+    this.openGate();
+    try {
+      for (;;) {
+        await this.settleInstant();
+        const next = Math.min(
+          this.timers.nextAt() ?? Number.POSITIVE_INFINITY,
+          this.cnpg.nextEventAt() ?? Number.POSITIVE_INFINITY,
+        );
+        if (next > until) break;
+        if (next > this.clock.now()) this.clock.set(next);
       }
-      const id = keyString(nextKey.key);
-      const passes = (passesAtInstant.get(id) ?? 0) + 1;
-      passesAtInstant.set(id, passes);
-      if (passes > MAX_PASSES_PER_INSTANT) {
-        throw new Error(`hot loop: more than ${MAX_PASSES_PER_INSTANT} passes at one instant for ${id}`);
-      }
-      await this.reconcileNow(nextKey.key);
+      if (this.clock.now() < until) this.clock.set(until);
+      await this.settleInstant();
+    } finally {
+      this.closeGate();
     }
-    if (this.clock.now() < until) this.clock.set(until);
-    this.cnpg.advance();
   }
 
   /** Runs for `ms` of virtual time from now. */
   run(ms: number): Promise<void> {
     return this.runUntil(this.clock.now() + ms);
+  }
+
+  private startProcess(): Process {
+    const sources = memoryWatchSources(this.api, this.clock);
+    const ports = memoryPorts(this.api, this.clock, this.events);
+    const process: Process = {
+      sources,
+      ports,
+      killed: false,
+      controller: new Controller({
+        sources,
+        reconcile: (key) => this.pass(process, key),
+        workers: WORKERS,
+        logger: pino({ level: 'silent' }),
+        timers: this.timers,
+        random: this.random,
+      }),
+    };
+    // As startOperator does: watch, then list (the initial list enqueues every cluster), then lead.
+    process.controller.watch();
+    for (const source of allSources(sources)) source.start();
+    process.controller.startWorkers();
+    return process;
+  }
+
+  /** The reconcile function the driver calls: the real core, recorded and watched for hot loops. */
+  private async pass(process: Process, key: ClusterKey): Promise<ReconcileOutcome> {
+    await this.gate?.opened;
+    if (process.killed) throw new Error('the operator process was restarted before this pass began');
+    this.countPass(keyString(key));
+    this.driverPasses++;
+    const outcome = await reconcile(key, { ports: process.ports, settings: this.settings });
+    this.record(outcome);
+    return outcome;
+  }
+
+  private record(outcome: ReconcileOutcome): void {
+    this.passes.push(outcome);
+    this.onPass?.(outcome, this.clock.now());
+  }
+
+  private countPass(id: string): void {
+    const now = this.clock.now();
+    const recent = this.recent.get(id);
+    const window = recent && now - recent.since <= HOT_LOOP_WINDOW_MS ? recent : { since: now, passes: 0 };
+    window.passes++;
+    this.recent.set(id, window);
+    if (window.passes > HOT_LOOP_PASSES) {
+      this.failure ??= new Error(
+        `hot loop: more than ${HOT_LOOP_PASSES} passes for ${id} within ${HOT_LOOP_WINDOW_MS} ms of virtual time`,
+      );
+      throw this.failure;
+    }
+  }
+
+  /**
+   * Everything due at the present instant: the simulator's changes, the driver's timers, and the passes
+   * they cause, over again until a round runs no pass (CNPG reacts to what a pass wrote at once, as the
+   * passes react to CNPG's changes).
+   */
+  private async settleInstant(): Promise<void> {
+    for (;;) {
+      const before = this.driverPasses;
+      this.cnpg.advance();
+      this.timers.fireDue();
+      await this.quiesce();
+      if (this.driverPasses === before) return;
+    }
+  }
+
+  /** Waits until the driver has nothing left to do at this instant; fails the run on a hot loop. */
+  private async quiesce(): Promise<void> {
+    do {
+      await this.process.controller.queue.whenIdle();
+      await Promise.all(this.stopping.splice(0));
+    } while (!this.process.controller.queue.idle);
+    if (this.failure) throw this.failure;
+  }
+
+  private openGate(): void {
+    this.gate?.open();
+    this.gate = undefined;
+  }
+
+  private closeGate(): void {
+    if (this.gate) return;
+    let open = () => {};
+    const opened = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    this.gate = { opened, open };
   }
 }

@@ -1,0 +1,150 @@
+/**
+ * The driver's watch sources over the in-memory API: one informer-like cache per kind, filled by a list
+ * on `start` and kept up by the API's change notifications. They emit what the Kubernetes informers
+ * (src/operator/kubernetes/informer.ts) emit — `add` for the initial list and for new objects, `update`
+ * with the `old` object when the resourceVersion moved, `delete` with the last known state, and a
+ * `delete` for an object that stops passing the filter — so that the driver's own mapping and its
+ * status-only filter decide which clusters wake, exactly as in production.
+ *
+ * Delivery is synchronous and in the order the API stored the changes (see MemoryApiServer.notify):
+ * the same writes always give the same events.
+ */
+import type { PostgresCluster, PostgresClusterClass } from '../../operator/api/schema.ts';
+import type { Clock } from '../../operator/core/ports.ts';
+import {
+  CNPG_API_VERSION,
+  type CnpgCluster,
+  type ConfigMap,
+  type KubeObject,
+  type Pooler,
+} from '../../operator/domain/objects.ts';
+import { MANAGED_BY_LABEL } from '../../operator/domain/vocabulary.ts';
+import type { ObjectSource, SourceEvent, WatchSources } from '../../operator/driver/sources.ts';
+import { RESOURCES } from '../../operator/kubernetes/watch-sources.ts';
+import type { Change, MemoryApiServer } from './api-server.ts';
+
+interface Shape<T extends KubeObject> {
+  kind: string;
+  resource: string;
+  /** What the cache keeps of an object (metadata-only kinds keep nothing else). */
+  transform?: (object: KubeObject) => T;
+  /** Which objects the cache keeps at all (a label selector or a client-side filter). */
+  filter?: (object: T) => boolean;
+}
+
+export class MemoryObjectSource<T extends KubeObject> implements ObjectSource<T> {
+  readonly resource: string;
+  synced = false;
+  lastSeen = 0;
+  private readonly cache = new Map<string, Map<string, T>>();
+  private readonly listeners: Array<(event: SourceEvent<T>) => void> = [];
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly api: MemoryApiServer,
+    private readonly clock: Clock,
+    private readonly shape: Shape<T>,
+  ) {
+    this.resource = shape.resource;
+  }
+
+  /** The in-memory API loses no change: a started source is as fresh as it gets. */
+  fresh(): boolean {
+    return this.synced && this.unsubscribe !== undefined;
+  }
+
+  get(namespace: string, name: string): T | undefined {
+    return this.cache.get(namespace)?.get(name);
+  }
+
+  list(namespace?: string): T[] {
+    if (namespace !== undefined) return [...(this.cache.get(namespace)?.values() ?? [])];
+    return [...this.cache.values()].flatMap((objects) => [...objects.values()]);
+  }
+
+  on(listener: (event: SourceEvent<T>) => void): () => void {
+    this.listeners.push(listener);
+    return () => {
+      const at = this.listeners.indexOf(listener);
+      if (at >= 0) this.listeners.splice(at, 1);
+    };
+  }
+
+  start(): void {
+    if (this.unsubscribe) return;
+    this.unsubscribe = this.api.onChange((change) => {
+      if (change.object.kind === this.shape.kind) this.observe(change.type, change.object);
+    });
+    for (const object of this.api.list(this.shape.kind)) this.observe('added', object);
+    this.synced = true;
+  }
+
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+
+  private observe(type: Change['type'], raw: KubeObject): void {
+    this.lastSeen = this.clock.now();
+    const namespace = raw.metadata.namespace ?? '';
+    const name = raw.metadata.name;
+    const object = this.normalize(raw);
+    const old = this.get(namespace, name);
+    if (type === 'deleted' || !object) {
+      if (!old) return;
+      this.cache.get(namespace)?.delete(name);
+      this.emit({ type: 'delete', object: object ?? old });
+      return;
+    }
+    let objects = this.cache.get(namespace);
+    if (!objects) {
+      objects = new Map();
+      this.cache.set(namespace, objects);
+    }
+    objects.set(name, object);
+    if (!old) this.emit({ type: 'add', object });
+    else if (old.metadata.resourceVersion !== object.metadata.resourceVersion) {
+      this.emit({ type: 'update', object, old });
+    }
+  }
+
+  private normalize(raw: KubeObject): T | undefined {
+    const object = this.shape.transform ? this.shape.transform(raw) : (raw as T);
+    return this.shape.filter && !this.shape.filter(object) ? undefined : object;
+  }
+
+  private emit(event: SourceEvent<T>): void {
+    for (const listener of [...this.listeners]) listener(event);
+  }
+}
+
+// The filters of src/operator/kubernetes/watch-sources.ts (see there for why each kind is watched so).
+
+/** Metadata-only: no Secret value is ever held by the driver. */
+const metadataOf = <T extends KubeObject>(object: KubeObject): T =>
+  ({ apiVersion: object.apiVersion, kind: object.kind, metadata: object.metadata }) as T;
+
+/** The label selector `app.kubernetes.io/managed-by=pgfsm`. */
+const managedByPgfsm = (object: KubeObject) => object.metadata.labels?.[MANAGED_BY_LABEL] === 'pgfsm';
+
+const ownedByPooler = (object: KubeObject) =>
+  (object.metadata.ownerReferences ?? []).some(
+    (o) => o.kind === 'Pooler' && o.apiVersion.startsWith(`${CNPG_API_VERSION.split('/')[0]}/`),
+  );
+
+/** The watch sources `pgfsm run` would have, over the in-memory API; `start` each (or let the caller). */
+export function memoryWatchSources(api: MemoryApiServer, clock: Clock): WatchSources {
+  const source = <T extends KubeObject>(
+    resource: (typeof RESOURCES)[keyof typeof RESOURCES],
+    extra: Omit<Shape<T>, 'kind' | 'resource'> = {},
+  ) => new MemoryObjectSource<T>(api, clock, { kind: resource.kind, resource: resource.plural, ...extra });
+  return {
+    clusters: source<PostgresCluster>(RESOURCES.clusters),
+    classes: source<PostgresClusterClass>(RESOURCES.classes),
+    cnpgClusters: source<CnpgCluster>(RESOURCES.cnpgClusters),
+    poolers: source<Pooler>(RESOURCES.poolers),
+    secrets: source<KubeObject>(RESOURCES.secrets, { transform: metadataOf }),
+    configMaps: source<ConfigMap>(RESOURCES.configMaps, { filter: managedByPgfsm }),
+    deployments: source<KubeObject>(RESOURCES.deployments, { transform: metadataOf, filter: ownedByPooler }),
+  };
+}
