@@ -11,42 +11,18 @@
  * uninterrupted run would, and lets several steps pass in one tick.
  */
 import { setup } from 'xstate';
-import {
-  type Assessment,
-  assessTick,
-  deletionRequested,
-  finalizerPresent,
-  isFailed,
-  isReady,
-  suspendRequested,
-} from '../src/operator/domain/assessment.ts';
-import {
-  planDeletionPolicy,
-  planFinalizerRemoval,
-  planPoolerDeletion,
-  policyApplied,
-  poolersGone,
-} from '../src/operator/domain/deletion.ts';
+import { type Assessment, assessTick, isReady } from '../src/operator/domain/assessment.ts';
+import { planDeletionPolicy, planFinalizerRemoval, planPoolerDeletion } from '../src/operator/domain/deletion.ts';
 import type { Effect } from '../src/operator/domain/effects.ts';
 import { announce, normal, warning } from '../src/operator/domain/effects.ts';
 import type { TickEvent } from '../src/operator/domain/observation.ts';
-import { COMPONENTS, CONDITION_OF, type Component, Reason } from '../src/operator/domain/vocabulary.ts';
+import { COMPONENTS, CONDITION_OF, type Component } from '../src/operator/domain/vocabulary.ts';
+import { GATES, type Gate, guardImplementations } from './guards.ts';
 import type { StateMeta } from './meta.ts';
 
 export type LifecycleEvent = TickEvent;
 
 const a = (event: TickEvent): Assessment => assessTick(event);
-const allReady = (x: Assessment) => COMPONENTS.every((c) => isReady(x, c));
-/** The earlier components a step needs: a step acts only when all of them are healthy. */
-const earlierReady = (x: Assessment, step: Component) =>
-  COMPONENTS.slice(0, COMPONENTS.indexOf(step)).every((c) => isReady(x, c));
-
-/** Reasons of a component that is only being brought up to date, not lost. */
-const UPDATE_REASONS: ReadonlySet<string> = new Set([
-  Reason.CNPGClusterUpdating,
-  Reason.PoolerUpdating,
-  Reason.ConfigMapDrifted,
-]);
 
 const meta = (m: StateMeta) => m;
 const failureMeta = (description: string, step: Component): StateMeta => ({
@@ -61,7 +37,7 @@ const failureMeta = (description: string, step: Component): StateMeta => ({
   requeue: 'backoff',
 });
 
-/** Types, the `effect` action and the guards; the effect-producing actions are added below. */
+/** Types, the `effect` action and the guards (from the catalogue); the effect-producing actions are added below. */
 const base = setup({
   types: {
     context: {} as Record<string, never>,
@@ -72,37 +48,7 @@ const base = setup({
     /** An effect for the shell. Its implementation is never called: the shell reads `params`. */
     effect: (_, _params: Effect) => {},
   },
-  guards: {
-    deletionRequested: ({ event }) => deletionRequested(event.observation),
-    finalizerMissing: ({ event }) => !finalizerPresent(event.observation),
-    suspendRequested: ({ event }) => suspendRequested(event.observation),
-    classMissing: ({ event }) => !event.observation.clusterClass,
-    specInvalid: ({ event }) => !a(event).merge.ok,
-    componentReady: ({ event }, params: { component: Component }) => isReady(a(event), params.component),
-    /** A component failed while every step before it is healthy: a failure of this step, not a blocked one. */
-    componentFailed: ({ event }, params: { component: Component }) =>
-      earlierReady(a(event), params.component) && isFailed(a(event), params.component),
-    allReady: ({ event }) => allReady(a(event)),
-    /** CNPG is busy with a switchover, failover, restart, upgrade, … while everything else is healthy. */
-    cnpgBusy: ({ event }) => {
-      const x = a(event);
-      return x.cnpgOperational && COMPONENTS.every((c) => c === 'cluster' || isReady(x, c));
-    },
-    /**
-     * Leaving Ready is routine when the user changed the spec (a generation the status has not observed)
-     * or when every component that is not ready is only being updated (a class change rolling out, pgfsm
-     * repairing someone's edit). Anything else, an object gone or replicas no longer ready, is a loss.
-     */
-    routineChange: ({ event }) => {
-      const { metadata, status } = event.observation.cluster;
-      const observed = status?.observedGeneration;
-      if (observed !== undefined && metadata.generation !== observed) return true;
-      const x = a(event);
-      return COMPONENTS.every((c) => isReady(x, c) || UPDATE_REASONS.has(x.health[c]?.reason ?? ''));
-    },
-    poolersGone: ({ event }) => poolersGone(event.observation),
-    policyApplied: ({ event }) => policyApplied(event.observation),
-  },
+  guards: guardImplementations,
 });
 
 /** An action that enqueues the effects a pure planner returns for this tick. */
@@ -121,21 +67,11 @@ const reportFailure = (component: Component) =>
     return h ? [announce(warning(h.reason, 'Fail', h.message))] : [];
   });
 
-/**
- * The gates every live state checks first on each tick, in this order. A state that embodies a gate
- * (Pending for the finalizer, Suspended, a failure) stays there while its own gate holds.
- */
-const GATES = [
-  ['deletionRequested', '#postgresCluster.Deleting'],
-  ['finalizerMissing', '#postgresCluster.Pending'],
-  ['suspendRequested', '#postgresCluster.Suspended'],
-  ['classMissing', '#postgresCluster.Failed.ClassMissing'],
-  ['specInvalid', '#postgresCluster.Failed.InvalidSpec'],
-] as const;
-type Gate = (typeof GATES)[number][0];
-
+// The gates every live state checks first on each tick, in catalogue order (machines/guards.ts). A
+// state that embodies a gate (Pending for the finalizer, Suspended, a failure) stays there while its
+// own gate holds.
 const gates = (own?: Gate, ownActions?: 'addFinalizer') =>
-  GATES.map(([guard, target]) =>
+  GATES.map(({ guard, target }) =>
     guard === own ? { guard, ...(ownActions ? { actions: ownActions } : {}) } : { guard, target },
   );
 

@@ -1,18 +1,24 @@
 /**
- * Walks a machine's StateNode tree into a plain, ordered model that every renderer shares.
+ * The one walker over the machine's state tree: a plain, ordered model of every state (with its meta,
+ * entry and exit actions, transitions, guards and targets) that the diagrams, `explain`, the GitOps
+ * health generator, the docs generator and the state-path codec all read. Nothing outside machines/
+ * walks StateNodes (the package lint holds everyone to that).
  *
  * We walk StateNodes rather than using `xstate/graph`'s `toDirectedGraph` because that leaves out
  * eventless (`always`) transitions, which carry the whole Provisioning pipeline here. Document order
  * is kept everywhere so the generated files are byte-stable.
  */
 import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
-import type { StateMeta } from '../../../machines/meta.ts';
+import type { StateMeta } from './meta.ts';
+import { isWithin } from './states.ts';
 
 export interface Guard {
   /** Printable form, e.g. `componentReady(secret)` or `and(a, not(b))`. */
   label: string;
   /** Every named guard it is built from (combinators unwrapped), for the guard table. */
   names: string[];
+  /** The params of a `{ type, params }` guard; empty otherwise. */
+  params: Record<string, unknown>;
 }
 
 export interface Transition {
@@ -54,17 +60,19 @@ const pathOf = (node: AnyStateNode) => node.path.join('.');
 
 /** Guards are strings, `{ type, params }` objects, or combinator functions carrying `.guards`. */
 function guardOf(raw: unknown): Guard {
-  if (typeof raw === 'string') return { label: raw, names: [raw] };
+  if (typeof raw === 'string') return { label: raw, names: [raw], params: {} };
   if (typeof raw === 'function') {
     const parts = ((raw as { guards?: unknown[] }).guards ?? []).map(guardOf);
     const name = raw.name || 'inline';
-    if (parts.length === 0) return { label: name, names: [name] };
-    return { label: `${name}(${parts.map((p) => p.label).join(', ')})`, names: parts.flatMap((p) => p.names) };
+    if (parts.length === 0) return { label: name, names: [name], params: {} };
+    const label = `${name}(${parts.map((p) => p.label).join(', ')})`;
+    return { label, names: parts.flatMap((p) => p.names), params: {} };
   }
   if (typeof raw === 'object' && raw !== null && 'type' in raw && typeof raw.type === 'string') {
     const params = 'params' in raw && typeof raw.params === 'object' && raw.params !== null ? raw.params : {};
     const args = Object.values(params).map(String);
-    return { label: args.length ? `${raw.type}(${args.join(', ')})` : raw.type, names: [raw.type] };
+    const label = args.length ? `${raw.type}(${args.join(', ')})` : raw.type;
+    return { label, names: [raw.type], params: params as Record<string, unknown> };
   }
   throw new Error(`cannot name guard ${String(raw)}`);
 }
@@ -126,13 +134,6 @@ export function walk(machine: AnyStateMachine): Chart {
   return { id: machine.root.id, initial: pathOf(initial), states };
 }
 
-/** `tick [guard] / action` — UML-style transition label used by every renderer. */
-export function transitionLabel(t: Transition): string {
-  const guard = t.guard ? ` [${t.guard.label}]` : '';
-  const actions = t.actions.length ? ` / ${t.actions.join(', ')}` : '';
-  return `${t.event}${guard}${actions}`;
-}
-
 /** Lookup helpers over a walked chart. */
 export function index(chart: Chart) {
   const byPath = new Map(chart.states.map((s) => [s.path, s]));
@@ -153,7 +154,6 @@ export function index(chart: Chart) {
     while (s.initial) s = get(s.initial);
     return s;
   };
-  const isWithin = (path: string, ancestor: string) => path === ancestor || path.startsWith(`${ancestor}.`);
   return { get, lineage, settle, isWithin };
 }
 

@@ -5,10 +5,10 @@ import { XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import { type AnyStateNode, createMachine } from 'xstate';
 import { getStateNodes } from 'xstate/graph';
+import { usedGuards } from '../../machines/guards.ts';
 import { postgresClusterMachine } from '../../machines/postgres-cluster.ts';
-import { usedGuards } from '../../src/tools/diagram/guards.ts';
+import { walk } from '../../machines/walk.ts';
 import { generateDiagrams, writeDiagrams } from '../../src/tools/diagram/index.ts';
-import { walk } from '../../src/tools/diagram/walk.ts';
 
 const REGENERATE = 'npm run diagram';
 const diagramsDir = new URL('../../diagrams/', import.meta.url);
@@ -22,7 +22,7 @@ const file = async (name: string) => {
   return content;
 };
 
-// The oracle below reads the machine directly (not through src/diagram/walk.ts), so a walker bug
+// The oracle below reads the machine directly (not through machines/walk.ts), so a walker bug
 // cannot hide itself.
 const nodes = getStateNodes(postgresClusterMachine.root) as AnyStateNode[];
 const leaves = nodes.filter((n) => Object.keys(n.states).length === 0);

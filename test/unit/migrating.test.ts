@@ -8,10 +8,11 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { metaOf, restoreState, storableStates } from '../../machines/state-path.ts';
+import { stateReason } from '../../machines/summary.ts';
 import { API_VERSION, type Condition, Phase } from '../../src/operator/api/schema.ts';
-import { restoreState } from '../../src/operator/core/machine-state.ts';
-import { metaOf, WRITE_FAILURE_REASON } from '../../src/operator/core/reconcile.ts';
-import { projectStatus, type StatusInput, stateReason, type WriteFailure } from '../../src/operator/core/status.ts';
+import { WRITE_FAILURE_REASON } from '../../src/operator/core/reconcile.ts';
+import { projectStatus, type StatusInput, type WriteFailure } from '../../src/operator/core/status.ts';
 import { assess } from '../../src/operator/domain/assessment.ts';
 import { CnpgPhase } from '../../src/operator/domain/components/cnpg-phases.ts';
 import { desiredConfigMap, EndpointKey } from '../../src/operator/domain/components/configmap.ts';
@@ -25,7 +26,6 @@ import {
   READY_EVENT_OF,
   Reason,
 } from '../../src/operator/domain/vocabulary.ts';
-import { storableStates } from '../../src/tools/docs/lifecycle.ts';
 import { type Facts, healthyFacts, NAMESPACE, observe } from '../../src/tools/fixtures/observations.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;

@@ -7,8 +7,10 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { initialTransition, transition } from 'xstate';
-import type { StateMeta } from '../../../machines/meta.ts';
 import { postgresClusterMachine } from '../../../machines/postgres-cluster.ts';
+import { encodeState, metaOf, restoreState } from '../../../machines/state-path.ts';
+import { FINALIZER_STEP, isDeletingState } from '../../../machines/states.ts';
+import { deadlineAt } from '../../../machines/summary.ts';
 import type { Condition, PostgresCluster, PostgresClusterStatus } from '../api/schema.ts';
 import { assess } from '../domain/assessment.ts';
 import { type Effect, type KubeEvent, warning } from '../domain/effects.ts';
@@ -16,10 +18,9 @@ import type { Settings, TickEvent } from '../domain/observation.ts';
 import { COMPONENTS, CONDITION_OF, READY_EVENT_OF, Reason } from '../domain/vocabulary.ts';
 import { classOf, messageOf, retryFor, worstError } from './errors.ts';
 import { executeEffects, type PendingEvent } from './execute.ts';
-import { encodeState, restoreState, type Snapshot } from './machine-state.ts';
 import { observeCluster } from './observe.ts';
 import type { ClusterKey, Ports } from './ports.ts';
-import { deadlineExceeded, projectStatus, type WriteFailure } from './status.ts';
+import { projectStatus, type WriteFailure } from './status.ts';
 
 export type Requeue =
   | { kind: 'none' }
@@ -49,23 +50,12 @@ export interface ReconcileOptions {
   settings: Settings;
 }
 
-/** The meta of the active atomic state (compound parents declare none). */
-export function metaOf(snapshot: Snapshot): StateMeta {
-  const metas = Object.values(snapshot.getMeta()) as StateMeta[];
-  const meta = metas.at(-1);
-  if (!meta) throw new Error(`state ${JSON.stringify(snapshot.value)} declares no meta`);
-  return meta;
-}
-
 const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
   const retry = retryFor(classOf(error));
   if (retry === 'immediate') return { kind: 'immediate' };
   if (retry === 'afterDelay') return { kind: 'throttled', ms: settings.requeueDelayMs, error };
   return { kind: 'backoff', error };
 };
-
-/** The step whose one write, removing the finalizer, leads into the final state. */
-const FINALIZER_STEP = 'Deleting.RemoveFinalizer';
 
 /**
  * The reason a failed write puts on the condition of the component it belonged to. Deleting or releasing
@@ -154,7 +144,7 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
   const to = encodeState(next.value);
   const errors: unknown[] = execution.failure ? [execution.failure.error] : [];
   // The machine's Deleting states are where cleanup happens (they are entered on the deletion timestamp).
-  const deleting = to.startsWith('Deleting');
+  const deleting = isDeletingState(to);
   const failure = execution.failure
     ? describeFailure(execution.failure.effect, execution.failure.error, deleting)
     : undefined;
@@ -212,10 +202,10 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
   else if (meta.requeue === 'backoff') requeue = { kind: 'backoff', error: new Error(`state ${to}`) };
   else {
     // Look again after the delay, or when the progress deadline passes if that comes first.
-    const untilDeadline = since + settings.progressDeadlineMs - now;
+    const deadline = deadlineAt({ meta, since, settings });
     const wait =
-      meta.deadline && !deadlineExceeded({ meta, now, since, settings })
-        ? Math.min(settings.requeueDelayMs, Math.max(untilDeadline + 1000, 1000))
+      deadline !== undefined && now <= deadline
+        ? Math.min(settings.requeueDelayMs, Math.max(deadline - now + 1000, 1000))
         : settings.requeueDelayMs;
     requeue = { kind: 'after', ms: wait };
   }

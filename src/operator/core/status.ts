@@ -4,6 +4,7 @@
  * never be stale, and a fresh operator computes the same status from the stored objects alone.
  */
 import type { StateMeta } from '../../../machines/meta.ts';
+import { deadlineExceeded, deadlineReason, stateReason, summaryOf } from '../../../machines/summary.ts';
 import type { Condition, PostgresClusterStatus } from '../api/schema.ts';
 import { type Assessment, rolesStatus } from '../domain/assessment.ts';
 import type { OwnerReference } from '../domain/objects.ts';
@@ -32,12 +33,6 @@ export interface StatusInput {
 
 /** Kubernetes serialises condition times with second precision; so do we, or every pass would differ. */
 export const toSeconds = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-
-/** `Provisioning.Cluster` -> `ProvisioningCluster`: a state as a CamelCase reason. */
-export const stateReason = (state: string) => state.replaceAll('.', '');
-
-export const deadlineExceeded = (input: Pick<StatusInput, 'meta' | 'now' | 'since' | 'settings'>) =>
-  input.meta.deadline && input.now - input.since > input.settings.progressDeadlineMs;
 
 type Draft = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
 
@@ -81,12 +76,13 @@ function summaryConditions(input: StatusInput, components: Draft[]): Draft[] {
   const active = activeDraft(input, components);
   const why = active ? active.message : `State ${state}`;
   const stalledByDeadline = deadlineExceeded(input);
+  // The rule every state publishes by (machines/summary.ts); a failed write only takes Ready away.
+  const summary = summaryOf(meta, stalledByDeadline);
   const failure = input.failure && !input.failure.component ? input.failure : undefined;
-  const ready = meta.ready && !input.failure;
+  const ready = summary.ready && !input.failure;
   const readyReason = ready ? 'AllComponentsReady' : (failure?.reason ?? active?.reason ?? meta.phase);
   const readyMessage = ready ? 'Cluster is up and running' : (failure?.message ?? why);
-  const reconciling = meta.reconciling && !stalledByDeadline;
-  const stalled = meta.stalled || stalledByDeadline;
+  const { reconciling, stalled } = summary;
   const minutes = Math.round(input.settings.progressDeadlineMs / 60_000);
   return [
     draft('Ready', ready, readyReason, readyMessage),
@@ -97,12 +93,7 @@ function summaryConditions(input: StatusInput, components: Draft[]): Draft[] {
       reconciling ? why : `State ${state}`,
     ),
     stalledByDeadline
-      ? draft(
-          'Stalled',
-          true,
-          `${stateReason(state)}DeadlineExceeded`,
-          `No progress in ${state} for more than ${minutes} min: ${why}`,
-        )
+      ? draft('Stalled', true, deadlineReason(state), `No progress in ${state} for more than ${minutes} min: ${why}`)
       : draft(
           'Stalled',
           stalled,

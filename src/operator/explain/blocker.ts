@@ -1,22 +1,23 @@
 /**
  * Which guard keeps the cluster where a tick leaves it, and where it goes once that guard changes.
- * Read from the guard checks of the machine (src/explain/machine.ts), never from a table of states:
+ * Read from the guard checks of the machine (explain/machine.ts), never from a table of states:
  * - a state that a tick keeps ("stays while [G]": Degraded, Suspended, a failure) is held by G;
  * - a waiting state (a pipeline step, a deletion step) waits for its first eventless transition that
  *   leads on rather than into a failure.
  */
+import { lifecycle } from '../../../machines/chart.ts';
+import { isGate } from '../../../machines/guards.ts';
 import type { StateMeta } from '../../../machines/meta.ts';
-import { isGate } from '../../tools/diagram/guards.ts';
 import type { Assessment } from '../domain/assessment.ts';
 import { deletionPolicyOf } from '../domain/deletion.ts';
 import type { TickEvent } from '../domain/observation.ts';
 import { CONDITION_OF, type Component, FINALIZER } from '../domain/vocabulary.ts';
-import { type Checked, nodeAt, type Replay, tickChecks } from './machine.ts';
+import { type Checked, type Replay, tickChecks } from './machine.ts';
 import { componentFacts, LEAD, STEP_OF } from './phrases.ts';
 import type { Blocker, ObservedFacts, WhenClear } from './types.ts';
 
 const isComponent = (value: unknown): value is Component => typeof value === 'string' && value in CONDITION_OF;
-const intoFailure = (target: string | null) => target !== null && nodeAt(target).meta?.phase === 'Failed';
+const intoFailure = (target: string | null) => target !== null && lifecycle.get(target).meta?.phase === 'Failed';
 const isGateCheck = (c: Checked) => c.name !== null && isGate(c.name);
 
 interface Found {

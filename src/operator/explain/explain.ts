@@ -3,8 +3,9 @@
  * health checks the operator uses. Pure: the caller brings the observation, the events and the time.
  */
 import type { StateMeta } from '../../../machines/meta.ts';
+import { deadlineAt, deadlineExceeded, summaryOf } from '../../../machines/summary.ts';
 import type { Condition } from '../api/schema.ts';
-import { deadlineExceeded, toSeconds } from '../core/status.ts';
+import { toSeconds } from '../core/status.ts';
 import { assess } from '../domain/assessment.ts';
 import type { Effect } from '../domain/effects.ts';
 import type { Observation, Settings, TickEvent } from '../domain/observation.ts';
@@ -44,15 +45,14 @@ function stateView(r: Replay, meta: StateMeta, stored: string | undefined, since
 
 function deadlineView(meta: StateMeta, since: string | null, settings: Settings, now: number): DeadlineView {
   const start = since ? Date.parse(since) : Number.NaN;
-  const known = meta.deadline && !Number.isNaN(start);
-  const at = start + settings.progressDeadlineMs;
+  const at = Number.isNaN(start) ? undefined : deadlineAt({ meta, since: start, settings });
   return {
     applies: meta.deadline,
     progressDeadlineSeconds: Math.round(settings.progressDeadlineMs / 1000),
-    at: known ? toSeconds(at) : null,
-    leftSeconds: known ? Math.floor((at - now) / 1000) : null,
+    at: at !== undefined ? toSeconds(at) : null,
+    leftSeconds: at !== undefined ? Math.floor((at - now) / 1000) : null,
     // The same rule the status projection applies, so explain and Stalled never disagree.
-    exceeded: known && deadlineExceeded({ meta, now, since: start, settings }),
+    exceeded: at !== undefined && deadlineExceeded({ meta, now, since: start, settings }),
   };
 }
 
@@ -128,7 +128,7 @@ export function explain(input: ExplainInput): Explanation {
     whenClear: found?.whenClear ?? null,
     deadline,
     stalled: {
-      computed: meta.stalled || deadline.exceeded,
+      computed: summaryOf(meta, deadline.exceeded).stalled,
       condition: stalled?.status ?? null,
       reason: stalled?.reason ?? null,
     },

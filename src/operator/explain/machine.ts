@@ -4,19 +4,16 @@
  * tries them with the machine's own guard implementations, say what keeps it there. Nothing here is a
  * second opinion on the lifecycle; it is the lifecycle, run without executing anything.
  */
-import { type AnyStateNode, initialTransition, transition } from 'xstate';
+import { initialTransition, transition } from 'xstate';
+import { lifecycle } from '../../../machines/chart.ts';
+import { guardHolds } from '../../../machines/guards.ts';
 import { postgresClusterMachine } from '../../../machines/postgres-cluster.ts';
-import { encodeState, restoreState, type Snapshot } from '../core/machine-state.ts';
-import { metaOf } from '../core/reconcile.ts';
+import { encodeState, metaOf, restoreState, type Snapshot } from '../../../machines/state-path.ts';
+import { SEQUENCES } from '../../../machines/states.ts';
+import type { Transition } from '../../../machines/walk.ts';
 import type { Effect } from '../domain/effects.ts';
 import type { TickEvent } from '../domain/observation.ts';
 import type { GuardCheck, StepPosition } from './types.ts';
-
-type GuardImpl = (args: { context: unknown; event: TickEvent }, params: unknown) => boolean;
-type AnyTransition = NonNullable<AnyStateNode['always']>[number];
-
-/** Compound states whose children run one after the other, with how the explanation names them. */
-const SEQUENCES: Record<string, string> = { Provisioning: 'the pipeline', Deleting: 'deletion' };
 
 export interface Checked extends GuardCheck {
   /** The guard's name without its parameters, e.g. `componentReady`. */
@@ -41,60 +38,29 @@ export interface Replay {
   guards: Checked[];
 }
 
-const pathOf = (node: AnyStateNode) => node.path.join('.');
-
-/** The atomic state node of a dotted path. */
-export function nodeAt(path: string): AnyStateNode {
-  let node: AnyStateNode = postgresClusterMachine.root;
-  for (const key of path.split('.')) {
-    const child = node.states[key];
-    if (!child) throw new Error(`the machine has no state ${path}`);
-    node = child;
-  }
-  return node;
-}
-
 /** The meta of a snapshot's atomic state: what the status projection reads too. */
 export { metaOf };
 
-function guardParts(raw: unknown): { name: string | null; params: Record<string, unknown> } {
-  if (raw === undefined) return { name: null, params: {} };
-  if (typeof raw === 'string') return { name: raw, params: {} };
-  if (typeof raw === 'object' && raw !== null && 'type' in raw && typeof raw.type === 'string') {
-    const params = 'params' in raw && typeof raw.params === 'object' && raw.params !== null ? raw.params : {};
-    return { name: raw.type, params: params as Record<string, unknown> };
-  }
-  // The machine lint forbids inline guards; meeting one means this module must learn a new form.
-  throw new Error('cannot explain an inline guard');
+/** The guard's name and params; the machine lint forbids inline and combined guards. */
+function guardParts(t: Transition): { name: string | null; params: Record<string, unknown> } {
+  if (!t.guard) return { name: null, params: {} };
+  const [name, ...more] = t.guard.names;
+  // Meeting one means this module must learn a new form.
+  if (name === undefined || more.length > 0) throw new Error(`cannot explain the guard ${t.guard.label}`);
+  return { name, params: t.guard.params };
 }
 
-const guardLabel = (name: string | null, params: Record<string, unknown>) => {
-  if (name === null) return null;
-  const args = Object.values(params).map(String);
-  return args.length ? `${name}(${args.join(', ')})` : name;
-};
-
-function check(on: GuardCheck['on'], t: AnyTransition, event: TickEvent): Checked {
-  const { name, params } = guardParts(t.guard);
-  const guards = postgresClusterMachine.implementations.guards as Record<string, GuardImpl>;
-  const impl = name === null ? undefined : guards[name];
-  if (name !== null && !impl) throw new Error(`guard ${name} is not implemented`);
+function check(on: GuardCheck['on'], t: Transition, event: TickEvent): Checked {
+  const { name, params } = guardParts(t);
   return {
     on,
     name,
     params,
-    guard: guardLabel(name, params),
-    holds: impl ? impl({ context: {}, event }, params) : true,
-    target: t.target?.[0] ? pathOf(t.target[0]) : null,
-    reenters: t.reenter ? pathOf(t.source) : null,
+    guard: t.guard?.label ?? null,
+    holds: name === null ? true : guardHolds(name, params, event),
+    target: t.targets[0] ?? null,
+    reenters: t.reenter ? t.source : null,
   };
-}
-
-/** The node, then its ancestors: the order XState looks for a handler of an event. */
-function lineage(node: AnyStateNode): AnyStateNode[] {
-  const out: AnyStateNode[] = [];
-  for (let n: AnyStateNode | undefined = node; n && n !== postgresClusterMachine.root; n = n.parent) out.push(n);
-  return out;
 }
 
 /**
@@ -103,8 +69,8 @@ function lineage(node: AnyStateNode): AnyStateNode[] {
  */
 export function tickChecks(path: string, event: TickEvent, untilFired = true): Checked[] {
   const out: Checked[] = [];
-  for (const node of lineage(nodeAt(path))) {
-    for (const t of node.transitions.get('tick') ?? []) {
+  for (const state of lifecycle.lineage(path)) {
+    for (const t of state.transitions.filter((x) => x.event === 'tick')) {
       const c = check('tick', t, event);
       out.push(c);
       if (c.holds && untilFired) return out;
@@ -114,7 +80,9 @@ export function tickChecks(path: string, event: TickEvent, untilFired = true): C
 }
 
 export const alwaysChecks = (path: string, event: TickEvent): Checked[] =>
-  lineage(nodeAt(path)).flatMap((node) => (node.always ?? []).map((t) => check('always', t, event)));
+  lifecycle
+    .lineage(path)
+    .flatMap((state) => state.transitions.filter((t) => t.event === 'always').map((t) => check('always', t, event)));
 
 export function replay(stored: string | undefined, event: TickEvent): Replay {
   const restoredSnapshot = restoreState(stored);
@@ -137,11 +105,11 @@ export function replay(stored: string | undefined, event: TickEvent): Replay {
 
 /** Where a state sits in its sequence: `Provisioning.Cluster` is step 2 of 5 of the pipeline. */
 export function stepOf(path: string): StepPosition | null {
-  const node = nodeAt(path);
-  const parent = node.parent;
-  if (!parent || !Object.hasOwn(SEQUENCES, parent.key)) return null;
-  const keys = Object.keys(parent.states);
-  return { index: keys.indexOf(node.key) + 1, of: keys.length, sequence: SEQUENCES[parent.key] ?? parent.key };
+  const parent = lifecycle.get(path).parent;
+  const sequence = parent === undefined ? undefined : SEQUENCES[parent];
+  if (parent === undefined || sequence === undefined) return null;
+  const steps = lifecycle.get(parent).children;
+  return { index: steps.indexOf(path) + 1, of: steps.length, sequence };
 }
 
 /** A transition as a reader sees it: `tick [cnpgBusy] → Degraded`, `stays while [allReady]`. */

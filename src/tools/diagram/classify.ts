@@ -3,8 +3,8 @@
  * reachability question its layout needs. Derived from the chart (meta.phase, meta.ready, gate
  * guards) rather than listed by hand, so a changed machine restyles itself.
  */
-import { isGate } from './guards.ts';
-import { type Chart, index, leaves, type Transition } from './walk.ts';
+import { isGate } from '../../../machines/guards.ts';
+import { type Chart, index, leaves, type Transition } from '../../../machines/walk.ts';
 
 export type EdgeKind = 'happy' | 'failure' | 'gate' | 'gate-failure' | 'normal';
 

@@ -8,10 +8,11 @@
  * Layout: top to bottom, so the picture stays legible at README width; each failure state sits level
  * with the step that fails into it.
  */
+
+import { type Chart, type ChartState, index, type Transition } from '../../../machines/walk.ts';
 import { classifier, downstreamOf, type EdgeKind } from './classify.ts';
 import { summariseGates } from './gates.ts';
 import { GENERATED_NOTE } from './table.ts';
-import { type Chart, type ChartState, index, type Transition } from './walk.ts';
 
 interface Edge {
   from: string;

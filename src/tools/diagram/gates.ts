@@ -6,8 +6,9 @@
  * of them go to the same target with the same label, and the only exceptions are states inside that
  * target, which stay (e.g. Suspended on suspendRequested). Anything else stays drawn as plain edges.
  */
-import { isGate, usedGuards } from './guards.ts';
-import { type Chart, index, leaves, type Transition, transitionLabel } from './walk.ts';
+import { isGate, usedGuards } from '../../../machines/guards.ts';
+import { type Chart, index, leaves, type Transition } from '../../../machines/walk.ts';
+import { transitionLabel } from './label.ts';
 
 export interface GateStub {
   label: string;

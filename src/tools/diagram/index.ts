@@ -6,12 +6,12 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AnyStateMachine } from 'xstate';
 import { postgresClusterMachine } from '../../../machines/postgres-cluster.ts';
+import { walk } from '../../../machines/walk.ts';
 import { toDot } from './dot.ts';
 import { toMermaid } from './mermaid.ts';
 import { toReadme } from './readme.ts';
 import { toSvg } from './svg.ts';
 import { toStateTable } from './table.ts';
-import { walk } from './walk.ts';
 
 /** File name -> content, in a fixed order. */
 export async function generateDiagrams(

@@ -2,8 +2,9 @@
  * Mermaid `stateDiagram-v2` text. Complete rather than pretty: one edge per transition target, so a
  * reviewer can check any transition against the machine; the SVG is the readable picture.
  */
+import type { Chart, ChartState } from '../../../machines/walk.ts';
+import { transitionLabel } from './label.ts';
 import { GENERATED_NOTE } from './table.ts';
-import { type Chart, type ChartState, transitionLabel } from './walk.ts';
 
 /** Mermaid ids cannot contain dots; the readable name is restored with `state "Key" as id`. */
 export const mermaidId = (path: string) => path.replace(/\W/g, '_');

@@ -7,8 +7,8 @@
  */
 import { initialTransition, transition } from 'xstate';
 import { postgresClusterMachine } from '../../../machines/postgres-cluster.ts';
+import { encodeState, restoreState, storableStates } from '../../../machines/state-path.ts';
 import type { PostgresCluster, PostgresClusterStatus } from '../../operator/api/schema.ts';
-import { encodeState, restoreState } from '../../operator/core/machine-state.ts';
 import { reconcile } from '../../operator/core/reconcile.ts';
 import type { Effect, KubeEvent, Write } from '../../operator/domain/effects.ts';
 import type { TickEvent } from '../../operator/domain/observation.ts';
@@ -38,19 +38,6 @@ export interface Exploration {
   states: string[];
   events: ObservedEvent[];
   conditions: ObservedCondition[];
-}
-
-type StateNodeLike = { type: string; path: string[]; states: Record<string, StateNodeLike> };
-
-/** The atomic, non-final states of the machine, in declaration order. */
-export function storableStates(): string[] {
-  const found: string[] = [];
-  const walk = (node: StateNodeLike) => {
-    if (node.type === 'atomic') found.push(node.path.join('.'));
-    for (const child of Object.values(node.states)) walk(child);
-  };
-  walk(postgresClusterMachine.root as unknown as StateNodeLike);
-  return found;
 }
 
 /** `apply Cluster`, `create Secret`, `add finalizer`…: a write as the tables name it. */

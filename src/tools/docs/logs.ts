@@ -4,6 +4,8 @@
  * the real JSON logger writing into memory, and every line's message, level and keys are recorded.
  */
 import { Writable } from 'node:stream';
+import { storableStates } from '../../../machines/state-path.ts';
+import { READY_STATE } from '../../../machines/states.ts';
 import type { PostgresCluster } from '../../operator/api/schema.ts';
 import { PortError } from '../../operator/core/errors.ts';
 import type { ClusterKey } from '../../operator/core/ports.ts';
@@ -87,12 +89,15 @@ const outcome = (key: ClusterKey, extra: Partial<ReconcileOutcome>): ReconcileOu
   ...extra,
 });
 
+// Any two states do: the tables list messages and keys, never values.
+const [FIRST = '', SECOND = ''] = storableStates();
+
 /** One pass of each kind, in this order. */
 const SCRIPT: Record<string, (key: ClusterKey) => ReconcileOutcome> = {
   transition: (key) =>
     outcome(key, {
-      from: 'Provisioning.ConfigMap',
-      to: 'Ready',
+      from: FIRST,
+      to: READY_STATE,
       events: [
         {
           type: 'Normal',
@@ -105,8 +110,8 @@ const SCRIPT: Record<string, (key: ClusterKey) => ReconcileOutcome> = {
     }),
   failure: (key) =>
     outcome(key, {
-      from: 'Provisioning.Cluster',
-      to: 'Provisioning.Cluster',
+      from: SECOND,
+      to: SECOND,
       requeue: { kind: 'backoff', error: undefined },
       error: new PortError('forbidden', 'clusters.postgresql.cnpg.io is forbidden'),
       statusWritten: false,

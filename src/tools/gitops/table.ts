@@ -1,13 +1,14 @@
 /**
  * The state -> expected status summary table, and what each consumer (Argo CD, Flux, kstatus) should
- * conclude from it. Derived from `meta` alone, mirroring the summary rules of src/core/status.ts:
- * the generators document it and the tests hold the artefacts to it.
+ * conclude from it. Derived from `meta` through the machine's summary rule (machines/summary.ts), the
+ * one the status projection publishes by: the generators document it and the tests hold the artefacts
+ * to it.
  */
 import type { AnyStateMachine } from 'xstate';
 import type { StateMeta } from '../../../machines/meta.ts';
+import { deadlineOutcomes, deadlineReason, type Summary, summaryOf } from '../../../machines/summary.ts';
+import { leaves, walk } from '../../../machines/walk.ts';
 import type { Phase } from '../../operator/api/schema.ts';
-import { stateReason } from '../../operator/core/status.ts';
-import { machineStates } from './states.ts';
 
 export type ConditionStatus = 'True' | 'False';
 export type ArgoHealth = 'Healthy' | 'Progressing' | 'Degraded' | 'Suspended' | 'Missing' | 'Unknown';
@@ -42,15 +43,11 @@ export interface ExpectedStatus {
 
 const cs = (b: boolean): ConditionStatus => (b ? 'True' : 'False');
 
-/** What the three summary conditions say, as src/core/status.ts computes them (no write failure). */
-function summary(meta: StateMeta, pastDeadline: boolean) {
-  return { ready: meta.ready, reconciling: meta.reconciling && !pastDeadline, stalled: meta.stalled || pastDeadline };
-}
-
-type Summary = ReturnType<typeof summary> & { suspended: boolean; deleting: boolean };
+/** The three summary conditions (no write failure), with what consumers read before them. */
+type Seen = Summary & { suspended: boolean; deleting: boolean };
 
 /** Argo CD: deletion first, then the pause, then failure before readiness; waiting is Progressing. */
-function argoHealthOf(s: Summary): ArgoHealth {
+function argoHealthOf(s: Seen): ArgoHealth {
   if (s.deleting) return 'Progressing';
   if (s.suspended) return 'Suspended';
   if (s.stalled) return 'Degraded';
@@ -62,7 +59,7 @@ function argoHealthOf(s: Summary): ArgoHealth {
  * kstatus has no "paused" result, Current would let dependants start on a cluster nobody reconciles,
  * and Failed would page someone for a deliberate, reversible choice.
  */
-function kstatusOf(s: Summary): KstatusResult {
+function kstatusOf(s: Seen): KstatusResult {
   if (s.deleting) return 'Terminating';
   if (s.reconciling) return 'InProgress';
   if (s.stalled) return 'Failed';
@@ -70,14 +67,15 @@ function kstatusOf(s: Summary): KstatusResult {
 }
 
 /** Flux healthCheckExprs: the same verdicts as kstatus, with deletion reported as InProgress. */
-function fluxOf(s: Summary): FluxResult {
+function fluxOf(s: Seen): FluxResult {
   const k = kstatusOf(s);
   return k === 'Terminating' ? 'InProgress' : k;
 }
 
-function row(state: string, meta: StateMeta, variant: Variant): ExpectedStatus {
-  const s: Summary = {
-    ...summary(meta, variant === 'deadlineExceeded'),
+function row(state: string, meta: StateMeta, pastDeadline: boolean): ExpectedStatus {
+  const variant: Variant = pastDeadline ? 'deadlineExceeded' : 'normal';
+  const s: Seen = {
+    ...summaryOf(meta, pastDeadline),
     suspended: meta.phase === 'Suspended',
     deleting: meta.phase === 'Deleting',
   };
@@ -89,7 +87,7 @@ function row(state: string, meta: StateMeta, variant: Variant): ExpectedStatus {
     ready: cs(s.ready),
     reconciling: cs(s.reconciling),
     stalled: cs(s.stalled),
-    ...(variant === 'deadlineExceeded' ? { stalledReason: `${stateReason(state)}DeadlineExceeded` } : {}),
+    ...(pastDeadline ? { stalledReason: deadlineReason(state) } : {}),
     suspended: s.suspended,
     deleting: s.deleting,
     argo: argoHealthOf(s),
@@ -98,9 +96,17 @@ function row(state: string, meta: StateMeta, variant: Variant): ExpectedStatus {
   };
 }
 
-/** One row per state, plus a deadline-exceeded row right after each state that has a deadline. */
+/**
+ * One row per state the machine can be in (atomic and final, in document order, so tables line up with
+ * the diagrams), plus a deadline-exceeded row right after each state that has a deadline. Read from
+ * the machine, so a state added tomorrow shows up here without anyone remembering to add it.
+ */
 export function expectedStatuses(machine: AnyStateMachine): ExpectedStatus[] {
-  return machineStates(machine).flatMap(({ state, meta }) =>
-    meta.deadline ? [row(state, meta, 'normal'), row(state, meta, 'deadlineExceeded')] : [row(state, meta, 'normal')],
-  );
+  return leaves(walk(machine)).flatMap(({ path, type, meta }) => {
+    // A parallel region would publish a composite state value; the projection does not handle one.
+    if (type === 'parallel' || type === 'history') throw new Error(`${path}: ${type} states are not supported`);
+    // Every publishable state must declare its meta: the projection cannot compute a status without it.
+    if (!meta) throw new Error(`${path} declares no meta`);
+    return deadlineOutcomes(meta).map((pastDeadline) => row(path, meta, pastDeadline));
+  });
 }

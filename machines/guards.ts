@@ -1,0 +1,175 @@
+/**
+ * The guard catalogue: every guard of the lifecycle machine, once, with what it means in words, whether
+ * it is a gate, the domain check it calls and that check itself. The machine's `setup({ guards })` is
+ * built from it, and the diagram's guard table and `explain` read it, so a guard's meaning, its gate
+ * flag and its implementation cannot drift apart.
+ *
+ * Gates are the guards every live state checks first on each tick, in catalogue order; each names the
+ * state it leads to. A state that embodies a gate (Pending for the finalizer, Suspended, a failure)
+ * stays there while its own gate holds.
+ */
+import {
+  type Assessment,
+  assessTick,
+  deletionRequested,
+  finalizerPresent,
+  isFailed,
+  isReady,
+  suspendRequested,
+} from '../src/operator/domain/assessment.ts';
+import { policyApplied, poolersGone } from '../src/operator/domain/deletion.ts';
+import type { TickEvent } from '../src/operator/domain/observation.ts';
+import { COMPONENTS, type Component, Reason } from '../src/operator/domain/vocabulary.ts';
+import type { Chart } from './walk.ts';
+
+export interface GuardEntry<P = undefined> {
+  /** One line for readers: the diagram's guard table and `explain`. */
+  meaning: string;
+  /** Set on a gate: the state it leads to (as a `#id` target). */
+  gate?: { target: string };
+  /** The domain function the guard asks, by name (checked against `holds` by the machine lint). */
+  check: string;
+  holds: (event: TickEvent, params: P) => boolean;
+}
+
+type ComponentParams = { component: Component };
+
+const a = (event: TickEvent): Assessment => assessTick(event);
+const allReady = (x: Assessment) => COMPONENTS.every((c) => isReady(x, c));
+/** The earlier components a step needs: a step acts only when all of them are healthy. */
+const earlierReady = (x: Assessment, step: Component) =>
+  COMPONENTS.slice(0, COMPONENTS.indexOf(step)).every((c) => isReady(x, c));
+
+/** Reasons of a component that is only being brought up to date, not lost. */
+const UPDATE_REASONS: ReadonlySet<string> = new Set([
+  Reason.CNPGClusterUpdating,
+  Reason.PoolerUpdating,
+  Reason.ConfigMapDrifted,
+]);
+
+export const GUARDS = {
+  deletionRequested: {
+    meaning: 'The PostgresCluster has a deletionTimestamp',
+    gate: { target: '#postgresCluster.Deleting' },
+    check: 'deletionRequested',
+    holds: (event) => deletionRequested(event.observation),
+  },
+  finalizerMissing: {
+    meaning: 'Our finalizer is not (or no longer) on the PostgresCluster',
+    gate: { target: '#postgresCluster.Pending' },
+    check: 'finalizerPresent',
+    holds: (event) => !finalizerPresent(event.observation),
+  },
+  suspendRequested: {
+    meaning: '`spec.suspend` is true',
+    gate: { target: '#postgresCluster.Suspended' },
+    check: 'suspendRequested',
+    holds: (event) => suspendRequested(event.observation),
+  },
+  classMissing: {
+    meaning: 'The PostgresClusterClass named by `spec.class` was not observed',
+    gate: { target: '#postgresCluster.Failed.ClassMissing' },
+    check: 'clusterClass',
+    holds: (event) => !event.observation.clusterClass,
+  },
+  specInvalid: {
+    meaning: 'Merging the class defaults with the spec failed validation',
+    gate: { target: '#postgresCluster.Failed.InvalidSpec' },
+    check: 'merge',
+    holds: (event) => !a(event).merge.ok,
+  },
+  componentReady: {
+    meaning: "The component's health check says Ready",
+    check: 'isReady',
+    holds: (event, params: ComponentParams) => isReady(a(event), params.component),
+  },
+  componentFailed: {
+    meaning: "Every earlier component is Ready and this component's check says Failed (a failure, not a block)",
+    check: 'isFailed',
+    holds: (event, params: ComponentParams) =>
+      earlierReady(a(event), params.component) && isFailed(a(event), params.component),
+  },
+  allReady: {
+    meaning: 'Every component is Ready',
+    check: 'allReady',
+    holds: (event) => allReady(a(event)),
+  },
+  cnpgBusy: {
+    meaning: 'CNPG is operational but busy (switchover, failover, restart, upgrade, …) while the rest is Ready',
+    check: 'cnpgOperational',
+    holds: (event) => {
+      const x = a(event);
+      return x.cnpgOperational && COMPONENTS.every((c) => c === 'cluster' || isReady(x, c));
+    },
+  },
+  routineChange: {
+    meaning:
+      'The spec has a generation the status has not observed, or every component not Ready is only being updated ' +
+      '(otherwise leaving Ready warns `ClusterNotReady`)',
+    check: 'isReady',
+    // Leaving Ready is routine when the user changed the spec or a class change or a repair is rolling
+    // out; anything else (an object gone, replicas no longer ready) is a loss.
+    holds: (event) => {
+      const { metadata, status } = event.observation.cluster;
+      const observed = status?.observedGeneration;
+      if (observed !== undefined && metadata.generation !== observed) return true;
+      const x = a(event);
+      return COMPONENTS.every((c) => isReady(x, c) || UPDATE_REASONS.has(x.health[c]?.reason ?? ''));
+    },
+  },
+  poolersGone: {
+    meaning: 'Neither the rw nor the ro Pooler exists any more',
+    check: 'poolersGone',
+    holds: (event) => poolersGone(event.observation),
+  },
+  policyApplied: {
+    meaning: 'No Cluster, Secret or ConfigMap still names this PostgresCluster as its owner',
+    check: 'policyApplied',
+    holds: (event) => policyApplied(event.observation),
+  },
+} satisfies Record<string, GuardEntry<never>>;
+
+type Catalogue = typeof GUARDS;
+export type GuardName = keyof Catalogue;
+type ParamsOf<K extends GuardName> = Parameters<Catalogue[K]['holds']>[1];
+/** The guards that carry a `gate`. */
+export type Gate = { [K in GuardName]: Catalogue[K] extends { gate: object } ? K : never }[GuardName];
+
+/** The catalogue in the shape `setup({ guards })` takes; XState passes `{ context, event }` and params. */
+export const guardImplementations = Object.fromEntries(
+  Object.entries(GUARDS).map(([name, entry]) => [
+    name,
+    ({ event }: { event: TickEvent }, params: unknown) => (entry.holds as GuardEntry<unknown>['holds'])(event, params),
+  ]),
+) as { [K in GuardName]: (args: { event: TickEvent }, params: ParamsOf<K>) => boolean };
+
+/** The gates in the order every live state checks them. */
+export const GATES = Object.entries(GUARDS).flatMap(([guard, entry]) =>
+  'gate' in entry ? [{ guard: guard as Gate, target: entry.gate.target }] : [],
+);
+
+const entryOf = (name: string): GuardEntry<unknown> | undefined =>
+  Object.hasOwn(GUARDS, name) ? (GUARDS[name as GuardName] as GuardEntry<unknown>) : undefined;
+
+export const isGate = (name: string) => entryOf(name)?.gate !== undefined;
+export const meaningOf = (name: string) => entryOf(name)?.meaning;
+
+/** Evaluates a guard of the catalogue on a tick, as the machine would; throws on an unknown name. */
+export function guardHolds(name: string, params: unknown, event: TickEvent): boolean {
+  const entry = entryOf(name);
+  if (!entry) throw new Error(`guard ${name} is not in the catalogue (machines/guards.ts)`);
+  return entry.holds(event, params);
+}
+
+/** Guard names in first-use order; throws when the catalogue and the machine disagree. */
+export function usedGuards(chart: Chart): string[] {
+  const used = [...new Set(chart.states.flatMap((s) => s.transitions.flatMap((t) => t.guard?.names ?? [])))];
+  const undescribed = used.filter((name) => !entryOf(name));
+  const unused = Object.keys(GUARDS).filter((name) => !used.includes(name));
+  if (undescribed.length || unused.length) {
+    throw new Error(
+      `machines/guards.ts is out of date: describe [${undescribed.join(', ')}], remove [${unused.join(', ')}]`,
+    );
+  }
+  return used;
+}

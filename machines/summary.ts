@@ -1,0 +1,47 @@
+/**
+ * The summary-condition rule: what `Ready`, `Reconciling` and `Stalled` a state publishes, from its
+ * meta and whether its progress deadline has passed. The status projection (src/operator/core/status.ts)
+ * publishes it and the GitOps health generator documents it; both ask here.
+ */
+import type { Settings } from '../src/operator/domain/observation.ts';
+import type { StateMeta } from './meta.ts';
+
+export interface Summary {
+  ready: boolean;
+  /** Work in progress, unless the progress deadline has passed. */
+  reconciling: boolean;
+  /** No progress without a change of input, or past the progress deadline. */
+  stalled: boolean;
+}
+
+export const summaryOf = (meta: StateMeta, pastDeadline: boolean): Summary => ({
+  ready: meta.ready,
+  reconciling: meta.reconciling && !pastDeadline,
+  stalled: meta.stalled || pastDeadline,
+});
+
+/** Whether the deadline can have passed in a state: both outcomes for a waiting state, else only "no". */
+export const deadlineOutcomes = (meta: StateMeta): boolean[] => (meta.deadline ? [false, true] : [false]);
+
+interface Clock {
+  meta: StateMeta;
+  now: number;
+  /** When the machine entered the state. */
+  since: number;
+  settings: Pick<Settings, 'progressDeadlineMs'>;
+}
+
+/** When a waiting state's progress deadline falls; undefined for a state without one. */
+export const deadlineAt = ({ meta, since, settings }: Omit<Clock, 'now'>): number | undefined =>
+  meta.deadline ? since + settings.progressDeadlineMs : undefined;
+
+export function deadlineExceeded(clock: Clock): boolean {
+  const at = deadlineAt(clock);
+  return at !== undefined && clock.now > at;
+}
+
+/** `Provisioning.Cluster` -> `ProvisioningCluster`: a state as a CamelCase reason. */
+export const stateReason = (state: string) => state.replaceAll('.', '');
+
+/** The `Stalled` reason of a waiting state past its progress deadline. */
+export const deadlineReason = (state: string) => `${stateReason(state)}DeadlineExceeded`;
