@@ -1,0 +1,123 @@
+/**
+ * The simulation the contract runs on is the shipped driver on a virtual clock: the same inputs give the
+ * same run, the driver's own mapping, backoff and rate limits decide when a cluster is looked at, and a
+ * machine that loops fails the run loudly.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ReconcileOutcome } from '../../src/operator/core/reconcile.ts';
+import {
+  clusterObject,
+  NS,
+  passwordSecret,
+  simulationWith,
+  statusOf,
+  untilReady,
+} from '../../src/tools/fixtures/simulation.ts';
+import type { StoredObject } from '../../src/tools/memory/api-server.ts';
+import type { Simulation } from '../../src/tools/simulation/simulation.ts';
+
+const fleet = () => [
+  clusterObject('a', { instances: 2, connectionPoolerEnabled: true }),
+  clusterObject('b', { managedRoles: [{ name: 'app', passwordSecretRef: { name: 'app-password' } }] }),
+  clusterObject('c', { class: 'missing' }),
+  passwordSecret('app-password', 'app'),
+];
+
+/** Each pass as `time name from→to requeue`, times relative to the start. */
+function recorder() {
+  const lines: string[] = [];
+  let start: number | undefined;
+  const onPass = (o: ReconcileOutcome, now: number) => {
+    start ??= now;
+    lines.push(`${now - start} ${o.key.name} ${o.from}→${o.to} ${o.requeue.kind}`);
+  };
+  return { lines, onPass };
+}
+
+describe('the simulation runs the shipped driver', () => {
+  it('gives the same run for the same inputs', async () => {
+    const runs = [];
+    for (let i = 0; i < 2; i++) {
+      const { lines, onPass } = recorder();
+      const sim = simulationWith(fleet(), { onPass });
+      await sim.run(20 * 60_000);
+      sim.cnpg.switchover(NS, 'a');
+      sim.restartOperator();
+      await sim.run(5 * 60_000);
+      runs.push({ lines, events: sim.events.events, writes: sim.api.writes });
+    }
+    expect(runs[0]?.lines.length).toBeGreaterThan(30);
+    expect(runs[1]).toEqual(runs[0]);
+  });
+
+  it('backs a failing cluster off as the work queue does: 5 ms, doubling', async () => {
+    const times: number[] = [];
+    const sim = simulationWith([clusterObject('orders')], { onPass: (_o, now) => times.push(now) });
+    sim.api.injectFault('Secret', 'create', 'forbidden', Number.POSITIVE_INFINITY);
+    await sim.run(1_000);
+    const gaps = times.slice(2).map((t, i) => t - (times[i + 1] as number));
+    // The first pass adds the finalizer (a watch event brings the second at once); then every pass fails.
+    expect(gaps.slice(0, 6)).toEqual([5, 10, 20, 40, 80, 160]);
+  });
+
+  it('retries a conflict after the queue’s rate limit (5 ms), not at the same instant', async () => {
+    const passes: Array<{ at: number; requeue: string }> = [];
+    const sim = simulationWith([clusterObject('orders')], {
+      onPass: (o, now) => passes.push({ at: now, requeue: o.requeue.kind }),
+    });
+    await untilReady(sim, 'orders');
+    await sim.run(60_000);
+    const mark = passes.length;
+    sim.api.injectFault('PostgresCluster', 'updateStatus', 'conflict', 1);
+    sim.cnpg.switchover(NS, 'orders', 60_000);
+    await sim.run(1_000);
+    const [conflict, retry] = passes.slice(mark);
+    expect(conflict?.requeue).toBe('immediate');
+    expect((retry?.at ?? 0) - (conflict?.at ?? 0)).toBe(5);
+    expect(statusOf(sim, 'orders').state).toBe('Degraded');
+  });
+
+  it('wakes only the clusters whose roles name a changed password Secret', async () => {
+    const sim = simulationWith([
+      clusterObject('uses', { managedRoles: [{ name: 'app', passwordSecretRef: { name: 'app-password' } }] }),
+      clusterObject('other'),
+      passwordSecret('app-password', 'app'),
+    ]);
+    await untilReady(sim, 'uses');
+    await untilReady(sim, 'other');
+    await sim.run(60_000);
+    const mark = sim.passes.length;
+    const secret = sim.api.get({ kind: 'Secret', namespace: NS, name: 'app-password' }) as StoredObject;
+    sim.api.put({ ...secret, stringData: { username: 'app', password: 'rotated' } });
+    await sim.run(1);
+    expect(sim.passes.slice(mark).map((p) => p.key.name)).toEqual(['uses']);
+  });
+
+  it('a restart is a new operator process: new queue, relist, every cluster looked at again', async () => {
+    const sim = simulationWith([clusterObject('a'), clusterObject('b')]);
+    await untilReady(sim, 'a');
+    await untilReady(sim, 'b');
+    await sim.run(60_000);
+    const before = sim.controller;
+    const mark = sim.passes.length;
+    sim.restartOperator();
+    expect(sim.controller).not.toBe(before);
+    await sim.run(1);
+    expect(sim.passes.slice(mark).map((p) => `${p.key.name} ${p.to}`)).toEqual(['a Ready', 'b Ready']);
+  });
+
+  it('fails the run loudly when one cluster loops', async () => {
+    const sim: Simulation = simulationWith([clusterObject('orders')]);
+    await untilReady(sim, 'orders');
+    // Another controller fights pgfsm over the endpoints ConfigMap: each repair is undone at once.
+    sim.api.onChange(({ type, object }) => {
+      if (type === 'deleted' || object.metadata.name !== 'orders-endpoints') return;
+      const data = object.data as Record<string, string>;
+      if (data.DEFAULT_CLUSTER_PORT !== '6543')
+        sim.api.put({ ...object, data: { ...data, DEFAULT_CLUSTER_PORT: '6543' } });
+    });
+    const cm = sim.api.get({ kind: 'ConfigMap', namespace: NS, name: 'orders-endpoints' }) as StoredObject;
+    sim.api.put({ ...cm, data: { ...(cm.data as object), DEFAULT_CLUSTER_PORT: '6543' } });
+    await expect(sim.run(60_000)).rejects.toThrow(/hot loop: more than 50 passes for team-a\/orders/);
+  });
+});

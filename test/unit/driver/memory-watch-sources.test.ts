@@ -1,0 +1,76 @@
+/**
+ * The watch sources over the in-memory API emit what the Kubernetes informers emit, so that the
+ * simulation wakes clusters through the driver's own mapping: add (the initial list included), update
+ * with the old object, delete with the last known state, metadata only for Secrets and Deployments, and
+ * only the objects the production watches would keep.
+ */
+import { describe, expect, it } from 'vitest';
+import type { SourceEvent } from '../../../src/operator/driver/sources.ts';
+import { MemoryApiServer, type StoredObject } from '../../../src/tools/memory/api-server.ts';
+import { memoryWatchSources } from '../../../src/tools/memory/watch-sources.ts';
+
+const clock = { now: () => 0 };
+const NS = 'ns';
+const object = (kind: string, name: string, extra: Record<string, unknown> = {}): StoredObject =>
+  ({ apiVersion: 'v1', kind, metadata: { name, namespace: NS }, ...extra }) as StoredObject;
+const summary = (events: SourceEvent[]) =>
+  events.map((e) => `${e.type} ${e.object.metadata.name}${e.old ? ` (was ${e.old.metadata.resourceVersion})` : ''}`);
+
+describe('memory watch sources', () => {
+  it('list on start as adds, then follow updates with the old object and deletes with the last state', () => {
+    const api = new MemoryApiServer();
+    api.create(object('PostgresCluster', 'a', { apiVersion: 'pgfsm.io/v1alpha1', spec: {} }));
+    const { clusters } = memoryWatchSources(api, clock);
+    const events: SourceEvent[] = [];
+    clusters.on((e) => events.push(e));
+    expect(clusters.synced).toBe(false);
+    clusters.start();
+    expect(clusters.synced && clusters.fresh()).toBe(true);
+    api.updateStatus({ kind: 'PostgresCluster', namespace: NS, name: 'a' }, { state: 'Pending' });
+    api.delete({ kind: 'PostgresCluster', namespace: NS, name: 'a' });
+    expect(summary(events)).toEqual(['add a', 'update a (was 1)', 'delete a']);
+    expect(events[2]?.object.status).toEqual({ state: 'Pending' });
+    expect(clusters.list()).toEqual([]);
+  });
+
+  it('keep Secrets and Deployments as metadata only, ConfigMaps managed by pgfsm, Deployments owned by a Pooler', () => {
+    const api = new MemoryApiServer();
+    const sources = memoryWatchSources(api, clock);
+    for (const source of Object.values(sources)) source.start();
+    const seen: string[] = [];
+    for (const source of Object.values(sources))
+      source.on((e) => seen.push(`${e.type} ${e.object.kind}/${e.object.metadata.name}`));
+    api.create(object('Secret', 's', { data: { password: 'c2VjcmV0' } }));
+    expect(sources.secrets.get(NS, 's')).toEqual({ apiVersion: 'v1', kind: 'Secret', metadata: expect.any(Object) });
+    api.create(object('ConfigMap', 'theirs', { data: {} }));
+    const ours = { labels: { 'app.kubernetes.io/managed-by': 'pgfsm' } };
+    api.create({ ...object('ConfigMap', 'ours'), metadata: { name: 'ours', namespace: NS, ...ours } } as StoredObject);
+    const pooler = { apiVersion: 'postgresql.cnpg.io/v1', kind: 'Pooler', name: 'p', uid: 'u' };
+    api.create(object('Deployment', 'lone', { apiVersion: 'apps/v1' }));
+    api.create({
+      ...object('Deployment', 'p', { apiVersion: 'apps/v1', status: { readyReplicas: 1 } }),
+      metadata: { name: 'p', namespace: NS, ownerReferences: [pooler] },
+    } as StoredObject);
+    expect(sources.deployments.list().map((d) => d.metadata.name)).toEqual(['p']);
+    expect(sources.deployments.get(NS, 'p')).not.toHaveProperty('status');
+    // A ConfigMap that loses the label leaves the watch, as with a label selector.
+    const live = api.get({ kind: 'ConfigMap', namespace: NS, name: 'ours' }) as StoredObject;
+    api.put({ ...live, metadata: { ...live.metadata, labels: {} } });
+    expect(seen).toEqual(['add Secret/s', 'add ConfigMap/ours', 'add Deployment/p', 'delete ConfigMap/ours']);
+  });
+
+  it('see a change a listener makes while another change is delivered after that change, never before', () => {
+    const api = new MemoryApiServer();
+    const { cnpgClusters } = memoryWatchSources(api, clock);
+    // Subscribed before the source, as the CNPG simulator is: it answers a new Cluster with a write.
+    api.onChange(({ type, object: o }) => {
+      if (type === 'added' && o.kind === 'Cluster') api.put({ ...o, status: { phase: 'setting up' } }, true);
+    });
+    cnpgClusters.start();
+    const events: SourceEvent[] = [];
+    cnpgClusters.on((e) => events.push(e));
+    api.create(object('Cluster', 'c', { apiVersion: 'postgresql.cnpg.io/v1', spec: {} }));
+    expect(summary(events)).toEqual(['add c', 'update c (was 1)']);
+    expect(cnpgClusters.get(NS, 'c')?.metadata.resourceVersion).toBe('2');
+  });
+});
