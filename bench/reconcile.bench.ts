@@ -2,7 +2,8 @@
  * Benchmarks of the lifecycle engine (not tests: numbers vary with the machine).
  * - one pure tick through the statechart, with the assessment of the observation;
  * - one full reconcile pass of a Ready cluster against the in-memory API (the steady state);
- * - a fleet of clusters from nothing to Ready on the simulation.
+ * - a fleet of clusters from nothing to Ready on the simulation, i.e. through the shipped driver (watches,
+ *   mapping, work queue, two workers) on a virtual clock.
  */
 import { transition } from 'xstate';
 import { postgresClusterMachine } from '../machines/postgres-cluster.ts';
@@ -46,7 +47,7 @@ await bench('reconcile pass of a Ready cluster (memory API)', 3_000, async () =>
 })();
 
 // 300 and 1000: the simulation scales linearly with the fleet (no per-step list, sort or scan of the whole
-// fleet in the simulation or the in-memory API), so large fleets run in seconds.
+// fleet in the simulation, its timers or the in-memory API), so large fleets run in seconds.
 for (const size of [10, 100, 300, 1000]) {
   const fleet: Simulation = simulationWith(
     Array.from({ length: size }, (_, i) => clusterObject(`c${i}`, { connectionPoolerEnabled: i % 2 === 0 })),

@@ -46,9 +46,9 @@ const THROTTLE_JITTER = 0.2;
 
 /**
  * The wait before a throttled retry after `failures` earlier failures, before jitter: `minMs`, doubling
- * on each repeat, capped at `maxMs` (a cap below `minMs` never shortens it). The simulation uses it as is.
+ * on each repeat, capped at `maxMs` (a cap below `minMs` never shortens it).
  */
-export const throttleDelay = (failures: number, minMs: number, maxMs: number): number =>
+const throttleDelay = (failures: number, minMs: number, maxMs: number): number =>
   Math.min(minMs * 2 ** failures, Math.max(minMs, maxMs));
 
 export class WorkQueue {

@@ -1,6 +1,6 @@
 /**
- * The demo `npm start` runs until the real operator exists: the examples go through their whole
- * lifecycle on the simulation, and every transition is printed as it happens.
+ * `pgfsm simulate`: the examples go through their whole lifecycle on the simulation (the shipped driver
+ * and reconcile core on a virtual clock, CNPG simulated), and every transition is printed as it happens.
  */
 import type { PostgresCluster } from '../../operator/api/schema.ts';
 import type { ReconcileOutcome } from '../../operator/core/reconcile.ts';
