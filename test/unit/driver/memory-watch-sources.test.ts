@@ -5,7 +5,9 @@
  * only the objects the production watches would keep.
  */
 import { describe, expect, it } from 'vitest';
-import type { SourceEvent } from '../../../src/operator/driver/sources.ts';
+import type { PostgresCluster } from '../../../src/operator/api/schema.ts';
+import type { KubeObject } from '../../../src/operator/domain/objects.ts';
+import { allSources, type SourceEvent } from '../../../src/operator/driver/sources.ts';
 import { MemoryApiServer, type StoredObject } from '../../../src/tools/memory/api-server.ts';
 import { memoryWatchSources } from '../../../src/tools/memory/watch-sources.ts';
 
@@ -13,7 +15,7 @@ const clock = { now: () => 0 };
 const NS = 'ns';
 const object = (kind: string, name: string, extra: Record<string, unknown> = {}): StoredObject =>
   ({ apiVersion: 'v1', kind, metadata: { name, namespace: NS }, ...extra }) as StoredObject;
-const summary = (events: SourceEvent[]) =>
+const summary = <T extends KubeObject>(events: SourceEvent<T>[]) =>
   events.map((e) => `${e.type} ${e.object.metadata.name}${e.old ? ` (was ${e.old.metadata.resourceVersion})` : ''}`);
 
 describe('memory watch sources', () => {
@@ -21,7 +23,7 @@ describe('memory watch sources', () => {
     const api = new MemoryApiServer();
     api.create(object('PostgresCluster', 'a', { apiVersion: 'pgfsm.io/v1alpha1', spec: {} }));
     const { clusters } = memoryWatchSources(api, clock);
-    const events: SourceEvent[] = [];
+    const events: SourceEvent<PostgresCluster>[] = [];
     clusters.on((e) => events.push(e));
     expect(clusters.synced).toBe(false);
     clusters.start();
@@ -36,10 +38,11 @@ describe('memory watch sources', () => {
   it('keep Secrets and Deployments as metadata only, ConfigMaps managed by pgfsm, Deployments owned by a Pooler', () => {
     const api = new MemoryApiServer();
     const sources = memoryWatchSources(api, clock);
-    for (const source of Object.values(sources)) source.start();
     const seen: string[] = [];
-    for (const source of Object.values(sources))
+    for (const source of allSources(sources)) {
+      source.start();
       source.on((e) => seen.push(`${e.type} ${e.object.kind}/${e.object.metadata.name}`));
+    }
     api.create(object('Secret', 's', { data: { password: 'c2VjcmV0' } }));
     expect(sources.secrets.get(NS, 's')).toEqual({ apiVersion: 'v1', kind: 'Secret', metadata: expect.any(Object) });
     api.create(object('ConfigMap', 'theirs', { data: {} }));
