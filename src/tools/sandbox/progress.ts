@@ -2,6 +2,7 @@
  * Live progress of the PostgresClusters, read from a watch of them (the same status anyone sees with
  * kubectl): one line whenever a cluster's state or the reason it gives changes, and a summary table.
  */
+import { isReadyState } from '../../../machines/states.ts';
 import type { PostgresCluster } from '../../operator/api/schema.ts';
 import type { ObjectSource } from '../../operator/driver/sources.ts';
 import { elapsed, type Output, table } from './output.ts';
@@ -14,7 +15,7 @@ export const reasonOf = (c: PostgresCluster) => c.status?.conditions?.find((x) =
 
 /** Ready, and the status speaks about the current spec (not a stale Ready from before an edit). */
 export const isReady = (c: PostgresCluster | undefined) =>
-  c?.status?.state === 'Ready' && (c.status.observedGeneration ?? 0) >= (c.metadata.generation ?? 0);
+  isReadyState(c?.status?.state) && (c?.status?.observedGeneration ?? 0) >= (c.metadata.generation ?? 0);
 
 interface Seen {
   state: string;
@@ -65,12 +66,14 @@ export class ClusterProgress {
     if (before?.state === now.state && before.reason === now.reason && before.instances === now.instances) return;
     this.seen.set(key, now);
     const { style } = this.out;
+    // Coloured by phase, which the state implies: green when Ready, red when failed, yellow when held.
+    const phase = cluster.status?.phase;
     const paint =
-      state === 'Ready'
+      phase === 'Ready'
         ? style.green
-        : state.startsWith('Failed')
+        : phase === 'Failed'
           ? style.red
-          : state === 'Degraded' || state === 'Suspended'
+          : phase === 'Degraded' || phase === 'Suspended'
             ? style.yellow
             : style.cyan;
     const move =
