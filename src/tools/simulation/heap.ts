@@ -1,5 +1,5 @@
 /**
- * A binary min-heap: the simulation's work queue and the CNPG simulator's timers take their next item
+ * A binary min-heap: the driver's virtual timers and the CNPG simulator's timers take their next item
  * from it in O(log n), where sorting or scanning every pending item per step made a simulated fleet
  * quadratic in its size. `before` must be a strict total order (ties broken by an insertion counter)
  * so that the order items come out in, and so the simulation, stays deterministic.

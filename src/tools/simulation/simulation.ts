@@ -46,7 +46,7 @@ const HOT_LOOP_PASSES = 50;
 const HOT_LOOP_WINDOW_MS = 100;
 
 /** One operator process: what a restart throws away. */
-interface Process {
+interface OperatorProcess {
   readonly sources: WatchSources;
   readonly ports: Ports;
   readonly controller: Controller;
@@ -64,7 +64,7 @@ export class Simulation {
   private readonly timers: VirtualTimers;
   private readonly random: () => number;
   private readonly onPass: SimulationOptions['onPass'];
-  private process: Process;
+  private operator: OperatorProcess;
   /** Shut-down processes still finishing (a restart drains the old process like SIGTERM does). */
   private stopping: Promise<void>[] = [];
   /** Closed between runs: the driver's passes wait here while time stands still. */
@@ -83,21 +83,21 @@ export class Simulation {
     this.random = seededRandom(options.seed ?? 20261130);
     this.onPass = options.onPass;
     this.closeGate();
-    this.process = this.startProcess();
+    this.operator = this.startProcess();
   }
 
   /** The ports of the running operator process. */
   get ports(): Ports {
-    return this.process.ports;
+    return this.operator.ports;
   }
 
   get controller(): Controller {
-    return this.process.controller;
+    return this.operator.controller;
   }
 
   /** Queues a pass for the key, as a watch event would. */
   enqueue(key: ClusterKey): void {
-    this.process.controller.queue.add(keyString(key));
+    this.operator.controller.queue.add(keyString(key));
   }
 
   /**
@@ -105,7 +105,7 @@ export class Simulation {
    * requeue decision is only returned); what it writes wakes the driver through the watches as usual.
    */
   async reconcileNow(key: ClusterKey): Promise<ReconcileOutcome> {
-    const outcome = await reconcile(key, { ports: this.process.ports, settings: this.settings });
+    const outcome = await reconcile(key, { ports: this.operator.ports, settings: this.settings });
     this.record(outcome);
     return outcome;
   }
@@ -116,11 +116,11 @@ export class Simulation {
    * queued runs), and a new one relists and enqueues every cluster, as a new process would.
    */
   restartOperator(): void {
-    const old = this.process;
+    const old = this.operator;
     old.killed = true;
     for (const source of allSources(old.sources)) void source.stop();
     this.stopping.push(old.controller.shutDown());
-    this.process = this.startProcess();
+    this.operator = this.startProcess();
   }
 
   /** Runs every simulator change, timer and pass due up to `until` (virtual ms), in time order. */
@@ -148,16 +148,16 @@ export class Simulation {
     return this.runUntil(this.clock.now() + ms);
   }
 
-  private startProcess(): Process {
+  private startProcess(): OperatorProcess {
     const sources = memoryWatchSources(this.api, this.clock);
     const ports = memoryPorts(this.api, this.clock, this.events);
-    const process: Process = {
+    const operator: OperatorProcess = {
       sources,
       ports,
       killed: false,
       controller: new Controller({
         sources,
-        reconcile: (key) => this.pass(process, key),
+        reconcile: (key) => this.pass(operator, key),
         workers: WORKERS,
         logger: pino({ level: 'silent' }),
         timers: this.timers,
@@ -165,19 +165,19 @@ export class Simulation {
       }),
     };
     // As startOperator does: watch, then list (the initial list enqueues every cluster), then lead.
-    process.controller.watch();
+    operator.controller.watch();
     for (const source of allSources(sources)) source.start();
-    process.controller.startWorkers();
-    return process;
+    operator.controller.startWorkers();
+    return operator;
   }
 
   /** The reconcile function the driver calls: the real core, recorded and watched for hot loops. */
-  private async pass(process: Process, key: ClusterKey): Promise<ReconcileOutcome> {
+  private async pass(operator: OperatorProcess, key: ClusterKey): Promise<ReconcileOutcome> {
     await this.gate?.opened;
-    if (process.killed) throw new Error('the operator process was restarted before this pass began');
+    if (operator.killed) throw new Error('the operator process was restarted before this pass began');
     this.countPass(keyString(key));
     this.driverPasses++;
-    const outcome = await reconcile(key, { ports: process.ports, settings: this.settings });
+    const outcome = await reconcile(key, { ports: operator.ports, settings: this.settings });
     this.record(outcome);
     return outcome;
   }
@@ -219,9 +219,9 @@ export class Simulation {
   /** Waits until the driver has nothing left to do at this instant; fails the run on a hot loop. */
   private async quiesce(): Promise<void> {
     do {
-      await this.process.controller.queue.whenIdle();
+      await this.operator.controller.queue.whenIdle();
       await Promise.all(this.stopping.splice(0));
-    } while (!this.process.controller.queue.idle);
+    } while (!this.operator.controller.queue.idle);
     if (this.failure) throw this.failure;
   }
 
