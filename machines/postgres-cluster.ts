@@ -16,7 +16,7 @@ import { planDeletionPolicy, planFinalizerRemoval, planPoolerDeletion } from '..
 import type { Effect } from '../src/operator/domain/effects.ts';
 import { announce, normal, warning } from '../src/operator/domain/effects.ts';
 import type { TickEvent } from '../src/operator/domain/observation.ts';
-import { COMPONENTS, CONDITION_OF, type Component } from '../src/operator/domain/vocabulary.ts';
+import { COMPONENTS, CONDITION_OF, type Component, EventReason } from '../src/operator/domain/vocabulary.ts';
 import { GATES, type Gate, guardImplementations } from './guards.ts';
 import type { StateMeta } from './meta.ts';
 
@@ -123,10 +123,16 @@ export const postgresClusterMachine = base
       reconcileManagedRoles: reconcileStep('managedRoles'),
       reconcilePooler: reconcileStep('pooler'),
       reconcileConfigMap: reconcileStep('configMap'),
-      announceReady: effects(() => [announce(normal('ClusterReady', 'BecomeReady', 'Cluster is up and running'))]),
+      announceReady: effects(() => [
+        announce(normal(EventReason.ClusterReady, 'BecomeReady', 'Cluster is up and running')),
+      ]),
       announceDegraded: effects((event) => [
         announce(
-          warning('ClusterDegraded', 'BecomeDegraded', `Cluster degraded: ${a(event).health.cluster?.message ?? ''}`),
+          warning(
+            EventReason.ClusterDegraded,
+            'BecomeDegraded',
+            `Cluster degraded: ${a(event).health.cluster?.message ?? ''}`,
+          ),
         ),
       ]),
       announceNotReady: effects((event) => {
@@ -134,7 +140,9 @@ export const postgresClusterMachine = base
         const lost = COMPONENTS.find((c) => !isReady(x, c));
         const h = lost ? x.health[lost] : undefined;
         const what = lost && h ? `${CONDITION_OF[lost]} is ${h.reason}: ${h.message}` : 'a component is not ready';
-        return [announce(warning('ClusterNotReady', 'BecomeNotReady', `Cluster is no longer ready: ${what}`))];
+        return [
+          announce(warning(EventReason.ClusterNotReady, 'BecomeNotReady', `Cluster is no longer ready: ${what}`)),
+        ];
       }),
       reportSecretFailure: reportFailure('secret'),
       reportClusterFailure: reportFailure('cluster'),
@@ -142,9 +150,9 @@ export const postgresClusterMachine = base
       reportPoolerFailure: reportFailure('pooler'),
       reportConfigMapFailure: reportFailure('configMap'),
       announceSuspended: effects(() => [
-        announce(normal('Suspended', 'Suspend', 'Reconciliation suspended: no writes to children')),
+        announce(normal(EventReason.Suspended, 'Suspend', 'Reconciliation suspended: no writes to children')),
       ]),
-      announceResumed: effects(() => [announce(normal('Resumed', 'Resume', 'Reconciliation resumed'))]),
+      announceResumed: effects(() => [announce(normal(EventReason.Resumed, 'Resume', 'Reconciliation resumed'))]),
       deletePoolers: effects((event) => planPoolerDeletion(event.observation)),
       applyDeletionPolicy: effects((event) => planDeletionPolicy(event.observation)),
       removeFinalizer: effects((event) => planFinalizerRemoval(event.observation)),

@@ -40,8 +40,5 @@ export function deadlineExceeded(clock: Clock): boolean {
   return at !== undefined && clock.now > at;
 }
 
-/** `Provisioning.Cluster` -> `ProvisioningCluster`: a state as a CamelCase reason. */
-export const stateReason = (state: string) => state.replaceAll('.', '');
-
-/** The `Stalled` reason of a waiting state past its progress deadline. */
-export const deadlineReason = (state: string) => `${stateReason(state)}DeadlineExceeded`;
+/** The reasons a state publishes, built where every reason is (the vocabulary). */
+export { deadlineReason, stateReason } from '../src/operator/domain/vocabulary.ts';

@@ -15,7 +15,7 @@ import type { Condition, PostgresCluster, PostgresClusterStatus } from '../api/s
 import { assess } from '../domain/assessment.ts';
 import { type Effect, type KubeEvent, warning } from '../domain/effects.ts';
 import type { Settings, TickEvent } from '../domain/observation.ts';
-import { COMPONENTS, CONDITION_OF, READY_EVENT_OF, Reason } from '../domain/vocabulary.ts';
+import { COMPONENTS, CONDITION_OF, READY_EVENT_OF, Reason, WRITE_FAILURE_REASON } from '../domain/vocabulary.ts';
 import { classOf, messageOf, retryFor, worstError } from './errors.ts';
 import { executeEffects, type PendingEvent } from './execute.ts';
 import { observeCluster } from './observe.ts';
@@ -56,22 +56,6 @@ const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
   if (retry === 'afterDelay') return { kind: 'throttled', ms: settings.requeueDelayMs, error };
   return { kind: 'backoff', error };
 };
-
-/**
- * The reason a failed write puts on the condition of the component it belonged to. Deleting or releasing
- * a child in the Deleting states (the PostgresCluster itself is going) is cleanup, whatever the component: the
- * reference system's name for it, so that `kubectl get events --field-selector reason=CleanupFailed` finds
- * every stuck deletion.
- */
-export const WRITE_FAILURE_REASON = {
-  secret: 'SuperUserSecretFailed',
-  cluster: 'ClusterApplyFailed',
-  managedRoles: 'ManagedRolesReconciliationFailed',
-  pooler: 'PoolerReconciliationFailed',
-  configMap: 'ConfigMapReconciliationFailed',
-  finalizer: 'FinalizerUpdateFailed',
-  cleanup: 'CleanupFailed',
-} as const;
 
 /** A write that failed, as the condition of its component reports it. */
 function describeFailure(effect: Effect, error: unknown, deleting: boolean): WriteFailure {

@@ -4,18 +4,28 @@
  * never be stale, and a fresh operator computes the same status from the stored objects alone.
  */
 import type { StateMeta } from '../../../machines/meta.ts';
-import { deadlineExceeded, deadlineReason, stateReason, summaryOf } from '../../../machines/summary.ts';
+import { deadlineExceeded, summaryOf } from '../../../machines/summary.ts';
 import type { Condition, PostgresClusterStatus } from '../api/schema.ts';
 import { type Assessment, rolesStatus } from '../domain/assessment.ts';
 import type { OwnerReference } from '../domain/objects.ts';
 import type { Settings } from '../domain/observation.ts';
 import type { Health } from '../domain/verdict.ts';
-import { COMPONENTS, CONDITION_OF, type Component, ownershipOf, PASSWORD_KEY } from '../domain/vocabulary.ts';
+import {
+  COMPONENTS,
+  CONDITION_OF,
+  type Component,
+  deadlineReason,
+  ownershipOf,
+  PASSWORD_KEY,
+  Reason,
+  stateReason,
+  waitingForReason,
+} from '../domain/vocabulary.ts';
 
 /** A write that failed in this pass, reported on the condition of the component it belonged to. */
 export interface WriteFailure {
   component?: Component;
-  reason: string;
+  reason: Reason;
   message: string;
 }
 
@@ -55,14 +65,14 @@ function componentConditions(input: StatusInput): Draft[] {
       return {
         type: CONDITION_OF[c],
         status: 'Unknown',
-        reason: 'NotAssessed',
+        reason: Reason.NotAssessed,
         message: `Cannot be judged while the spec is invalid: ${assessment.merge.ok ? '' : assessment.merge.message}`,
       };
     }
     if (meta.conditions === 'observe' || i <= stepIndex || h.state === 'Ready') return fromHealth(c, h);
     // A later step is blocked by the current one: Pending, never Failed.
     const blocker = meta.step ? CONDITION_OF[meta.step] : 'earlier steps';
-    return draft(CONDITION_OF[c], false, `WaitingFor${blocker}`, `Blocked until ${blocker} is True: ${h.message}`);
+    return draft(CONDITION_OF[c], false, waitingForReason(blocker), `Blocked until ${blocker} is True: ${h.message}`);
   });
 }
 
@@ -80,7 +90,7 @@ function summaryConditions(input: StatusInput, components: Draft[]): Draft[] {
   const summary = summaryOf(meta, stalledByDeadline);
   const failure = input.failure && !input.failure.component ? input.failure : undefined;
   const ready = summary.ready && !input.failure;
-  const readyReason = ready ? 'AllComponentsReady' : (failure?.reason ?? active?.reason ?? meta.phase);
+  const readyReason = ready ? Reason.AllComponentsReady : (failure?.reason ?? active?.reason ?? meta.phase);
   const readyMessage = ready ? 'Cluster is up and running' : (failure?.message ?? why);
   const { reconciling, stalled } = summary;
   const minutes = Math.round(input.settings.progressDeadlineMs / 60_000);

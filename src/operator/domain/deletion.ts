@@ -8,7 +8,7 @@ import { type Effect, normal } from './effects.ts';
 import type { KubeObject, ObjectRef } from './objects.ts';
 import { refOf } from './objects.ts';
 import type { Observation } from './observation.ts';
-import type { Component } from './vocabulary.ts';
+import { type Component, EventReason } from './vocabulary.ts';
 
 export const deletionPolicyOf = (observation: Observation): DeletionPolicy =>
   observation.cluster.spec?.clusterDeletionPolicy === 'Delete' ? 'Delete' : 'Retain';
@@ -42,7 +42,7 @@ export function planPoolerDeletion(observation: Observation): Effect[] {
         type: 'delete',
         component: 'pooler',
         ref,
-        event: normal('PoolerDeleted', 'DeletePooler', `Pooler ${ref.name} deleted`),
+        event: normal(EventReason.PoolerDeleted, 'DeletePooler', `Pooler ${ref.name} deleted`),
       },
     ];
   });
@@ -63,7 +63,9 @@ export function planDeletionPolicy(observation: Observation): Effect[] {
     const ref = refOf(object);
     const what = `${ref.kind} ${ref.name}`;
     if (policy === 'Delete') {
-      return [{ type: 'delete', component, ref, event: normal('ChildDeleted', 'DeleteChild', `${what} deleted`) }];
+      return [
+        { type: 'delete', component, ref, event: normal(EventReason.ChildDeleted, 'DeleteChild', `${what} deleted`) },
+      ];
     }
     return [
       {
@@ -71,7 +73,7 @@ export function planDeletionPolicy(observation: Observation): Effect[] {
         component,
         ref,
         ownerUid: uid,
-        event: normal('ChildRetained', 'RetainChild', `${what} retained: owner reference removed`),
+        event: normal(EventReason.ChildRetained, 'RetainChild', `${what} retained: owner reference removed`),
       },
     ];
   });
@@ -82,7 +84,7 @@ export function planFinalizerRemoval(observation: Observation): Effect[] {
     {
       type: 'removeFinalizer',
       event: normal(
-        'CleanupComplete',
+        EventReason.CleanupComplete,
         'RemoveFinalizer',
         `Cleanup complete (policy: ${deletionPolicyOf(observation)})`,
       ),

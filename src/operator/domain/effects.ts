@@ -4,7 +4,7 @@
  */
 import type { OwnerReference } from '../api/schema.ts';
 import type { KubeObject, ObjectRef } from './objects.ts';
-import type { Component } from './vocabulary.ts';
+import type { Component, NormalEventReason, WarningReason } from './vocabulary.ts';
 
 export interface KubeEvent {
   type: 'Normal' | 'Warning';
@@ -39,14 +39,16 @@ export type Write =
 
 export type Effect = (Write & { event?: KubeEvent }) | { type: 'event'; event: KubeEvent };
 
-export const normal = (reason: string, action: string, message: string): KubeEvent => ({
+/** A Normal event: its reason is one of pgfsm's own Normal events (vocabulary.ts). */
+export const normal = (reason: NormalEventReason, action: string, message: string): KubeEvent => ({
   type: 'Normal',
   reason,
   action,
   message,
 });
 
-export const warning = (reason: string, action: string, message: string): KubeEvent => ({
+/** A Warning: its reason is a Warning event of pgfsm's own or the reason of the condition that went wrong. */
+export const warning = (reason: WarningReason, action: string, message: string): KubeEvent => ({
   type: 'Warning',
   reason,
   action,

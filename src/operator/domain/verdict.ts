@@ -7,16 +7,17 @@
  * cluster, `Failed` that it needs a human or a change of input. Only `Ready` lets the pipeline move on.
  */
 import type { Effect } from './effects.ts';
+import type { Reason } from './vocabulary.ts';
 
 export type HealthState = 'Ready' | 'Pending' | 'Provisioning' | 'Configuring' | 'Failed';
 
 export interface Health {
   state: HealthState;
-  reason: string;
+  reason: Reason;
   message: string;
 }
 
-export const health = (state: HealthState, reason: string, message: string): Health => ({ state, reason, message });
+export const health = (state: HealthState, reason: Reason, message: string): Health => ({ state, reason, message });
 
 /**
  * A component's judgment of one observation: its health and the writes that act on it. Every component

@@ -12,13 +12,35 @@ export const SUPERUSER_NAME = 'postgres';
 export const PASSWORD_KEY = 'password';
 export const DEFAULT_PORT = '5432';
 
-export const childNames = (clusterName: string) => ({
-  secret: `${clusterName}-superuser`,
-  cnpgCluster: clusterName,
-  poolerRw: `${clusterName}-pooler-rw`,
-  poolerRo: `${clusterName}-pooler-ro`,
-  configMap: `${clusterName}-endpoints`,
-});
+/** How each child is named after its cluster: the one table both `childNames` and its parser read. */
+const CHILDREN = {
+  secret: { kind: 'Secret', suffix: '-superuser' },
+  cnpgCluster: { kind: 'Cluster', suffix: '' },
+  poolerRw: { kind: 'Pooler', suffix: '-pooler-rw' },
+  poolerRo: { kind: 'Pooler', suffix: '-pooler-ro' },
+  configMap: { kind: 'ConfigMap', suffix: '-endpoints' },
+} as const;
+export type Child = keyof typeof CHILDREN;
+
+export const childNames = (clusterName: string) =>
+  Object.fromEntries(
+    Object.entries(CHILDREN).map(([child, { suffix }]) => [child, `${clusterName}${suffix}`]),
+  ) as Record<Child, string>;
+
+export const kindOfChild = (child: Child): string => CHILDREN[child].kind;
+
+/**
+ * The cluster whose child of this kind would have this name, read back from the name alone (for objects
+ * that carry neither our owner reference nor our label); undefined when no child of the kind is so named.
+ */
+export function clusterNameOfChild(kind: string, name: string): string | undefined {
+  for (const { kind: childKind, suffix } of Object.values(CHILDREN)) {
+    if (childKind === kind && name.length > suffix.length && name.endsWith(suffix)) {
+      return name.slice(0, name.length - suffix.length);
+    }
+  }
+  return undefined;
+}
 
 export const childLabels = (clusterName: string): Record<string, string> => ({
   [MANAGED_BY_LABEL]: 'pgfsm',
@@ -65,15 +87,10 @@ export const CONDITION_OF: Record<Component, string> = {
   configMap: 'ConfigMapsReady',
 };
 
-/** The Normal event emitted when a component's condition turns True. */
-export const READY_EVENT_OF: Record<Component, string> = {
-  secret: 'SecretReady',
-  cluster: 'CNPGClusterReady',
-  managedRoles: 'ManagedRolesReady',
-  pooler: 'PoolerReady',
-  configMap: 'ConfigMapReady',
-};
-
+/**
+ * Every reason a condition can carry, by where it comes from. Reasons the status projection builds from a
+ * name (`WaitingFor<Condition>`, `<State>`, `<State>DeadlineExceeded`) are built and parsed below.
+ */
 export const Reason = {
   // secret
   SuperUserSecretReady: 'SuperUserSecretReady',
@@ -117,4 +134,94 @@ export const Reason = {
   ConfigMapPending: 'ConfigMapPending',
   ConfigMapDrifted: 'ConfigMapDrifted',
   ConfigMapOwnedByOther: 'ConfigMapOwnedByOther',
+  // a failed write, on the condition of its component (or on Ready for the finalizer)
+  ClusterApplyFailed: 'ClusterApplyFailed',
+  PoolerReconciliationFailed: 'PoolerReconciliationFailed',
+  ConfigMapReconciliationFailed: 'ConfigMapReconciliationFailed',
+  FinalizerUpdateFailed: 'FinalizerUpdateFailed',
+  CleanupFailed: 'CleanupFailed',
+  // the status projection
+  NotAssessed: 'NotAssessed',
+  AllComponentsReady: 'AllComponentsReady',
 } as const;
+export type Reason = (typeof Reason)[keyof typeof Reason];
+
+/**
+ * The reason a failed write puts on the condition of the component it belonged to. Deleting or releasing
+ * a child in the Deleting states (the PostgresCluster itself is going) is cleanup, whatever the component: the
+ * reference system's name for it, so that `kubectl get events --field-selector reason=CleanupFailed` finds
+ * every stuck deletion.
+ */
+export const WRITE_FAILURE_REASON = {
+  secret: Reason.SuperUserSecretFailed,
+  cluster: Reason.ClusterApplyFailed,
+  managedRoles: Reason.ManagedRolesReconciliationFailed,
+  pooler: Reason.PoolerReconciliationFailed,
+  configMap: Reason.ConfigMapReconciliationFailed,
+  finalizer: Reason.FinalizerUpdateFailed,
+  cleanup: Reason.CleanupFailed,
+} as const satisfies Record<Component | 'finalizer' | 'cleanup', Reason>;
+
+/** A later step's reason while an earlier one blocks it: `WaitingFor<Condition>`. */
+export const waitingForReason = (condition: string) => `WaitingFor${condition}`;
+
+/** `Provisioning.Cluster` -> `ProvisioningCluster`: a state of the machine as a CamelCase reason. */
+export const stateReason = (state: string) => state.replaceAll('.', '');
+
+/** The `Stalled` reason of a waiting state past its progress deadline: `<State>DeadlineExceeded`. */
+export const deadlineReason = (state: string) => `${stateReason(state)}DeadlineExceeded`;
+
+/**
+ * Every event reason pgfsm emits of its own, with the event's type. A failure state's Warning carries the
+ * reason of the failed condition, a failed write's Warning its `WRITE_FAILURE_REASON`: those are `Reason`s.
+ */
+const EVENT_TYPE = {
+  // writes to the children
+  SecretCreated: 'Normal',
+  ClusterCreationStarted: 'Normal',
+  ClusterAdopted: 'Normal',
+  ClusterUpdateStarted: 'Normal',
+  ManagedRolesApplied: 'Normal',
+  PoolerCreationStarted: 'Normal',
+  PoolerUpdated: 'Normal',
+  PoolerDeleted: 'Normal',
+  ConfigMapReconciled: 'Normal',
+  // deletion
+  ChildDeleted: 'Normal',
+  ChildRetained: 'Normal',
+  CleanupComplete: 'Normal',
+  // a component's condition turned True
+  SecretReady: 'Normal',
+  CNPGClusterReady: 'Normal',
+  ManagedRolesReady: 'Normal',
+  PoolerReady: 'Normal',
+  ConfigMapReady: 'Normal',
+  // transitions of the machine
+  ClusterReady: 'Normal',
+  ClusterDegraded: 'Warning',
+  ClusterNotReady: 'Warning',
+  Suspended: 'Normal',
+  Resumed: 'Normal',
+} as const satisfies Record<string, 'Normal' | 'Warning'>;
+
+export type EventReason = keyof typeof EVENT_TYPE;
+export type NormalEventReason = {
+  [R in EventReason]: (typeof EVENT_TYPE)[R] extends 'Normal' ? R : never;
+}[EventReason];
+/** A Warning's reason: a warning event of pgfsm's own, or the reason of the condition that went wrong. */
+export type WarningReason = Exclude<EventReason, NormalEventReason> | Reason;
+
+export const EventReason = Object.fromEntries(Object.keys(EVENT_TYPE).map((r) => [r, r])) as {
+  readonly [R in EventReason]: R;
+};
+
+export const eventTypeOf = (reason: EventReason): 'Normal' | 'Warning' => EVENT_TYPE[reason];
+
+/** The Normal event emitted when a component's condition turns True. */
+export const READY_EVENT_OF = {
+  secret: EventReason.SecretReady,
+  cluster: EventReason.CNPGClusterReady,
+  managedRoles: EventReason.ManagedRolesReady,
+  pooler: EventReason.PoolerReady,
+  configMap: EventReason.ConfigMapReady,
+} as const satisfies Record<Component, NormalEventReason>;

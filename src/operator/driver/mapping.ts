@@ -6,7 +6,7 @@
 import { GROUP, type PostgresCluster } from '../api/schema.ts';
 import type { ClusterKey } from '../core/ports.ts';
 import type { KubeObject, Pooler } from '../domain/objects.ts';
-import { CLUSTER_LABEL } from '../domain/vocabulary.ts';
+import { CLUSTER_LABEL, clusterNameOfChild } from '../domain/vocabulary.ts';
 import type { SourceEvent } from './sources.ts';
 
 export interface MappingLookups {
@@ -56,20 +56,13 @@ function clusterOfPoolerDeployment(object: KubeObject, lookups: MappingLookups):
   return pooler ? namedCluster(pooler) : undefined;
 }
 
-/** Children are named after their cluster (names.ts); how to read the cluster name back, per kind. */
-const DERIVED_NAME: Record<string, RegExp> = {
-  Cluster: /^(.+)$/,
-  Pooler: /^(.+)-pooler-(?:rw|ro)$/,
-  Secret: /^(.+)-superuser$/,
-  ConfigMap: /^(.+)-endpoints$/,
-};
-
 /**
  * An object that neither we own nor we labelled, but that has the name one of our children would have
  * (a foreign object blocking the cluster, or one left behind): the cluster of that name, if it exists.
+ * The vocabulary that builds child names reads them back.
  */
 function clusterByDerivedName(object: KubeObject, lookups: MappingLookups): ClusterKey[] {
-  const name = DERIVED_NAME[object.kind]?.exec(object.metadata.name)?.[1];
+  const name = clusterNameOfChild(object.kind, object.metadata.name);
   const namespace = object.metadata.namespace ?? '';
   if (!name) return [];
   return lookups.clusters(namespace).some((c) => c.metadata.name === name) ? [{ namespace, name }] : [];

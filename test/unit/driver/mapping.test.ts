@@ -2,7 +2,14 @@
 import { describe, expect, it } from 'vitest';
 import type { PostgresCluster, PostgresClusterClass } from '../../../src/operator/api/schema.ts';
 import type { KubeObject, Pooler } from '../../../src/operator/domain/objects.ts';
-import { CLUSTER_LABEL, MANAGED_BY_LABEL } from '../../../src/operator/domain/vocabulary.ts';
+import {
+  type Child,
+  CLUSTER_LABEL,
+  childNames,
+  clusterNameOfChild,
+  kindOfChild,
+  MANAGED_BY_LABEL,
+} from '../../../src/operator/domain/vocabulary.ts';
 import { clustersFor, isStatusOnlyUpdate, type MappingLookups } from '../../../src/operator/driver/mapping.ts';
 import type { SourceEvent } from '../../../src/operator/driver/sources.ts';
 
@@ -202,5 +209,23 @@ describe('role password Secrets (no owner, no label)', () => {
   it('a labelled Secret that roles also name wakes its cluster and those clusters', () => {
     const secret = object('Secret', 'team-a', 'app-password', { labels: { [CLUSTER_LABEL]: 'orders' } });
     expect(keys({ type: 'add', object: secret })).toEqual(['team-a/billing', 'team-a/orders']);
+  });
+});
+
+describe('child names, built and read back by the vocabulary', () => {
+  it('every child name reads back as its cluster, a hyphenated cluster name included', () => {
+    for (const name of ['orders', 'orders-pooler', 'a-superuser']) {
+      for (const [child, childName] of Object.entries(childNames(name))) {
+        expect(clusterNameOfChild(kindOfChild(child as Child), childName), child).toBe(name);
+      }
+    }
+  });
+
+  it('a name that is only a suffix, or of another kind, names no cluster', () => {
+    expect(clusterNameOfChild('Secret', '-superuser')).toBeUndefined();
+    expect(clusterNameOfChild('Secret', 'orders-endpoints')).toBeUndefined();
+    expect(clusterNameOfChild('Pooler', 'orders')).toBeUndefined();
+    expect(clusterNameOfChild('Deployment', 'orders-pooler-rw')).toBeUndefined();
+    expect(clusterNameOfChild('Cluster', '')).toBeUndefined();
   });
 });

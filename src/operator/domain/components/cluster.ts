@@ -9,6 +9,7 @@ import {
   childLabels,
   childNames,
   describeOwner,
+  EventReason,
   ownerReferenceTo,
   ownershipOf,
   Reason,
@@ -124,7 +125,9 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
   if (!cnpg) {
     return judgment(
       health('Pending', Reason.CNPGClusterPending, `CNPG cluster ${name} does not exist yet`),
-      apply(normal('ClusterCreationStarted', 'CreateCNPGCluster', `CNPG cluster ${name} created, waiting for it`)),
+      apply(
+        normal(EventReason.ClusterCreationStarted, 'CreateCNPGCluster', `CNPG cluster ${name} created, waiting for it`),
+      ),
     );
   }
   const ownership = ownershipOf(cnpg.metadata.ownerReferences, cluster);
@@ -142,7 +145,7 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
     if (blocker) return judgment(health('Failed', Reason.ClusterSuperuserSecretMismatch, blocker));
     return judgment(
       health('Provisioning', Reason.CNPGClusterUpdating, `Adopting the existing CNPG cluster ${name}`),
-      apply(normal('ClusterAdopted', 'AdoptCNPGCluster', `Adopted the existing CNPG cluster ${name}`)),
+      apply(normal(EventReason.ClusterAdopted, 'AdoptCNPGCluster', `Adopted the existing CNPG cluster ${name}`)),
     );
   }
   // Our own pending change comes first: it may be the user's fix for a failure CNPG still reports.
@@ -150,7 +153,13 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
   if (drift.length > 0) {
     return judgment(
       health('Provisioning', Reason.CNPGClusterUpdating, `Updating CNPG cluster ${name}: ${drift.join(', ')}`),
-      apply(normal('ClusterUpdateStarted', 'UpdateCNPGCluster', `CNPG cluster ${name} updated: ${drift.join(', ')}`)),
+      apply(
+        normal(
+          EventReason.ClusterUpdateStarted,
+          'UpdateCNPGCluster',
+          `CNPG cluster ${name} updated: ${drift.join(', ')}`,
+        ),
+      ),
     );
   }
   return judgment(runningHealth(cnpg, desired));

@@ -31,12 +31,12 @@ export const CnpgPhase = {
 
 export interface PhaseMeaning {
   state: HealthState;
-  reason: string;
+  reason: Reason;
   /** Human sentence; the phase and its reason are appended by the check. */
   message: string;
 }
 
-const m = (state: HealthState, reason: string, message: string): PhaseMeaning => ({ state, reason, message });
+const m = (state: HealthState, reason: Reason, message: string): PhaseMeaning => ({ state, reason, message });
 
 const MEANINGS: Record<string, PhaseMeaning> = {
   [CnpgPhase.Healthy]: m('Ready', Reason.CNPGClusterHealthy, 'CNPG cluster is healthy'),

@@ -9,6 +9,7 @@ import {
   childNames,
   DEFAULT_PORT,
   describeOwner,
+  EventReason,
   ownerReferenceTo,
   ownershipOf,
   Reason,
@@ -88,7 +89,7 @@ export function judgeConfigMap(observation: Observation, desired: ConfigMap): Ju
   if (!configMap) {
     return judgment(
       health('Provisioning', Reason.ConfigMapPending, `ConfigMap ${name} does not exist yet`),
-      apply(normal('ConfigMapReconciled', 'CreateConfigMap', `ConfigMap ${name} created`)),
+      apply(normal(EventReason.ConfigMapReconciled, 'CreateConfigMap', `ConfigMap ${name} created`)),
     );
   }
   const ownership = ownershipOf(configMap.metadata.ownerReferences, cluster);
@@ -106,14 +107,18 @@ export function judgeConfigMap(observation: Observation, desired: ConfigMap): Ju
   if (ownership === 'orphan') {
     return judgment(
       health('Provisioning', Reason.ConfigMapDrifted, `ConfigMap ${name}: ${what}`),
-      apply(normal('ClusterAdopted', 'AdoptConfigMap', `Adopted the existing ConfigMap ${name}`)),
+      apply(normal(EventReason.ClusterAdopted, 'AdoptConfigMap', `Adopted the existing ConfigMap ${name}`)),
     );
   }
   if (drift.length > 0) {
     return judgment(
       health('Provisioning', Reason.ConfigMapDrifted, `ConfigMap ${name}: ${what}`),
       apply(
-        normal('ConfigMapReconciled', 'UpdateConfigMap', `ConfigMap ${name} updated: ${drift.join(', ')} restored`),
+        normal(
+          EventReason.ConfigMapReconciled,
+          'UpdateConfigMap',
+          `ConfigMap ${name} updated: ${drift.join(', ')} restored`,
+        ),
       ),
     );
   }

@@ -8,7 +8,7 @@ import { normal } from '../effects.ts';
 import { CNPG_API_VERSION, type CnpgCluster, type CnpgRoleConfiguration } from '../objects.ts';
 import type { Observation } from '../observation.ts';
 import { type Health, health, type Judgment, judgment } from '../verdict.ts';
-import { Reason } from '../vocabulary.ts';
+import { EventReason, Reason } from '../vocabulary.ts';
 
 export interface DesiredRoles {
   roles: CnpgRoleConfiguration[];
@@ -113,7 +113,7 @@ export function judgeManagedRoles(observation: Observation, desired: DesiredRole
         metadata: { name: cnpg.metadata.name, namespace: cnpg.metadata.namespace },
         spec: { managed: { roles: desired.roles } },
       } as CnpgCluster,
-      event: normal('ManagedRolesApplied', 'ApplyManagedRoles', `Managed roles pushed to CNPG: ${names}`),
+      event: normal(EventReason.ManagedRolesApplied, 'ApplyManagedRoles', `Managed roles pushed to CNPG: ${names}`),
     });
   }
   return judgment(reportedHealth(observation, desired));

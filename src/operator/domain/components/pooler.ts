@@ -8,7 +8,15 @@ import { CNPG_API_VERSION, type ObjectRef, type Pooler, type PoolerView } from '
 import type { Observation } from '../observation.ts';
 import { ownedKeysAnnotation, ownedMapDrifted } from '../owned-keys.ts';
 import { type Health, health, type Judgment, judgment } from '../verdict.ts';
-import { childLabels, childNames, describeOwner, ownerReferenceTo, ownershipOf, Reason } from '../vocabulary.ts';
+import {
+  childLabels,
+  childNames,
+  describeOwner,
+  EventReason,
+  ownerReferenceTo,
+  ownershipOf,
+  Reason,
+} from '../vocabulary.ts';
 
 export const POOLER_TYPES = ['rw', 'ro'] as const;
 export type PoolerType = (typeof POOLER_TYPES)[number];
@@ -81,7 +89,7 @@ function judgeDisabled(observation: Observation): Judgment {
         type: 'delete',
         component: 'pooler',
         ref,
-        event: normal('PoolerDeleted', 'DeletePooler', `Pooler ${ref.name} deleted: the pooler is disabled`),
+        event: normal(EventReason.PoolerDeleted, 'DeletePooler', `Pooler ${ref.name} deleted: the pooler is disabled`),
       };
     });
   if (effects.length === 0) return judgment(health('Ready', Reason.PoolerDisabled, 'Connection pooler is disabled'));
@@ -105,7 +113,7 @@ function judgeEnabled(observation: Observation, pooler: PoolerConfig): Judgment 
     if (!view) {
       creating = true;
       notes.push(`${type} pooler does not exist yet`);
-      effects.push(apply(normal('PoolerCreationStarted', 'CreatePooler', `Pooler ${name} created`)));
+      effects.push(apply(normal(EventReason.PoolerCreationStarted, 'CreatePooler', `Pooler ${name} created`)));
       continue;
     }
     const owners = view.pooler.metadata.ownerReferences;
@@ -124,8 +132,8 @@ function judgeEnabled(observation: Observation, pooler: PoolerConfig): Judgment 
       notes.push(`${type} pooler is being updated${drift.length ? ` (${drift.join(', ')})` : ''}`);
       effects.push(
         ownership === 'orphan'
-          ? apply(normal('ClusterAdopted', 'AdoptPooler', `Adopted the existing pooler ${name}`))
-          : apply(normal('PoolerUpdated', 'UpdatePooler', `Pooler ${name} updated: ${drift.join(', ')}`)),
+          ? apply(normal(EventReason.ClusterAdopted, 'AdoptPooler', `Adopted the existing pooler ${name}`))
+          : apply(normal(EventReason.PoolerUpdated, 'UpdatePooler', `Pooler ${name} updated: ${drift.join(', ')}`)),
       );
       continue;
     }

@@ -7,6 +7,7 @@ import {
   childLabels,
   childNames,
   describeOwner,
+  EventReason,
   ownerReferenceTo,
   ownershipOf,
   PASSWORD_KEY,
@@ -36,7 +37,7 @@ export function judgeSecret(observation: Observation): Judgment {
         type: 'createSecret',
         component: 'secret',
         secret: { ref, username: SUPERUSER_NAME, labels: childLabels(cluster.metadata.name), owner },
-        event: normal('SecretCreated', 'CreateSecret', `Superuser secret ${ref.name} created`),
+        event: normal(EventReason.SecretCreated, 'CreateSecret', `Superuser secret ${ref.name} created`),
       },
     );
   }
@@ -63,7 +64,7 @@ export function judgeSecret(observation: Observation): Judgment {
         component: 'secret',
         ref,
         owner,
-        event: normal('ClusterAdopted', 'AdoptSecret', `Adopted the existing superuser secret ${ref.name}`),
+        event: normal(EventReason.ClusterAdopted, 'AdoptSecret', `Adopted the existing superuser secret ${ref.name}`),
       },
     );
   }
