@@ -3,6 +3,7 @@
  * health checks the operator uses. Pure: the caller brings the observation, the events and the time.
  */
 import type { StateMeta } from '../../../machines/meta.ts';
+import { metaOf } from '../../../machines/state-path.ts';
 import { deadlineAt, deadlineExceeded, summaryOf } from '../../../machines/summary.ts';
 import type { Condition } from '../api/schema.ts';
 import { toSeconds } from '../core/status.ts';
@@ -12,7 +13,7 @@ import type { Observation, Settings, TickEvent } from '../domain/observation.ts'
 import { blockerOf, findBlocker } from './blocker.ts';
 import { observedFacts } from './facts.ts';
 import { hintsOf } from './hints.ts';
-import { describeTransition, metaOf, type Replay, replay, stepOf } from './machine.ts';
+import { describeTransition, type Replay, replay, stepOf } from './machine.ts';
 import { ageSeconds } from './time.ts';
 import type { DeadlineView, ExplainEvent, Explanation, StateView, TickView } from './types.ts';
 

@@ -8,7 +8,7 @@ import { initialTransition, transition } from 'xstate';
 import { lifecycle } from '../../../machines/chart.ts';
 import { guardHolds } from '../../../machines/guards.ts';
 import { postgresClusterMachine } from '../../../machines/postgres-cluster.ts';
-import { encodeState, metaOf, restoreState, type Snapshot } from '../../../machines/state-path.ts';
+import { encodeState, restoreState, type Snapshot } from '../../../machines/state-path.ts';
 import { SEQUENCES } from '../../../machines/states.ts';
 import type { Transition } from '../../../machines/walk.ts';
 import type { Effect } from '../domain/effects.ts';
@@ -37,9 +37,6 @@ export interface Replay {
   /** The guards at `next`: its eventless transitions, then its tick handlers up to the first that fires. */
   guards: Checked[];
 }
-
-/** The meta of a snapshot's atomic state: what the status projection reads too. */
-export { metaOf };
 
 /** The guard's name and params; the machine lint forbids inline and combined guards. */
 function guardParts(t: Transition): { name: string | null; params: Record<string, unknown> } {

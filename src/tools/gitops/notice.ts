@@ -4,7 +4,7 @@ export const GENERATED_NOTICE =
 
 export const REGENERATE = 'node --conditions=development --import tsx src/tools/generate/gitops-health.ts';
 
-/** The summary conditions of src/core/status.ts; the contract every consumer reads. */
+/** The summary conditions (machines/summary.ts, published by src/operator/core/status.ts): the contract every consumer reads. */
 export const READY = 'Ready';
 export const RECONCILING = 'Reconciling';
 export const STALLED = 'Stalled';
