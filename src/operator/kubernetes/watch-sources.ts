@@ -53,14 +53,14 @@ export interface WatchSourceOptions {
 }
 
 /** managedFields can outweigh the object itself and nothing here reads them. */
-function slim<T extends KubeObject>(object: T): T {
+export function slim<T extends KubeObject>(object: T): T {
   if (!object.metadata || !('managedFields' in object.metadata)) return object;
   const { managedFields: _, ...metadata } = object.metadata as T['metadata'] & { managedFields?: unknown };
   return { ...object, metadata };
 }
 
 /** Only the metadata stays, whatever the server sent: no Secret value is ever held in memory. */
-const metadataOf = <T extends KubeObject>(object: T): T =>
+export const metadataOf = <T extends KubeObject>(object: T): T =>
   ({ apiVersion: object.apiVersion, kind: object.kind, metadata: slim(object).metadata }) as T;
 
 const ownedByPooler = (object: KubeObject) =>
@@ -68,30 +68,46 @@ const ownedByPooler = (object: KubeObject) =>
     (o) => o.kind === 'Pooler' && o.apiVersion.startsWith(`${CNPG_API_VERSION.split('/')[0]}/`),
   );
 
+/** How each kind is watched (the reasons are in this module's comment). */
+export interface WatchShape {
+  resource: ResourceType;
+  /** Ask the server for metadata only, and keep nothing else. */
+  metadataOnly?: boolean;
+  /** A server-side label selector `key=value`. */
+  label?: { key: string; value: string };
+  /** A client-side filter, for what no selector can express. */
+  filter?: (object: KubeObject) => boolean;
+}
+
+export const WATCH_SHAPES: Record<keyof WatchSources, WatchShape> = {
+  clusters: { resource: RESOURCES.clusters },
+  classes: { resource: RESOURCES.classes },
+  cnpgClusters: { resource: RESOURCES.cnpgClusters },
+  poolers: { resource: RESOURCES.poolers },
+  secrets: { resource: RESOURCES.secrets, metadataOnly: true },
+  configMaps: { resource: RESOURCES.configMaps, label: { key: MANAGED_BY_LABEL, value: 'pgfsm' } },
+  deployments: { resource: RESOURCES.deployments, metadataOnly: true, filter: ownedByPooler },
+};
+
 export function createWatchSources(kc: KubeConfig, options: WatchSourceOptions = {}): WatchSources {
-  const make = <T extends KubeObject>(
-    resource: ResourceType,
-    extra: Omit<InformerOptions<T>, 'resource'> = {},
-  ): Informer<T> =>
+  const make = <T extends KubeObject>({ resource, metadataOnly, label, filter }: WatchShape): Informer<T> =>
     new Informer<T>(kc, {
       resource,
-      transform: slim,
+      transform: metadataOnly ? metadataOf : slim,
       ...options.timing,
       ...(options.log ? { log: options.log } : {}),
       ...(options.namespace && resource.namespaced ? { namespace: options.namespace } : {}),
-      ...extra,
+      ...(metadataOnly ? { metadataOnly } : {}),
+      ...(label ? { labelSelector: `${label.key}=${label.value}` } : {}),
+      ...(filter ? { filter } : {}),
     });
   return {
-    clusters: make<PostgresCluster>(RESOURCES.clusters),
-    classes: make<PostgresClusterClass>(RESOURCES.classes),
-    cnpgClusters: make<CnpgCluster>(RESOURCES.cnpgClusters),
-    poolers: make<Pooler>(RESOURCES.poolers),
-    secrets: make<KubeObject>(RESOURCES.secrets, { metadataOnly: true, transform: metadataOf }),
-    configMaps: make<ConfigMap>(RESOURCES.configMaps, { labelSelector: `${MANAGED_BY_LABEL}=pgfsm` }),
-    deployments: make<KubeObject>(RESOURCES.deployments, {
-      metadataOnly: true,
-      transform: metadataOf,
-      filter: ownedByPooler,
-    }),
+    clusters: make<PostgresCluster>(WATCH_SHAPES.clusters),
+    classes: make<PostgresClusterClass>(WATCH_SHAPES.classes),
+    cnpgClusters: make<CnpgCluster>(WATCH_SHAPES.cnpgClusters),
+    poolers: make<Pooler>(WATCH_SHAPES.poolers),
+    secrets: make<KubeObject>(WATCH_SHAPES.secrets),
+    configMaps: make<ConfigMap>(WATCH_SHAPES.configMaps),
+    deployments: make<KubeObject>(WATCH_SHAPES.deployments),
   };
 }

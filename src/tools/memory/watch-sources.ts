@@ -11,16 +11,9 @@
  */
 import type { PostgresCluster, PostgresClusterClass } from '../../operator/api/schema.ts';
 import type { Clock } from '../../operator/core/ports.ts';
-import {
-  CNPG_API_VERSION,
-  type CnpgCluster,
-  type ConfigMap,
-  type KubeObject,
-  type Pooler,
-} from '../../operator/domain/objects.ts';
-import { MANAGED_BY_LABEL } from '../../operator/domain/vocabulary.ts';
+import type { CnpgCluster, ConfigMap, KubeObject, Pooler } from '../../operator/domain/objects.ts';
 import type { ObjectSource, SourceEvent, WatchSources } from '../../operator/driver/sources.ts';
-import { RESOURCES } from '../../operator/kubernetes/watch-sources.ts';
+import { metadataOf, slim, WATCH_SHAPES, type WatchShape } from '../../operator/kubernetes/watch-sources.ts';
 import type { Change, MemoryApiServer } from './api-server.ts';
 
 interface Shape<T extends KubeObject> {
@@ -118,33 +111,22 @@ export class MemoryObjectSource<T extends KubeObject> implements ObjectSource<T>
   }
 }
 
-// The filters of src/operator/kubernetes/watch-sources.ts (see there for why each kind is watched so).
-
-/** Metadata-only: no Secret value is ever held by the driver. */
-const metadataOf = <T extends KubeObject>(object: KubeObject): T =>
-  ({ apiVersion: object.apiVersion, kind: object.kind, metadata: object.metadata }) as T;
-
-/** The label selector `app.kubernetes.io/managed-by=pgfsm`. */
-const managedByPgfsm = (object: KubeObject) => object.metadata.labels?.[MANAGED_BY_LABEL] === 'pgfsm';
-
-const ownedByPooler = (object: KubeObject) =>
-  (object.metadata.ownerReferences ?? []).some(
-    (o) => o.kind === 'Pooler' && o.apiVersion.startsWith(`${CNPG_API_VERSION.split('/')[0]}/`),
-  );
-
-/** The watch sources `pgfsm run` would have, over the in-memory API; `start` each (or let the caller). */
+/** The watch sources `pgfsm run` would have, shaped as it shapes them, over the in-memory API. */
 export function memoryWatchSources(api: MemoryApiServer, clock: Clock): WatchSources {
-  const source = <T extends KubeObject>(
-    resource: (typeof RESOURCES)[keyof typeof RESOURCES],
-    extra: Omit<Shape<T>, 'kind' | 'resource'> = {},
-  ) => new MemoryObjectSource<T>(api, clock, { kind: resource.kind, resource: resource.plural, ...extra });
+  const source = <T extends KubeObject>({ resource, metadataOnly, label, filter }: WatchShape) =>
+    new MemoryObjectSource<T>(api, clock, {
+      kind: resource.kind,
+      resource: resource.plural,
+      transform: (object) => (metadataOnly ? metadataOf(object) : slim(object)) as T,
+      filter: (object) => (!label || object.metadata.labels?.[label.key] === label.value) && (filter?.(object) ?? true),
+    });
   return {
-    clusters: source<PostgresCluster>(RESOURCES.clusters),
-    classes: source<PostgresClusterClass>(RESOURCES.classes),
-    cnpgClusters: source<CnpgCluster>(RESOURCES.cnpgClusters),
-    poolers: source<Pooler>(RESOURCES.poolers),
-    secrets: source<KubeObject>(RESOURCES.secrets, { transform: metadataOf }),
-    configMaps: source<ConfigMap>(RESOURCES.configMaps, { filter: managedByPgfsm }),
-    deployments: source<KubeObject>(RESOURCES.deployments, { transform: metadataOf, filter: ownedByPooler }),
+    clusters: source<PostgresCluster>(WATCH_SHAPES.clusters),
+    classes: source<PostgresClusterClass>(WATCH_SHAPES.classes),
+    cnpgClusters: source<CnpgCluster>(WATCH_SHAPES.cnpgClusters),
+    poolers: source<Pooler>(WATCH_SHAPES.poolers),
+    secrets: source<KubeObject>(WATCH_SHAPES.secrets),
+    configMaps: source<ConfigMap>(WATCH_SHAPES.configMaps),
+    deployments: source<KubeObject>(WATCH_SHAPES.deployments),
   };
 }
