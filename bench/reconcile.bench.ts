@@ -7,7 +7,7 @@
  */
 import { transition } from 'xstate';
 import { postgresClusterMachine } from '../machines/postgres-cluster.ts';
-import { restoreState } from '../src/operator/core/machine-state.ts';
+import { restoreState } from '../machines/state-path.ts';
 import { healthyFacts, tickOf } from '../src/tools/fixtures/observations.ts';
 import { clusterObject, simulationWith, untilReady } from '../src/tools/fixtures/simulation.ts';
 import type { Simulation } from '../src/tools/simulation/simulation.ts';
