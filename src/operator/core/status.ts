@@ -9,7 +9,7 @@ import type { Condition, PostgresClusterStatus } from '../api/schema.ts';
 import { type Assessment, rolesStatus } from '../domain/assessment.ts';
 import type { OwnerReference } from '../domain/objects.ts';
 import type { Settings } from '../domain/observation.ts';
-import type { Health } from '../domain/verdict.ts';
+import type { Verdict } from '../domain/verdict.ts';
 import {
   COMPONENTS,
   CONDITION_OF,
@@ -53,7 +53,8 @@ const draft = (type: string, ok: boolean, reason: string, message: string): Draf
   message,
 });
 
-const fromHealth = (c: Component, h: Health): Draft => draft(CONDITION_OF[c], h.state === 'Ready', h.reason, h.message);
+const fromHealth = (c: Component, h: Verdict): Draft =>
+  draft(CONDITION_OF[c], h.state === 'Ready', h.reason, h.message);
 
 function componentConditions(input: StatusInput): Draft[] {
   const { meta, assessment, failure } = input;

@@ -1,5 +1,5 @@
 /**
- * The assessment of one tick: every component's judgment (its health and its plan), computed once per
+ * The assessment of one tick: every component's judgment (its verdict and its plan), computed once per
  * observation. Guards, actions and the status projection all read it, so they can never disagree about the world.
  */
 
@@ -11,7 +11,7 @@ import { judgeSecret } from './components/secret.ts';
 import { type MergedConfig, type MergeResult, mergeConfig } from './config.ts';
 import type { Effect } from './effects.ts';
 import type { Observation, Settings, TickEvent } from './observation.ts';
-import { type Health, health, type Judgment } from './verdict.ts';
+import { type Judgment, type Verdict, verdict } from './verdict.ts';
 import { COMPONENTS, type Component, FINALIZER, Reason } from './vocabulary.ts';
 
 export interface Assessment {
@@ -20,8 +20,9 @@ export interface Assessment {
   /** Present when the merged config is valid. */
   config?: MergedConfig;
   roles?: DesiredRoles;
-  /** Health of each component that can be judged; a component is absent when its inputs are invalid. */
-  health: Partial<Record<Component, Health>>;
+  /** The verdict on each component that can be judged; absent when its inputs are invalid. */
+  health: Partial<Record<Component, Verdict>>;
+  /** The writes each component's judgment asks for, decided with its verdict. */
   plans: Record<Component, Effect[]>;
   cnpgOperational: boolean;
   poolersServing: boolean;
@@ -52,7 +53,7 @@ export function assess(observation: Observation, settings: Settings): Assessment
     return {
       observation,
       merge,
-      health: { secret: secret.health, cluster: health('Failed', reason, merge.message) },
+      health: { secret: secret.verdict, cluster: verdict('Failed', reason, merge.message) },
       plans: { secret: secret.effects, cluster: [], managedRoles: [], pooler: [], configMap: [] },
       cnpgOperational: false,
       poolersServing: false,
@@ -72,7 +73,7 @@ export function assess(observation: Observation, settings: Settings): Assessment
     merge,
     config,
     roles,
-    health: mapComponents(judgments, (j) => j.health),
+    health: mapComponents(judgments, (j) => j.verdict),
     plans: mapComponents(judgments, (j) => j.effects),
     cnpgOperational: isCnpgOperational(observation),
     poolersServing: poolersServing(observation, config),

@@ -1,33 +1,43 @@
 /**
- * The verdict of a pure health check on one component (the reasons it may carry are in vocabulary.ts),
- * and the judgment that pairs it with the writes acting on it.
+ * The verdict a component's judgment passes on it (the reasons it may carry are in vocabulary.ts), and the
+ * judgment that pairs it with the writes acting on it. A verdict is about one component of one cluster;
+ * the GitOps health artefacts (src/tools/gitops) are about the whole PostgresCluster and are another thing.
  *
  * `Pending` means the step cannot act yet (blocked or waiting for its object to appear), `Provisioning`
  * that it is being created or changed, `Configuring` that CNPG is busy with an operation on a running
  * cluster, `Failed` that it needs a human or a change of input. Only `Ready` lets the pipeline move on.
  */
+import type { OwnerReference } from '../api/schema.ts';
 import type { Effect } from './effects.ts';
-import type { Reason } from './vocabulary.ts';
+import { describeOwner, type Reason } from './vocabulary.ts';
 
-export type HealthState = 'Ready' | 'Pending' | 'Provisioning' | 'Configuring' | 'Failed';
+export type VerdictState = 'Ready' | 'Pending' | 'Provisioning' | 'Configuring' | 'Failed';
 
-export interface Health {
-  state: HealthState;
+export interface Verdict {
+  state: VerdictState;
   reason: Reason;
   message: string;
 }
 
-export const health = (state: HealthState, reason: Reason, message: string): Health => ({ state, reason, message });
+export const verdict = (state: VerdictState, reason: Reason, message: string): Verdict => ({
+  state,
+  reason,
+  message,
+});
+
+/** A child another controller holds: pgfsm never takes it over silently, so a person decides. */
+export const heldByOther = (reason: Reason, what: string, owners: OwnerReference[] | undefined): Verdict =>
+  verdict('Failed', reason, `${what} is controlled by ${describeOwner(owners)}`);
 
 /**
- * A component's judgment of one observation: its health and the writes that act on it. Every component
+ * A component's judgment of one observation: its verdict and the writes that act on it. Every component
  * has one `judge*` function of the shape `(observation, desired) -> Judgment` that climbs its ladder
  * (missing, foreign, adoptable, drifted, …) once, each rung deciding both, so a verdict of "adopting" or
  * "updating" always comes with the write that does it, and a write never comes with "Ready".
  */
 export interface Judgment {
-  health: Health;
+  verdict: Verdict;
   effects: Effect[];
 }
 
-export const judgment = (verdict: Health, ...effects: Effect[]): Judgment => ({ health: verdict, effects });
+export const judgment = (passed: Verdict, ...effects: Effect[]): Judgment => ({ verdict: passed, effects });

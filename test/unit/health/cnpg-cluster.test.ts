@@ -41,7 +41,7 @@ describe('CNPG cluster health', () => {
   it('a healthy phase with every instance ready is Ready / CNPGClusterHealthy and plans nothing', () => {
     const observation = world();
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).health;
+    const h = judgeCnpgCluster(observation, desired).verdict;
     expect(h.state).toBe('Ready');
     expect(h.reason).toBe(Reason.CNPGClusterHealthy);
     expect(h.message).toContain('3/3');
@@ -52,7 +52,7 @@ describe('CNPG cluster health', () => {
     const observation = world({ cnpg: 'scaling' });
     expect(observation.cnpg?.status?.phase).toBe(CnpgPhase.Healthy);
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).health;
+    const h = judgeCnpgCluster(observation, desired).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterScaling);
     expect(h.message).toContain('1/3');
@@ -68,7 +68,7 @@ describe('CNPG cluster health', () => {
     const observation = withCnpg((cnpg) => {
       if (cnpg.status) cnpg.status.readyInstances = ready;
     });
-    const h = judgeCnpgCluster(observation, desiredOf(observation)).health;
+    const h = judgeCnpgCluster(observation, desiredOf(observation)).verdict;
     expect(h.state).not.toBe('Ready');
     expect(h.reason).toBe(Reason.CNPGClusterScaling);
     expect(h.message).toContain(`${ready ?? 0}/3`);
@@ -78,7 +78,7 @@ describe('CNPG cluster health', () => {
     const observation = withCnpg((cnpg) => {
       if (cnpg.status) cnpg.status.readyInstances = 4;
     });
-    const h = judgeCnpgCluster(observation, desiredOf(observation)).health;
+    const h = judgeCnpgCluster(observation, desiredOf(observation)).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterScaling);
     expect(h.message).toContain('4/3');
@@ -88,7 +88,7 @@ describe('CNPG cluster health', () => {
     const observation = withCnpg((cnpg) => {
       cnpg.status = { ...cnpg.status, phase: CnpgPhase.WaitingForUser, phaseReason: 'PVC pgdata is missing' };
     });
-    const h = judgeCnpgCluster(observation, desiredOf(observation)).health;
+    const h = judgeCnpgCluster(observation, desiredOf(observation)).verdict;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.CNPGWaitingForUser);
     expect(h.message).toContain(CnpgPhase.WaitingForUser);
@@ -99,7 +99,7 @@ describe('CNPG cluster health', () => {
     const observation = withCnpg((cnpg) => {
       cnpg.status = {};
     });
-    const h = judgeCnpgCluster(observation, desiredOf(observation)).health;
+    const h = judgeCnpgCluster(observation, desiredOf(observation)).verdict;
     expect(h.state).toBe('Pending');
     expect(h.reason).toBe(Reason.CNPGClusterPending);
   });
@@ -255,7 +255,7 @@ describe('CNPG cluster drift', () => {
     expect(observation.cnpg).toBeDefined();
     expect(cnpgDrift(observation.cnpg as CnpgCluster, desired)).toContain(field);
 
-    const h = judgeCnpgCluster(observation, desired).health;
+    const h = judgeCnpgCluster(observation, desired).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterUpdating);
     expect(h.message).toContain(field);
@@ -293,7 +293,7 @@ describe('CNPG cluster drift', () => {
     const desired = desiredOf(observation);
     expect(desired.spec.postgresql?.parameters).not.toHaveProperty('shared_buffers');
     expect(cnpgDrift(observation.cnpg as CnpgCluster, desired)).toEqual([]);
-    expect(judgeCnpgCluster(observation, desired).health.state).toBe('Ready');
+    expect(judgeCnpgCluster(observation, desired).verdict.state).toBe('Ready');
     expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
   });
 
@@ -347,7 +347,7 @@ describe('CNPG cluster drift', () => {
     );
     expect(observation.cnpg?.status?.phase).toBe(CnpgPhase.Unrecoverable);
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).health;
+    const h = judgeCnpgCluster(observation, desired).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterUpdating);
     expect(eventOf(singleApply(judgeCnpgCluster(observation, desired).effects)).reason).toBe('ClusterUpdateStarted');
@@ -356,7 +356,7 @@ describe('CNPG cluster drift', () => {
   it('the same failed phase without drift stays Failed and plans nothing', () => {
     const observation = world({ cnpg: CnpgPhase.Unrecoverable });
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).health;
+    const h = judgeCnpgCluster(observation, desired).verdict;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.CNPGUnrecoverable);
     expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
@@ -387,7 +387,7 @@ describe('CNPG cluster existence and ownership', () => {
     const observation = world({ cnpg: 'missing' });
     expect(observation.cnpg).toBeUndefined();
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).health;
+    const h = judgeCnpgCluster(observation, desired).verdict;
     expect(h.state).toBe('Pending');
     expect(h.reason).toBe(Reason.CNPGClusterPending);
     const apply = singleApply(judgeCnpgCluster(observation, desired).effects);
@@ -402,7 +402,7 @@ describe('CNPG cluster existence and ownership', () => {
     const observation = world({ cnpg: 'released' });
     expect(observation.cnpg?.metadata.ownerReferences).toEqual([]);
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).health;
+    const h = judgeCnpgCluster(observation, desired).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterUpdating);
     const apply = singleApply(judgeCnpgCluster(observation, desired).effects);
@@ -432,7 +432,7 @@ describe('CNPG cluster existence and ownership', () => {
       cnpg.spec.instances = 1; // even with drift: not ours to repair
     });
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).health;
+    const h = judgeCnpgCluster(observation, desired).verdict;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.ClusterOwnedByOther);
     expect(h.message).toContain('PostgresCluster/billing');
@@ -445,7 +445,7 @@ describe('CNPG cluster existence and ownership', () => {
       cnpg.spec.superuserSecret = { name: 'orders-secret' };
     });
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).health;
+    const h = judgeCnpgCluster(observation, desired).verdict;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.ClusterSuperuserSecretMismatch);
     expect(h.message).toContain('uses superuser secret orders-secret, not orders-superuser');
@@ -460,7 +460,7 @@ describe('CNPG cluster existence and ownership', () => {
         cnpg.spec.superuserSecret = superuserSecret;
       });
       const desired = desiredOf(observation);
-      expect(judgeCnpgCluster(observation, desired).health.reason).toBe(Reason.CNPGClusterUpdating);
+      expect(judgeCnpgCluster(observation, desired).verdict.reason).toBe(Reason.CNPGClusterUpdating);
       expect(eventOf(singleApply(judgeCnpgCluster(observation, desired).effects)).reason).toBe('ClusterAdopted');
     }
   });

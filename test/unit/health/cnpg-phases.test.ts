@@ -1,11 +1,11 @@
 /** CNPG v1.28 `status.phase` sentences and what pgfsm makes of each (reference §3.4 and §8.1). */
 import { describe, expect, it } from 'vitest';
 import { CnpgPhase, meaningOfPhase } from '../../../src/operator/domain/components/cnpg-phases.ts';
-import type { HealthState } from '../../../src/operator/domain/verdict.ts';
+import type { VerdictState } from '../../../src/operator/domain/verdict.ts';
 import { Reason } from '../../../src/operator/domain/vocabulary.ts';
 
 /** The expectation for every phase, written out from the CNPG sentences, not from the constants' names. */
-const TABLE: Array<[phase: string, state: HealthState, reason: string]> = [
+const TABLE: Array<[phase: string, state: VerdictState, reason: string]> = [
   ['Cluster in healthy state', 'Ready', Reason.CNPGClusterHealthy],
   ['Setting up primary', 'Provisioning', Reason.CNPGClusterProvisioning],
   ['Creating a new replica', 'Provisioning', Reason.CNPGClusterProvisioning],

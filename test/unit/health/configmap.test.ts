@@ -97,7 +97,7 @@ describe('ConfigMap health and plan', () => {
   it('up to date is Ready / ConfigMapReconciled and plans nothing', () => {
     const observation = world();
     const desired = desiredOf(observation);
-    const h = judgeConfigMap(observation, desired).health;
+    const h = judgeConfigMap(observation, desired).verdict;
     expect(h.state).toBe('Ready');
     expect(h.reason).toBe(Reason.ConfigMapReconciled);
     expect(judgeConfigMap(observation, desired).effects).toEqual([]);
@@ -106,7 +106,7 @@ describe('ConfigMap health and plan', () => {
   it('missing: not Ready, one apply with a create event', () => {
     const observation = world({ configMap: 'missing' });
     const desired = desiredOf(observation);
-    const h = judgeConfigMap(observation, desired).health;
+    const h = judgeConfigMap(observation, desired).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.ConfigMapPending);
     const apply = singleApply(judgeConfigMap(observation, desired).effects);
@@ -120,7 +120,7 @@ describe('ConfigMap health and plan', () => {
     const observation = world({ configMap: 'drifted' });
     const desired = desiredOf(observation);
     expect(configMapDrift(observation.configMap as ConfigMap, desired)).toEqual(['CLUSTER_RW_ENDPOINT']);
-    const h = judgeConfigMap(observation, desired).health;
+    const h = judgeConfigMap(observation, desired).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.ConfigMapDrifted);
     expect(h.message).toContain('CLUSTER_RW_ENDPOINT');
@@ -148,7 +148,7 @@ describe('ConfigMap health and plan', () => {
     const observation = { ...world({ poolerEnabled: false }), configMap: served.configMap };
     const desired = desiredOf(observation);
     expect(configMapDrift(observation.configMap as ConfigMap, desired)).toEqual(POOLER_KEYS.slice().sort());
-    expect(judgeConfigMap(observation, desired).health.state).toBe('Provisioning');
+    expect(judgeConfigMap(observation, desired).verdict.state).toBe('Provisioning');
   });
 
   it('keys added by other writers are not drift', () => {
@@ -158,14 +158,14 @@ describe('ConfigMap health and plan', () => {
     const withExtra = { ...observation, configMap };
     const desired = desiredOf(withExtra);
     expect(configMapDrift(configMap, desired)).toEqual([]);
-    expect(judgeConfigMap(withExtra, desired).health.state).toBe('Ready');
+    expect(judgeConfigMap(withExtra, desired).verdict.state).toBe('Ready');
     expect(judgeConfigMap(withExtra, desired).effects).toEqual([]);
   });
 
   it('an orphan ConfigMap (retained earlier) is adopted with one apply', () => {
     const observation = world({ configMap: 'released' });
     const desired = desiredOf(observation);
-    expect(judgeConfigMap(observation, desired).health.state).toBe('Provisioning');
+    expect(judgeConfigMap(observation, desired).verdict.state).toBe('Provisioning');
     expect(eventOf(singleApply(judgeConfigMap(observation, desired).effects)).reason).toBe('ClusterAdopted');
   });
 
@@ -177,7 +177,7 @@ describe('ConfigMap health and plan', () => {
     ];
     const foreign = { ...observation, configMap };
     const desired = desiredOf(foreign);
-    const h = judgeConfigMap(foreign, desired).health;
+    const h = judgeConfigMap(foreign, desired).verdict;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.ConfigMapOwnedByOther);
     expect(h.message).toContain('Deployment/web');

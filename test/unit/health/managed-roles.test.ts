@@ -112,7 +112,7 @@ describe('desired roles', () => {
     });
     expect(desired.roles).toEqual([present('app'), absent('legacy')]);
     expect(rolesDrifted(observation, desired)).toBe(true);
-    const h = judgeManagedRoles(observation, desired).health;
+    const h = judgeManagedRoles(observation, desired).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.ManagedRolesPending);
     expect(rolesApply(judgeManagedRoles(observation, desired).effects).roles).toEqual([
@@ -136,7 +136,7 @@ describe('desired roles', () => {
     });
     expect(desired.roles).toEqual([present('app'), absent('legacy')]);
     expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
-    const h = judgeManagedRoles(observation, desired).health;
+    const h = judgeManagedRoles(observation, desired).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.message).toContain('legacy');
   });
@@ -150,7 +150,7 @@ describe('desired roles', () => {
     expect(desired.roles).toEqual([present('app'), absent('legacy')]);
     expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
     // Counted apart: the removed role is not a managed role any more.
-    expect(judgeManagedRoles(observation, desired).health.message).toBe(
+    expect(judgeManagedRoles(observation, desired).verdict.message).toBe(
       '1 managed role(s) reconciled, 1 role(s) ensured absent',
     );
   });
@@ -163,7 +163,7 @@ describe('desired roles', () => {
     });
     expect(desired.roles).toEqual([present('app'), absent('legacy')]);
     expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
-    expect(judgeManagedRoles(observation, desired).health.state).toBe('Ready');
+    expect(judgeManagedRoles(observation, desired).verdict.state).toBe('Ready');
   });
 });
 
@@ -172,7 +172,7 @@ describe('password Secrets of roles', () => {
     const { observation, desired } = scenario({ spec: [role('app')], secrets: [] });
     expect(desired.roles).toEqual([]);
     expect(desired.waitingForSecret).toEqual({ app: 'app-password' });
-    const h = judgeManagedRoles(observation, desired).health;
+    const h = judgeManagedRoles(observation, desired).verdict;
     expect(h.state).toBe('Pending');
     expect(h.reason).toBe(Reason.ManagedRolesPending);
     expect(h.message).toContain('app-password');
@@ -183,7 +183,7 @@ describe('password Secrets of roles', () => {
   it('the fixture world with a missing role Secret is Pending too', () => {
     const observation = world({ rolesState: 'secretMissing' });
     const desired = desiredRoles(observation, configOf(observation));
-    expect(judgeManagedRoles(observation, desired).health.state).toBe('Pending');
+    expect(judgeManagedRoles(observation, desired).verdict.state).toBe('Pending');
     expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
   });
 
@@ -196,7 +196,7 @@ describe('password Secrets of roles', () => {
     });
     expect(desired.roles).toEqual([present('app')]);
     expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
-    const h = judgeManagedRoles(observation, desired).health;
+    const h = judgeManagedRoles(observation, desired).verdict;
     expect(h.state).toBe('Pending');
     expect(h.message).toContain('app-password');
   });
@@ -222,7 +222,7 @@ describe('managed roles health', () => {
   it('all reconciled is Ready / ManagedRolesReconciled', () => {
     const observation = world();
     const desired = desiredRoles(observation, configOf(observation));
-    const h = judgeManagedRoles(observation, desired).health;
+    const h = judgeManagedRoles(observation, desired).verdict;
     expect(h.state).toBe('Ready');
     expect(h.reason).toBe(Reason.ManagedRolesReconciled);
     expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
@@ -231,7 +231,7 @@ describe('managed roles health', () => {
   it('pending reconciliation is not Ready', () => {
     const observation = world({ rolesState: 'pending' });
     const desired = desiredRoles(observation, configOf(observation));
-    const h = judgeManagedRoles(observation, desired).health;
+    const h = judgeManagedRoles(observation, desired).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.ManagedRolesPending);
     expect(h.message).toContain('app');
@@ -239,14 +239,14 @@ describe('managed roles health', () => {
 
   it('a role CNPG reports nowhere is pending, not reconciled', () => {
     const { observation, desired } = scenario({ spec: [role('app')], pushed: [present('app')] });
-    expect(judgeManagedRoles(observation, desired).health.state).not.toBe('Ready');
+    expect(judgeManagedRoles(observation, desired).verdict.state).not.toBe('Ready');
     expect(rolesStatus(observation, desired)).toEqual({ reconciled: [], pending: ['app'], failed: {} });
   });
 
   it('cannotReconcile is Failed / ManagedRolesReconciliationFailed naming the role and the error', () => {
     const observation = world({ rolesState: 'failed' });
     const desired = desiredRoles(observation, configOf(observation));
-    const h = judgeManagedRoles(observation, desired).health;
+    const h = judgeManagedRoles(observation, desired).verdict;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.ManagedRolesReconciliationFailed);
     expect(h.message).toContain('app');
@@ -259,7 +259,7 @@ describe('managed roles health', () => {
       pushed: [present('app'), present('batch')],
       cannotReconcile: { app: ['owns database app', 'has grants'], batch: [] },
     });
-    const h = judgeManagedRoles(observation, desired).health;
+    const h = judgeManagedRoles(observation, desired).verdict;
     expect(h.state).toBe('Failed');
     expect(h.message).toContain('owns database app; has grants');
     expect(h.message).toContain('batch: role cannot be reconciled');
@@ -273,7 +273,7 @@ describe('managed roles health', () => {
     const observation = world({ roles: [] });
     const desired = desiredRoles(observation, configOf(observation));
     expect(desired.roles).toEqual([]);
-    const h = judgeManagedRoles(observation, desired).health;
+    const h = judgeManagedRoles(observation, desired).verdict;
     expect(h.state).toBe('Ready');
     expect(h.reason).toBe(Reason.ManagedRolesReconciled);
     expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
@@ -282,14 +282,14 @@ describe('managed roles health', () => {
   it('no roles and no managed section in CNPG is Ready and plans nothing', () => {
     const { observation, desired } = scenario({ spec: [] });
     expect(observation.cnpg?.spec.managed).toBeUndefined();
-    expect(judgeManagedRoles(observation, desired).health.state).toBe('Ready');
+    expect(judgeManagedRoles(observation, desired).verdict.state).toBe('Ready');
     expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
   });
 
   it('without a CNPG cluster the step waits and plans nothing', () => {
     const observation = world({ cnpg: 'missing' });
     const desired = desiredRoles(observation, configOf(observation));
-    const h = judgeManagedRoles(observation, desired).health;
+    const h = judgeManagedRoles(observation, desired).verdict;
     expect(h.state).toBe('Pending');
     expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
   });
@@ -351,6 +351,6 @@ describe('managed roles drift and planning', () => {
     });
     expect(rolesDrifted(observation, desired)).toBe(false);
     expect(judgeManagedRoles(observation, desired).effects).toEqual([]);
-    expect(judgeManagedRoles(observation, desired).health.state).toBe('Ready');
+    expect(judgeManagedRoles(observation, desired).verdict.state).toBe('Ready');
   });
 });

@@ -43,7 +43,7 @@ describe('pooler disabled', () => {
     const observation = world({ poolerEnabled: false });
     const config = configOf(observation);
     expect(config.pooler).toBeUndefined();
-    const h = judgePoolers(observation, config).health;
+    const h = judgePoolers(observation, config).verdict;
     expect(h.state).toBe('Ready');
     expect(h.reason).toBe(Reason.PoolerDisabled);
     expect(judgePoolers(observation, config).effects).toEqual([]);
@@ -54,7 +54,7 @@ describe('pooler disabled', () => {
     const leftovers = world().poolers;
     const observation = { ...world({ poolerEnabled: false }), poolers: leftovers };
     const config = configOf(observation);
-    const h = judgePoolers(observation, config).health;
+    const h = judgePoolers(observation, config).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.PoolerDeleting);
     const effects = judgePoolers(observation, config).effects;
@@ -85,7 +85,7 @@ describe('pooler disabled', () => {
     const config = configOf(observation);
     expect(judgePoolers(observation, config).effects).toEqual([]);
     // Reporting "Removing the connection poolers" while planning no removal would wait forever.
-    const h = judgePoolers(observation, config).health;
+    const h = judgePoolers(observation, config).verdict;
     expect(h.reason).not.toBe(Reason.PoolerDeleting);
     expect(['Ready', 'Failed']).toContain(h.state);
   });
@@ -95,7 +95,7 @@ describe('pooler enabled', () => {
   it('both missing: two applies (rw, ro) with PoolerCreationStarted; Provisioning / PoolerCreating', () => {
     const observation = world({ poolers: 'missing' });
     const config = configOf(observation);
-    const h = judgePoolers(observation, config).health;
+    const h = judgePoolers(observation, config).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.PoolerCreating);
     const applies = poolerApplies(judgePoolers(observation, config).effects);
@@ -121,7 +121,7 @@ describe('pooler enabled', () => {
   it('both ready (ready replicas = instances) is Ready / AllInstancesReady, serves, and plans nothing', () => {
     const observation = world();
     const config = configOf(observation);
-    const h = judgePoolers(observation, config).health;
+    const h = judgePoolers(observation, config).verdict;
     expect(h.state).toBe('Ready');
     expect(h.reason).toBe(Reason.AllInstancesReady);
     expect(judgePoolers(observation, config).effects).toEqual([]);
@@ -131,7 +131,7 @@ describe('pooler enabled', () => {
   it('no ready replicas is not Ready', () => {
     const observation = world({ poolers: 'notReady' });
     const config = configOf(observation);
-    const h = judgePoolers(observation, config).health;
+    const h = judgePoolers(observation, config).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.PoolerCreating);
     expect(judgePoolers(observation, config).effects).toEqual([]);
@@ -144,7 +144,7 @@ describe('pooler enabled', () => {
       view.readyReplicas = type === 'ro' ? 1 : 2; // one ro pod not ready
     });
     const config = configOf(observation);
-    const h = judgePoolers(observation, config).health;
+    const h = judgePoolers(observation, config).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.message).toContain('ro pooler has 1/2 ready instances');
     expect(poolersServing(observation, config)).toBe(false);
@@ -154,7 +154,7 @@ describe('pooler enabled', () => {
     const observation = withPoolers((view) => {
       view.readyReplicas = 3;
     });
-    expect(judgePoolers(observation, configOf(observation)).health.state).toBe('Ready');
+    expect(judgePoolers(observation, configOf(observation)).verdict.state).toBe('Ready');
   });
 
   it('the class defaults a pooler without instances or mode to 3 instances in transaction mode', () => {
@@ -219,7 +219,7 @@ describe('pooler drift', () => {
     (_what, field, mutate) => {
       const observation = withPoolers((view) => mutate(view));
       const config = configOf(observation);
-      const h = judgePoolers(observation, config).health;
+      const h = judgePoolers(observation, config).verdict;
       expect(h.state).toBe('Provisioning');
       expect(h.reason).toBe(Reason.PoolerUpdating);
       expect(h.message).toContain(field);
@@ -279,7 +279,7 @@ describe('pooler drift', () => {
       view.pooler.spec.pgbouncer.parameters = { ...view.pooler.spec.pgbouncer.parameters, max_client_conn: '1000' };
     });
     const config = configOf(observation);
-    expect(judgePoolers(observation, config).health.state).toBe('Ready');
+    expect(judgePoolers(observation, config).verdict.state).toBe('Ready');
     expect(judgePoolers(observation, config).effects).toEqual([]);
   });
 
@@ -301,7 +301,7 @@ describe('pooler drift', () => {
       view.pooler.metadata.ownerReferences = [];
     });
     const config = configOf(observation);
-    expect(judgePoolers(observation, config).health.state).toBe('Provisioning');
+    expect(judgePoolers(observation, config).verdict.state).toBe('Provisioning');
     const applies = poolerApplies(judgePoolers(observation, config).effects);
     expect(applies.map((a) => a.event.reason)).toEqual(['ClusterAdopted', 'ClusterAdopted']);
   });
@@ -316,7 +316,7 @@ describe('pooler drift', () => {
       }
     });
     const config = configOf(observation);
-    const h = judgePoolers(observation, config).health;
+    const h = judgePoolers(observation, config).verdict;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.PoolerOwnedByOther);
     expect(h.message).toContain('orders-pooler-rw');

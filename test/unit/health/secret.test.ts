@@ -20,7 +20,7 @@ const withSecretOwners = (
 describe('superuser Secret', () => {
   it('ready: Ready / SuperUserSecretReady, nothing to do', () => {
     const observation = world();
-    const h = judgeSecret(observation).health;
+    const h = judgeSecret(observation).verdict;
     expect(h.state).toBe('Ready');
     expect(h.reason).toBe(Reason.SuperUserSecretReady);
     expect(judgeSecret(observation).effects).toEqual([]);
@@ -28,7 +28,7 @@ describe('superuser Secret', () => {
 
   it('missing: not Ready, one createSecret with SecretCreated', () => {
     const observation = world({ secret: 'missing' });
-    const h = judgeSecret(observation).health;
+    const h = judgeSecret(observation).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.UserSecretPending);
     const effects = judgeSecret(observation).effects;
@@ -61,7 +61,7 @@ describe('superuser Secret', () => {
 
   it('no password key: Failed / SuperUserSecretFailed naming the key, and nothing written', () => {
     const observation = world({ secret: 'noKey' });
-    const h = judgeSecret(observation).health;
+    const h = judgeSecret(observation).verdict;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.SuperUserSecretFailed);
     expect(h.message).toContain('"password"');
@@ -74,13 +74,13 @@ describe('superuser Secret', () => {
     if (!observation.secret) throw new Error('fixture has no Secret');
     const orphan = { ...observation, secret: { ...observation.secret, metadata: { ...observation.secret.metadata } } };
     orphan.secret.metadata.ownerReferences = [];
-    expect(judgeSecret(orphan).health.state).toBe('Failed');
+    expect(judgeSecret(orphan).verdict.state).toBe('Failed');
     expect(judgeSecret(orphan).effects).toEqual([]);
   });
 
   it('orphan (retained earlier): adopted with setOwner and ClusterAdopted; not Ready until then', () => {
     const observation = world({ secret: 'orphan' });
-    const h = judgeSecret(observation).health;
+    const h = judgeSecret(observation).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.UserSecretPending);
     const effects = judgeSecret(observation).effects;
@@ -104,7 +104,7 @@ describe('superuser Secret', () => {
         controller: true,
       },
     ]);
-    const h = judgeSecret(observation).health;
+    const h = judgeSecret(observation).verdict;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.SuperUserSecretFailed);
     expect(h.message).toContain('PostgresCluster/billing');

@@ -4,11 +4,10 @@ import { type Effect, type KubeEvent, normal } from '../effects.ts';
 import { CNPG_API_VERSION, type CnpgCluster, type CnpgClusterSpec, type ObjectRef } from '../objects.ts';
 import type { Observation } from '../observation.ts';
 import { ownedKeysAnnotation, ownedMapDrifted } from '../owned-keys.ts';
-import { type Health, health, type Judgment, judgment } from '../verdict.ts';
+import { heldByOther, type Judgment, judgment, type Verdict, verdict } from '../verdict.ts';
 import {
   childLabels,
   childNames,
-  describeOwner,
   EventReason,
   ownerReferenceTo,
   ownershipOf,
@@ -124,7 +123,7 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
   const apply = (event: KubeEvent): Effect => ({ type: 'apply', component: 'cluster', object: desired, event });
   if (!cnpg) {
     return judgment(
-      health('Pending', Reason.CNPGClusterPending, `CNPG cluster ${name} does not exist yet`),
+      verdict('Pending', Reason.CNPGClusterPending, `CNPG cluster ${name} does not exist yet`),
       apply(
         normal(EventReason.ClusterCreationStarted, 'CreateCNPGCluster', `CNPG cluster ${name} created, waiting for it`),
       ),
@@ -132,19 +131,13 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
   }
   const ownership = ownershipOf(cnpg.metadata.ownerReferences, cluster);
   if (ownership === 'foreign') {
-    return judgment(
-      health(
-        'Failed',
-        Reason.ClusterOwnedByOther,
-        `CNPG cluster ${name} is controlled by ${describeOwner(cnpg.metadata.ownerReferences)}`,
-      ),
-    );
+    return judgment(heldByOther(Reason.ClusterOwnedByOther, `CNPG cluster ${name}`, cnpg.metadata.ownerReferences));
   }
   if (ownership === 'orphan') {
     const blocker = adoptionBlocker(cnpg, desired);
-    if (blocker) return judgment(health('Failed', Reason.ClusterSuperuserSecretMismatch, blocker));
+    if (blocker) return judgment(verdict('Failed', Reason.ClusterSuperuserSecretMismatch, blocker));
     return judgment(
-      health('Provisioning', Reason.CNPGClusterUpdating, `Adopting the existing CNPG cluster ${name}`),
+      verdict('Provisioning', Reason.CNPGClusterUpdating, `Adopting the existing CNPG cluster ${name}`),
       apply(normal(EventReason.ClusterAdopted, 'AdoptCNPGCluster', `Adopted the existing CNPG cluster ${name}`)),
     );
   }
@@ -152,7 +145,7 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
   const drift = cnpgDrift(cnpg, desired);
   if (drift.length > 0) {
     return judgment(
-      health('Provisioning', Reason.CNPGClusterUpdating, `Updating CNPG cluster ${name}: ${drift.join(', ')}`),
+      verdict('Provisioning', Reason.CNPGClusterUpdating, `Updating CNPG cluster ${name}: ${drift.join(', ')}`),
       apply(
         normal(
           EventReason.ClusterUpdateStarted,
@@ -166,23 +159,23 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
 }
 
 /** How a CNPG cluster that is ours and as we want it is doing: what CNPG reports, nothing to write. */
-function runningHealth(cnpg: CnpgCluster, desired: CnpgCluster): Health {
+function runningHealth(cnpg: CnpgCluster, desired: CnpgCluster): Verdict {
   const name = desired.metadata.name;
   const phase = cnpg.status?.phase;
   const meaning = meaningOfPhase(phase);
   const phaseText = phase ? ` (phase "${phase}"${cnpg.status?.phaseReason ? `: ${cnpg.status.phaseReason}` : ''})` : '';
-  if (meaning.state !== 'Ready') return health(meaning.state, meaning.reason, `${meaning.message}${phaseText}`);
+  if (meaning.state !== 'Ready') return verdict(meaning.state, meaning.reason, `${meaning.message}${phaseText}`);
   // CNPG's phase alone is not enough: it stays "healthy" while it scales out.
   const ready = cnpg.status?.readyInstances ?? 0;
   const wanted = desired.spec.instances ?? 1;
   if (ready !== wanted) {
-    return health(
+    return verdict(
       'Provisioning',
       Reason.CNPGClusterScaling,
       `CNPG cluster ${name} has ${ready}/${wanted} ready instances${phaseText}`,
     );
   }
-  return health('Ready', Reason.CNPGClusterHealthy, `CNPG cluster is healthy with ${ready}/${wanted} ready instances`);
+  return verdict('Ready', Reason.CNPGClusterHealthy, `CNPG cluster is healthy with ${ready}/${wanted} ready instances`);
 }
 
 /** True when CNPG is busy with an operation on a running cluster (switchover, restart, …). */

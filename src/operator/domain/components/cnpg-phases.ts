@@ -1,8 +1,8 @@
 /**
  * CNPG v1.28 `Cluster.status.phase` sentences and what each means for pgfsm. CNPG publishes English
- * sentences, not codes; this table turns every one of them into a health state and a stable reason.
+ * sentences, not codes; this table turns every one of them into a verdict state and a stable reason.
  */
-import type { HealthState } from '../verdict.ts';
+import type { VerdictState } from '../verdict.ts';
 import { Reason } from '../vocabulary.ts';
 
 export const CnpgPhase = {
@@ -30,13 +30,13 @@ export const CnpgPhase = {
 } as const;
 
 export interface PhaseMeaning {
-  state: HealthState;
+  state: VerdictState;
   reason: Reason;
   /** Human sentence; the phase and its reason are appended by the check. */
   message: string;
 }
 
-const m = (state: HealthState, reason: Reason, message: string): PhaseMeaning => ({ state, reason, message });
+const m = (state: VerdictState, reason: Reason, message: string): PhaseMeaning => ({ state, reason, message });
 
 const MEANINGS: Record<string, PhaseMeaning> = {
   [CnpgPhase.Healthy]: m('Ready', Reason.CNPGClusterHealthy, 'CNPG cluster is healthy'),

@@ -3,12 +3,11 @@ import type { MergedConfig } from '../config.ts';
 import { type Effect, type KubeEvent, normal } from '../effects.ts';
 import type { ConfigMap, ObjectRef } from '../objects.ts';
 import type { Observation, Settings } from '../observation.ts';
-import { health, type Judgment, judgment } from '../verdict.ts';
+import { heldByOther, type Judgment, judgment, verdict } from '../verdict.ts';
 import {
   childLabels,
   childNames,
   DEFAULT_PORT,
-  describeOwner,
   EventReason,
   ownerReferenceTo,
   ownershipOf,
@@ -88,31 +87,25 @@ export function judgeConfigMap(observation: Observation, desired: ConfigMap): Ju
   const apply = (event: KubeEvent): Effect => ({ type: 'apply', component: 'configMap', object: desired, event });
   if (!configMap) {
     return judgment(
-      health('Provisioning', Reason.ConfigMapPending, `ConfigMap ${name} does not exist yet`),
+      verdict('Provisioning', Reason.ConfigMapPending, `ConfigMap ${name} does not exist yet`),
       apply(normal(EventReason.ConfigMapReconciled, 'CreateConfigMap', `ConfigMap ${name} created`)),
     );
   }
   const ownership = ownershipOf(configMap.metadata.ownerReferences, cluster);
   if (ownership === 'foreign') {
-    return judgment(
-      health(
-        'Failed',
-        Reason.ConfigMapOwnedByOther,
-        `ConfigMap ${name} is controlled by ${describeOwner(configMap.metadata.ownerReferences)}`,
-      ),
-    );
+    return judgment(heldByOther(Reason.ConfigMapOwnedByOther, `ConfigMap ${name}`, configMap.metadata.ownerReferences));
   }
   const drift = configMapDrift(configMap, desired);
   const what = drift.length ? `keys ${drift.join(', ')} differ` : 'adopting it';
   if (ownership === 'orphan') {
     return judgment(
-      health('Provisioning', Reason.ConfigMapDrifted, `ConfigMap ${name}: ${what}`),
+      verdict('Provisioning', Reason.ConfigMapDrifted, `ConfigMap ${name}: ${what}`),
       apply(normal(EventReason.ClusterAdopted, 'AdoptConfigMap', `Adopted the existing ConfigMap ${name}`)),
     );
   }
   if (drift.length > 0) {
     return judgment(
-      health('Provisioning', Reason.ConfigMapDrifted, `ConfigMap ${name}: ${what}`),
+      verdict('Provisioning', Reason.ConfigMapDrifted, `ConfigMap ${name}: ${what}`),
       apply(
         normal(
           EventReason.ConfigMapReconciled,
@@ -122,5 +115,5 @@ export function judgeConfigMap(observation: Observation, desired: ConfigMap): Ju
       ),
     );
   }
-  return judgment(health('Ready', Reason.ConfigMapReconciled, 'Endpoints ConfigMap is up to date'));
+  return judgment(verdict('Ready', Reason.ConfigMapReconciled, 'Endpoints ConfigMap is up to date'));
 }

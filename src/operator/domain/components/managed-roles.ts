@@ -7,7 +7,7 @@ import type { MergedConfig } from '../config.ts';
 import { normal } from '../effects.ts';
 import { CNPG_API_VERSION, type CnpgCluster, type CnpgRoleConfiguration } from '../objects.ts';
 import type { Observation } from '../observation.ts';
-import { type Health, health, type Judgment, judgment } from '../verdict.ts';
+import { type Judgment, judgment, type Verdict, verdict } from '../verdict.ts';
 import { EventReason, Reason } from '../vocabulary.ts';
 
 export interface DesiredRoles {
@@ -101,10 +101,10 @@ export function rolesStatus(observation: Observation, desired: DesiredRoles) {
  */
 export function judgeManagedRoles(observation: Observation, desired: DesiredRoles): Judgment {
   const { cnpg } = observation;
-  if (!cnpg) return judgment(health('Pending', Reason.ManagedRolesPending, 'Waiting for the CNPG cluster'));
+  if (!cnpg) return judgment(verdict('Pending', Reason.ManagedRolesPending, 'Waiting for the CNPG cluster'));
   if (rolesDrifted(observation, desired)) {
     const names = desired.roles.map((r) => `${r.name}(${r.ensure})`).join(', ') || 'none';
-    return judgment(health('Provisioning', Reason.ManagedRolesPending, 'Pushing managed roles to the CNPG cluster'), {
+    return judgment(verdict('Provisioning', Reason.ManagedRolesPending, 'Pushing managed roles to the CNPG cluster'), {
       type: 'apply',
       component: 'managedRoles',
       object: {
@@ -120,11 +120,11 @@ export function judgeManagedRoles(observation: Observation, desired: DesiredRole
 }
 
 /** How CNPG reports on roles that are pushed as we want them: nothing to write. */
-function reportedHealth(observation: Observation, desired: DesiredRoles): Health {
+function reportedHealth(observation: Observation, desired: DesiredRoles): Verdict {
   const failed = Object.entries(failedRoles(observation, desired));
   if (failed.length > 0) {
     const detail = failed.map(([role, error]) => `${role}: ${error}`).join('; ');
-    return health(
+    return verdict(
       'Failed',
       Reason.ManagedRolesReconciliationFailed,
       `CNPG cannot reconcile ${failed.length} role(s): ${detail}`,
@@ -133,11 +133,11 @@ function reportedHealth(observation: Observation, desired: DesiredRoles): Health
   const waiting = Object.entries(desired.waitingForSecret);
   if (waiting.length > 0) {
     const detail = waiting.map(([role, secret]) => `Secret ${secret} for role ${role}`).join(', ');
-    return health('Pending', Reason.ManagedRolesPending, `Waiting for password ${detail} to exist`);
+    return verdict('Pending', Reason.ManagedRolesPending, `Waiting for password ${detail} to exist`);
   }
   const { pending } = rolesStatus(observation, desired);
   if (pending.length > 0) {
-    return health('Provisioning', Reason.ManagedRolesPending, `CNPG has not reconciled role(s) ${pending.join(', ')}`);
+    return verdict('Provisioning', Reason.ManagedRolesPending, `CNPG has not reconciled role(s) ${pending.join(', ')}`);
   }
   // Roles taken out of the list (or marked exists: false) are `ensure: absent` entries: not counted as managed.
   const present = desired.roles.filter((r) => r.ensure !== 'absent').length;
@@ -146,5 +146,5 @@ function reportedHealth(observation: Observation, desired: DesiredRoles): Health
     present ? `${present} managed role(s) reconciled` : 'No managed roles',
     ...(absent ? [`${absent} role(s) ensured absent`] : []),
   ].join(', ');
-  return health('Ready', Reason.ManagedRolesReconciled, message);
+  return verdict('Ready', Reason.ManagedRolesReconciled, message);
 }

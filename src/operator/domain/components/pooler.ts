@@ -7,16 +7,8 @@ import { type Effect, type KubeEvent, normal } from '../effects.ts';
 import { CNPG_API_VERSION, type ObjectRef, type Pooler, type PoolerView } from '../objects.ts';
 import type { Observation } from '../observation.ts';
 import { ownedKeysAnnotation, ownedMapDrifted } from '../owned-keys.ts';
-import { type Health, health, type Judgment, judgment } from '../verdict.ts';
-import {
-  childLabels,
-  childNames,
-  describeOwner,
-  EventReason,
-  ownerReferenceTo,
-  ownershipOf,
-  Reason,
-} from '../vocabulary.ts';
+import { heldByOther, type Judgment, judgment, type Verdict, verdict } from '../verdict.ts';
+import { childLabels, childNames, EventReason, ownerReferenceTo, ownershipOf, Reason } from '../vocabulary.ts';
 
 export const POOLER_TYPES = ['rw', 'ro'] as const;
 export type PoolerType = (typeof POOLER_TYPES)[number];
@@ -92,9 +84,9 @@ function judgeDisabled(observation: Observation): Judgment {
         event: normal(EventReason.PoolerDeleted, 'DeletePooler', `Pooler ${ref.name} deleted: the pooler is disabled`),
       };
     });
-  if (effects.length === 0) return judgment(health('Ready', Reason.PoolerDisabled, 'Connection pooler is disabled'));
+  if (effects.length === 0) return judgment(verdict('Ready', Reason.PoolerDisabled, 'Connection pooler is disabled'));
   return judgment(
-    health('Provisioning', Reason.PoolerDeleting, 'Removing the connection poolers: the pooler is disabled'),
+    verdict('Provisioning', Reason.PoolerDeleting, 'Removing the connection poolers: the pooler is disabled'),
     ...effects,
   );
 }
@@ -103,7 +95,7 @@ function judgeEnabled(observation: Observation, pooler: PoolerConfig): Judgment 
   const { cluster } = observation;
   const effects: Effect[] = [];
   const notes: string[] = [];
-  let foreign: Health | undefined;
+  let foreign: Verdict | undefined;
   let creating = false;
   let updating = false;
   for (const [type, view] of views(observation)) {
@@ -119,11 +111,7 @@ function judgeEnabled(observation: Observation, pooler: PoolerConfig): Judgment 
     const owners = view.pooler.metadata.ownerReferences;
     const ownership = ownershipOf(owners, cluster);
     if (ownership === 'foreign') {
-      foreign ??= health(
-        'Failed',
-        Reason.PoolerOwnedByOther,
-        `Pooler ${name} is controlled by ${describeOwner(owners)}`,
-      );
+      foreign ??= heldByOther(Reason.PoolerOwnedByOther, `Pooler ${name}`, owners);
       continue;
     }
     const drift = poolerDrift(view.pooler, desired);
@@ -143,16 +131,13 @@ function judgeEnabled(observation: Observation, pooler: PoolerConfig): Judgment 
       notes.push(`${type} pooler has ${view.readyReplicas}/${wanted} ready instances`);
     }
   }
-  const verdict =
-    foreign ??
-    (updating
-      ? health('Provisioning', Reason.PoolerUpdating, notes.join('; '))
-      : creating
-        ? health('Provisioning', Reason.PoolerCreating, notes.join('; '))
-        : health('Ready', Reason.AllInstancesReady, 'Connection poolers are ready'));
-  return judgment(verdict, ...effects);
+  // A foreign pooler fails the step, yet the other one is still written: it is ours and needs it anyway.
+  if (foreign) return judgment(foreign, ...effects);
+  if (updating) return judgment(verdict('Provisioning', Reason.PoolerUpdating, notes.join('; ')), ...effects);
+  if (creating) return judgment(verdict('Provisioning', Reason.PoolerCreating, notes.join('; ')), ...effects);
+  return judgment(verdict('Ready', Reason.AllInstancesReady, 'Connection poolers are ready'));
 }
 
 /** Both poolers exist, match and serve: what `connectionPoolerStatus.enabled` promises consumers. */
 export const poolersServing = (observation: Observation, config: MergedConfig) =>
-  config.pooler !== undefined && judgePoolers(observation, config).health.state === 'Ready';
+  config.pooler !== undefined && judgePoolers(observation, config).verdict.state === 'Ready';

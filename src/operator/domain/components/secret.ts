@@ -2,11 +2,10 @@
 import { normal } from '../effects.ts';
 import type { ObjectRef } from '../objects.ts';
 import type { Observation } from '../observation.ts';
-import { health, type Judgment, judgment } from '../verdict.ts';
+import { heldByOther, type Judgment, judgment, verdict } from '../verdict.ts';
 import {
   childLabels,
   childNames,
-  describeOwner,
   EventReason,
   ownerReferenceTo,
   ownershipOf,
@@ -32,7 +31,7 @@ export function judgeSecret(observation: Observation): Judgment {
   const owner = ownerReferenceTo(cluster);
   if (!secret) {
     return judgment(
-      health('Provisioning', Reason.UserSecretPending, `Superuser secret ${ref.name} does not exist yet`),
+      verdict('Provisioning', Reason.UserSecretPending, `Superuser secret ${ref.name} does not exist yet`),
       {
         type: 'createSecret',
         component: 'secret',
@@ -44,21 +43,17 @@ export function judgeSecret(observation: Observation): Judgment {
   const ownership = ownershipOf(secret.metadata.ownerReferences, cluster);
   if (ownership === 'foreign') {
     return judgment(
-      health(
-        'Failed',
-        Reason.SuperUserSecretFailed,
-        `Superuser secret ${ref.name} is controlled by ${describeOwner(secret.metadata.ownerReferences)}`,
-      ),
+      heldByOther(Reason.SuperUserSecretFailed, `Superuser secret ${ref.name}`, secret.metadata.ownerReferences),
     );
   }
   if (!secret.keys.includes(PASSWORD_KEY)) {
     return judgment(
-      health('Failed', Reason.SuperUserSecretFailed, `Superuser secret ${ref.name} has no key "${PASSWORD_KEY}"`),
+      verdict('Failed', Reason.SuperUserSecretFailed, `Superuser secret ${ref.name} has no key "${PASSWORD_KEY}"`),
     );
   }
   if (ownership === 'orphan') {
     return judgment(
-      health('Provisioning', Reason.UserSecretPending, `Adopting the existing superuser secret ${ref.name}`),
+      verdict('Provisioning', Reason.UserSecretPending, `Adopting the existing superuser secret ${ref.name}`),
       {
         type: 'setOwner',
         component: 'secret',
@@ -68,5 +63,5 @@ export function judgeSecret(observation: Observation): Judgment {
       },
     );
   }
-  return judgment(health('Ready', Reason.SuperUserSecretReady, 'Superuser secret is ready'));
+  return judgment(verdict('Ready', Reason.SuperUserSecretReady, 'Superuser secret is ready'));
 }
