@@ -88,8 +88,8 @@ export const CONDITION_OF: Record<Component, string> = {
 };
 
 /**
- * Every reason a condition can carry, by where it comes from. Reasons the status projection builds from a
- * name (`WaitingFor<Condition>`, `<State>`, `<State>DeadlineExceeded`) are built and parsed below.
+ * Every fixed reason a condition can carry, by where it comes from. The reasons the status projection
+ * builds from a name (`WaitingFor<Condition>`, `<State>`, `<State>DeadlineExceeded`) are built below.
  */
 export const Reason = {
   // secret
