@@ -22,7 +22,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, type PostgresCluster, type PostgresClusterClass } from '../api/schema.ts';
 import { CNPG_API_VERSION, type CnpgCluster, type ConfigMap, type KubeObject, type Pooler } from '../domain/objects.ts';
 import { MANAGED_BY_LABEL } from '../domain/vocabulary.ts';
-import type { WatchSources } from '../driver/sources.ts';
+import type { ObjectSource, WatchSources } from '../driver/sources.ts';
 import { Informer, type InformerLog, type InformerOptions, type ResourceType } from './informer.ts';
 
 export const RESOURCES = {
@@ -89,6 +89,19 @@ export const WATCH_SHAPES: Record<keyof WatchSources, WatchShape> = {
   deployments: { resource: RESOURCES.deployments, metadataOnly: true, filter: ownedByPooler },
 };
 
+/** Builds one source per watched kind, each typed as the driver reads it, from a maker of sources. */
+export function watchSourcesFrom(make: <T extends KubeObject>(shape: WatchShape) => ObjectSource<T>): WatchSources {
+  return {
+    clusters: make<PostgresCluster>(WATCH_SHAPES.clusters),
+    classes: make<PostgresClusterClass>(WATCH_SHAPES.classes),
+    cnpgClusters: make<CnpgCluster>(WATCH_SHAPES.cnpgClusters),
+    poolers: make<Pooler>(WATCH_SHAPES.poolers),
+    secrets: make<KubeObject>(WATCH_SHAPES.secrets),
+    configMaps: make<ConfigMap>(WATCH_SHAPES.configMaps),
+    deployments: make<KubeObject>(WATCH_SHAPES.deployments),
+  };
+}
+
 export function createWatchSources(kc: KubeConfig, options: WatchSourceOptions = {}): WatchSources {
   const make = <T extends KubeObject>({ resource, metadataOnly, label, filter }: WatchShape): Informer<T> =>
     new Informer<T>(kc, {
@@ -101,13 +114,5 @@ export function createWatchSources(kc: KubeConfig, options: WatchSourceOptions =
       ...(label ? { labelSelector: `${label.key}=${label.value}` } : {}),
       ...(filter ? { filter } : {}),
     });
-  return {
-    clusters: make<PostgresCluster>(WATCH_SHAPES.clusters),
-    classes: make<PostgresClusterClass>(WATCH_SHAPES.classes),
-    cnpgClusters: make<CnpgCluster>(WATCH_SHAPES.cnpgClusters),
-    poolers: make<Pooler>(WATCH_SHAPES.poolers),
-    secrets: make<KubeObject>(WATCH_SHAPES.secrets),
-    configMaps: make<ConfigMap>(WATCH_SHAPES.configMaps),
-    deployments: make<KubeObject>(WATCH_SHAPES.deployments),
-  };
+  return watchSourcesFrom(make);
 }

@@ -135,33 +135,32 @@ export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSin
     }
   })(api);
 
+  /**
+   * Updates the stored cluster's finalizers as of the version the caller read (a stale caller conflicts,
+   * as on the real API); `edit` returns undefined when there is nothing to change.
+   */
+  const editFinalizers = (cluster: PostgresCluster, edit: (finalizers: string[]) => string[] | undefined) => {
+    const { namespace, name } = cluster.metadata;
+    const live = api.get<StoredObject>({ kind: 'PostgresCluster', namespace, name });
+    const finalizers = live && edit(live.metadata.finalizers ?? []);
+    if (!live || !finalizers) return;
+    live.metadata.finalizers = finalizers;
+    live.metadata.resourceVersion = cluster.metadata.resourceVersion;
+    api.update(live);
+  };
+
   return {
     clusters: {
       async get(key) {
         return api.get<PostgresCluster>({ kind: 'PostgresCluster', namespace: key.namespace, name: key.name });
       },
       async addFinalizer(cluster, finalizer) {
-        const live = api.get<StoredObject>({
-          kind: 'PostgresCluster',
-          namespace: cluster.metadata.namespace,
-          name: cluster.metadata.name,
-        });
-        if (!live) return;
-        if ((live.metadata.finalizers ?? []).includes(finalizer)) return;
-        live.metadata.finalizers = [...(live.metadata.finalizers ?? []), finalizer];
-        live.metadata.resourceVersion = cluster.metadata.resourceVersion;
-        api.update(live);
+        editFinalizers(cluster, (finalizers) =>
+          finalizers.includes(finalizer) ? undefined : [...finalizers, finalizer],
+        );
       },
       async removeFinalizer(cluster, finalizer) {
-        const live = api.get<StoredObject>({
-          kind: 'PostgresCluster',
-          namespace: cluster.metadata.namespace,
-          name: cluster.metadata.name,
-        });
-        if (!live) return;
-        live.metadata.finalizers = (live.metadata.finalizers ?? []).filter((f) => f !== finalizer);
-        live.metadata.resourceVersion = cluster.metadata.resourceVersion;
-        api.update(live);
+        editFinalizers(cluster, (finalizers) => finalizers.filter((f) => f !== finalizer));
       },
       async writeStatus(cluster, status: PostgresClusterStatus) {
         api.updateStatus(

@@ -9,11 +9,10 @@
  * Delivery is synchronous and in the order the API stored the changes (see MemoryApiServer.notify):
  * the same writes always give the same events.
  */
-import type { PostgresCluster, PostgresClusterClass } from '../../operator/api/schema.ts';
 import type { Clock } from '../../operator/core/ports.ts';
-import type { CnpgCluster, ConfigMap, KubeObject, Pooler } from '../../operator/domain/objects.ts';
+import type { KubeObject } from '../../operator/domain/objects.ts';
 import type { ObjectSource, SourceEvent, WatchSources } from '../../operator/driver/sources.ts';
-import { metadataOf, slim, WATCH_SHAPES, type WatchShape } from '../../operator/kubernetes/watch-sources.ts';
+import { metadataOf, slim, type WatchShape, watchSourcesFrom } from '../../operator/kubernetes/watch-sources.ts';
 import type { Change, MemoryApiServer } from './api-server.ts';
 
 interface Shape<T extends KubeObject> {
@@ -113,20 +112,14 @@ export class MemoryObjectSource<T extends KubeObject> implements ObjectSource<T>
 
 /** The watch sources `pgfsm run` would have, shaped as it shapes them, over the in-memory API. */
 export function memoryWatchSources(api: MemoryApiServer, clock: Clock): WatchSources {
-  const source = <T extends KubeObject>({ resource, metadataOnly, label, filter }: WatchShape) =>
-    new MemoryObjectSource<T>(api, clock, {
-      kind: resource.kind,
-      resource: resource.plural,
-      transform: (object) => (metadataOnly ? metadataOf(object) : slim(object)) as T,
-      filter: (object) => (!label || object.metadata.labels?.[label.key] === label.value) && (filter?.(object) ?? true),
-    });
-  return {
-    clusters: source<PostgresCluster>(WATCH_SHAPES.clusters),
-    classes: source<PostgresClusterClass>(WATCH_SHAPES.classes),
-    cnpgClusters: source<CnpgCluster>(WATCH_SHAPES.cnpgClusters),
-    poolers: source<Pooler>(WATCH_SHAPES.poolers),
-    secrets: source<KubeObject>(WATCH_SHAPES.secrets),
-    configMaps: source<ConfigMap>(WATCH_SHAPES.configMaps),
-    deployments: source<KubeObject>(WATCH_SHAPES.deployments),
-  };
+  return watchSourcesFrom(
+    <T extends KubeObject>({ resource, metadataOnly, label, filter }: WatchShape) =>
+      new MemoryObjectSource<T>(api, clock, {
+        kind: resource.kind,
+        resource: resource.plural,
+        transform: (object) => (metadataOnly ? metadataOf(object) : slim(object)) as T,
+        filter: (object) =>
+          (!label || object.metadata.labels?.[label.key] === label.value) && (filter?.(object) ?? true),
+      }),
+  );
 }
