@@ -1,30 +1,14 @@
 /**
- * Files pgfsm ships beside its code: the CRDs and RBAC under deploy/, the examples, the CNPG stand-in
- * CRDs and the control-plane wrapper modules under test/. They are found from the package root, not
- * relative to the importing module, because the same module runs at two depths: from src/ through tsx
- * (`npm start`, the tests) and from dist/src/ once compiled (`npm run build`, the image).
+ * Files of the checkout the tools read: the CRDs and RBAC under deploy/, the examples, the CNPG stand-in
+ * CRDs and the control-plane wrapper modules under src/tools/. The tools wing always runs from its
+ * sources (it is never compiled into dist/), so the package root is a fixed step up from this module.
+ * The operator wing reads no file of the checkout at all.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const PACKAGE_NAME = 'pgfsm';
-
-function findPackageRoot(from: string): string {
-  for (let dir = from; ; dir = dirname(dir)) {
-    const manifest = join(dir, 'package.json');
-    if (
-      existsSync(manifest) &&
-      (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown }).name === PACKAGE_NAME
-    ) {
-      return dir;
-    }
-    if (dirname(dir) === dir) throw new Error(`no package.json of ${PACKAGE_NAME} in ${from} or above it`);
-  }
-}
-
 /** The directory holding pgfsm's package.json. */
-export const PACKAGE_ROOT = findPackageRoot(dirname(fileURLToPath(import.meta.url)));
+export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** An absolute path to a file or directory shipped with pgfsm, given relative to the package root. */
+/** An absolute path to a file or directory of the checkout, given relative to the package root. */
 export const packageFile = (...segments: string[]): string => join(PACKAGE_ROOT, ...segments);
