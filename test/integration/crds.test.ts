@@ -162,6 +162,299 @@ describe('pgfsm CRDs on a real API server', () => {
     });
   });
 
+  // What CloudNativePG's admission would refuse, refused here first with a message naming the field; each rule next to
+  // an accepted look-alike. docs/cnpg-admission.md names these tests by title.
+  describe('CNPG admission rules on a PostgresCluster', () => {
+    it('rejects reserved role names, accepts look-alikes', async () => {
+      for (const name of ['postgres', 'streaming_replica', 'cnpg_backup', 'pg_monitor']) {
+        await expectInvalid(
+          createCluster(unique('role'), { class: 'c', managedRoles: [{ name: 'app' }, { name }] }),
+          'spec.managedRoles[1].name',
+          'managed role name cannot be postgres or streaming_replica nor start with cnpg_ or pg_',
+        );
+      }
+      await createCluster(unique('role-ok'), {
+        class: 'c',
+        managedRoles: [{ name: 'postgres_app' }, { name: 'app_pg_' }, { name: 'pgadmin' }, { name: 'cnpg' }],
+      });
+    });
+
+    it('rejects parameters CNPG fixes, naming the parameter, accepts others', async () => {
+      for (const key of ['port', 'listen_addresses', 'data_directory', 'shared_preload_libraries']) {
+        await expectInvalid(
+          createCluster(unique('fixed'), { class: 'c', postgresqlConfig: { max_connections: '100', [key]: 'x' } }),
+          'spec.postgresqlConfig',
+          `postgresqlConfig.${key} cannot be set: CloudNativePG fixes this parameter`,
+        );
+      }
+      await createCluster(unique('fixed-ok'), {
+        class: 'c',
+        postgresqlConfig: { max_connections: '100', port_range: 'x', 'pg_stat_statements.max': '1000' },
+      });
+    });
+
+    it('rejects wal_level minimal, accepts replica and logical', async () => {
+      await expectInvalid(
+        createCluster(unique('wal'), { class: 'c', postgresqlConfig: { wal_level: 'minimal' } }),
+        'spec.postgresqlConfig',
+        'postgresqlConfig.wal_level must be replica or logical',
+      );
+      await createCluster(unique('wal-ok'), { class: 'c', postgresqlConfig: { wal_level: 'replica' } });
+      await createCluster(unique('wal-ok'), { class: 'c', postgresqlConfig: { wal_level: 'logical' } });
+    });
+
+    it('rejects a boolean parameter that is no PostgreSQL boolean, accepts its spellings', async () => {
+      for (const key of ['hot_standby_feedback', 'sync_replication_slots', 'wal_log_hints']) {
+        await expectInvalid(
+          createCluster(unique('bool'), { class: 'c', postgresqlConfig: { [key]: 'maybe' } }),
+          'spec.postgresqlConfig',
+          `postgresqlConfig.${key} must be a PostgreSQL boolean`,
+        );
+      }
+      await createCluster(unique('bool-ok'), {
+        class: 'c',
+        postgresqlConfig: { hot_standby_feedback: 'ON', sync_replication_slots: 'true', wal_log_hints: 'yes' },
+      });
+    });
+
+    it('rejects a memory parameter CNPG cannot parse, accepts PostgreSQL sizes', async () => {
+      for (const key of ['shared_buffers', 'min_wal_size', 'max_wal_size']) {
+        await expectInvalid(
+          createCluster(unique('mem'), { class: 'c', postgresqlConfig: { [key]: '1G' } }),
+          'spec.postgresqlConfig',
+          `postgresqlConfig.${key} must be a size such as 128MB or 1GB`,
+        );
+      }
+      for (const value of ['128', '128MB', '1.5GB', '8 kB', '1TB', '16384B']) {
+        await createCluster(unique('mem-ok'), { class: 'c', postgresqlConfig: { shared_buffers: value } });
+      }
+    });
+
+    it('rejects min_wal_size not smaller than max_wal_size, accepts a smaller one', async () => {
+      await expectInvalid(
+        createCluster(unique('walsize'), {
+          class: 'c',
+          postgresqlConfig: { min_wal_size: '2GB', max_wal_size: '2048MB' },
+        }),
+        'spec.postgresqlConfig',
+        'postgresqlConfig.min_wal_size must be smaller than postgresqlConfig.max_wal_size',
+      );
+      await createCluster(unique('walsize-ok'), {
+        class: 'c',
+        postgresqlConfig: { min_wal_size: '1GB', max_wal_size: '2GB' },
+      });
+    });
+
+    it('rejects a postgresVersion below 13, accepts 13', async () => {
+      await expectInvalid(
+        createCluster(unique('pg12'), { class: 'c', postgresVersion: '12.22' }),
+        'spec.postgresVersion',
+        'postgresVersion must be 13 or newer',
+      );
+      await createCluster(unique('pg13'), { class: 'c', postgresVersion: '13' });
+    });
+
+    it('rejects a major upgrade to 14 or 15, accepts one to 16', async () => {
+      const name = unique('upgrade');
+      await createCluster(name, { class: 'c', postgresVersion: '13' });
+      await expectInvalid(
+        patchCluster(name, { postgresVersion: '15' }),
+        'spec.postgresVersion',
+        'a major upgrade of postgresVersion must go to 16 or newer',
+      );
+      await patchCluster(name, { postgresVersion: '16' });
+    });
+
+    it('rejects a request greater than its limit, accepts an equal one', async () => {
+      for (const [resource, request, limit] of [
+        ['cpu', '2', '1500m'],
+        ['memory', '2Gi', '1Gi'],
+        ['ephemeral-storage', '2Gi', '1G'],
+      ]) {
+        await expectInvalid(
+          createCluster(unique('req'), {
+            class: 'c',
+            resources: { requests: { [resource as string]: request }, limits: { [resource as string]: limit } },
+          }),
+          'spec.resources',
+          `resources.requests.${resource} must be less than or equal to resources.limits.${resource}`,
+        );
+      }
+      await createCluster(unique('req-ok'), {
+        class: 'c',
+        resources: { requests: { cpu: '1', memory: '1Gi' }, limits: { cpu: '1000m', memory: '1024Mi' } },
+      });
+    });
+
+    it('rejects hugepages whose request differs from the limit or that come without cpu or memory', async () => {
+      await expectInvalid(
+        createCluster(unique('huge'), {
+          class: 'c',
+          resources: { requests: { memory: '1Gi', 'hugepages-2Mi': '1Gi' }, limits: { 'hugepages-2Mi': '2Gi' } },
+        }),
+        'spec.resources',
+        'resources.requests.hugepages-* must equal resources.limits.hugepages-*',
+      );
+      await expectInvalid(
+        createCluster(unique('huge'), { class: 'c', resources: { limits: { 'hugepages-2Mi': '1Gi' } } }),
+        'spec.resources',
+        'resources with hugepages-* must also set a cpu or memory request or limit',
+      );
+      await createCluster(unique('huge-ok'), {
+        class: 'c',
+        resources: { requests: { memory: '1Gi', 'hugepages-2Mi': '1Gi' }, limits: { 'hugepages-2Mi': '1Gi' } },
+      });
+    });
+
+    it('rejects a memory request below shared_buffers, accepts one that holds it', async () => {
+      await expectInvalid(
+        createCluster(unique('sb'), {
+          class: 'c',
+          postgresqlConfig: { shared_buffers: '1GB' },
+          resources: { requests: { memory: '1G' } },
+        }),
+        'spec',
+        'resources.requests.memory must be at least postgresqlConfig.shared_buffers',
+      );
+      // CNPG reads MB and GB as binary units: 1GB is 1Gi.
+      await createCluster(unique('sb-ok'), {
+        class: 'c',
+        postgresqlConfig: { shared_buffers: '1GB' },
+        resources: { requests: { memory: '1Gi' } },
+      });
+      await createCluster(unique('sb-huge'), {
+        class: 'c',
+        postgresqlConfig: { shared_buffers: '2GB' },
+        resources: { requests: { memory: '1Gi', 'hugepages-1Gi': '2Gi' }, limits: { 'hugepages-1Gi': '2Gi' } },
+      });
+    });
+
+    it('rejects wal_log_hints off with more than one instance, accepts it with one', async () => {
+      await expectInvalid(
+        createCluster(unique('hints'), { class: 'c', instances: 3, postgresqlConfig: { wal_log_hints: 'off' } }),
+        'spec',
+        'postgresqlConfig.wal_log_hints must be on when instances is greater than 1',
+      );
+      await createCluster(unique('hints-ok'), { class: 'c', instances: 1, postgresqlConfig: { wal_log_hints: 'off' } });
+    });
+
+    it('rejects a name that is no DNS-1035 label (my.db, 1orders), accepts orders-1', async () => {
+      for (const name of ['my.db', '1orders']) {
+        await expectInvalid(
+          createCluster(name, { class: 'c' }),
+          'metadata.name',
+          'metadata.name must be a DNS-1035 label',
+        );
+      }
+      await createCluster('orders-1', { class: 'c' });
+    });
+
+    it('bounds postgresqlConfig: 256 parameters of 128-character names and 1024-character values, no more', async () => {
+      const many = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`p${i}`, '1']));
+      await createCluster(unique('params-ok'), {
+        class: 'c',
+        postgresqlConfig: { ...many(255), ['n'.repeat(128)]: 'v'.repeat(1024) },
+      });
+      await expectInvalid(
+        createCluster(unique('params'), { class: 'c', postgresqlConfig: many(257) }),
+        'spec.postgresqlConfig',
+        'must have at most 256 items',
+      );
+      await expectInvalid(
+        createCluster(unique('params'), { class: 'c', postgresqlConfig: { ['n'.repeat(129)]: '1' } }),
+        'spec.postgresqlConfig',
+        'postgresqlConfig parameter names must be at most 128 characters',
+      );
+      await expectInvalid(
+        createCluster(unique('params'), { class: 'c', postgresqlConfig: { work_mem: 'v'.repeat(1025) } }),
+        'spec.postgresqlConfig.work_mem',
+        'may not be more than 1024 bytes',
+      );
+    });
+
+    it('bounds pgHBA, managedRoles and resources', async () => {
+      const roles = (count: number) => Array.from({ length: count }, (_, i) => ({ name: `role${i}` }));
+      const resources = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`r${i}`, '1']));
+      await createCluster(unique('lists-ok'), {
+        class: 'c',
+        pgHBA: Array.from({ length: 256 }, () => `host all all 10.0.0.0/8 ${'x'.repeat(1000)}`),
+        managedRoles: roles(128),
+        resources: { requests: resources(16) },
+      });
+      await expectInvalid(
+        createCluster(unique('hba'), { class: 'c', pgHBA: Array.from({ length: 257 }, () => 'host all all') }),
+        'spec.pgHBA',
+        'must have at most 256 items',
+      );
+      await expectInvalid(
+        createCluster(unique('hba'), { class: 'c', pgHBA: ['h'.repeat(1025)] }),
+        'spec.pgHBA[0]',
+        'may not be more than 1024 bytes',
+      );
+      await expectInvalid(
+        createCluster(unique('roles'), { class: 'c', managedRoles: roles(129) }),
+        'spec.managedRoles',
+        'must have at most 128 items',
+      );
+      await expectInvalid(
+        createCluster(unique('res'), { class: 'c', resources: { limits: resources(17) } }),
+        'spec.resources.limits',
+        'must have at most 16 items',
+      );
+    });
+  });
+
+  describe('CNPG admission rules on a PostgresClusterClass', () => {
+    const pooled = (parameters: Record<string, string>) => ({
+      provisioner: 'postgresql.cnpg.io',
+      cnpg: { connectionPooler: { parameters } },
+    });
+
+    it('rejects PgBouncer parameters CNPG reserves (listen_port, pool_mode), accepts allowed ones', async () => {
+      for (const key of ['listen_port', 'pool_mode', 'unix_socket_dir']) {
+        await expectInvalid(
+          createClass(unique('pgb'), pooled({ default_pool_size: '10', [key]: 'x' })),
+          'spec.cnpg.connectionPooler.parameters',
+          `cnpg.connectionPooler.parameters.${key} cannot be set: CloudNativePG reserves it or does not know it`,
+        );
+      }
+      await createClass(unique('pgb-ok'), pooled({ default_pool_size: '10', max_client_conn: '500', verbose: '1' }));
+    });
+
+    it('applies the config rules to the class config too (fixed parameter, version, requests, wal_log_hints)', async () => {
+      const klass = (config: Record<string, unknown>) => ({ provisioner: 'postgresql.cnpg.io', config });
+      await expectInvalid(
+        createClass(unique('cfg'), klass({ postgresqlConfig: { listen_addresses: '*' } })),
+        'spec.config.postgresqlConfig',
+        'postgresqlConfig.listen_addresses cannot be set',
+      );
+      await expectInvalid(
+        createClass(unique('cfg'), klass({ postgresVersion: '11' })),
+        'spec.config.postgresVersion',
+        'postgresVersion must be 13 or newer',
+      );
+      await expectInvalid(
+        createClass(unique('cfg'), klass({ resources: { requests: { cpu: '2' }, limits: { cpu: '1' } } })),
+        'spec.config.resources',
+        'resources.requests.cpu must be less than or equal to resources.limits.cpu',
+      );
+      await expectInvalid(
+        createClass(unique('cfg'), klass({ instances: 2, postgresqlConfig: { wal_log_hints: 'false' } })),
+        'spec.config',
+        'postgresqlConfig.wal_log_hints must be on when instances is greater than 1',
+      );
+      await createClass(
+        unique('cfg-ok'),
+        klass({
+          instances: 2,
+          postgresVersion: '18',
+          postgresqlConfig: { wal_log_hints: 'on', shared_buffers: '256MB' },
+          resources: { requests: { cpu: '1', memory: '512Mi' }, limits: { cpu: '1' } },
+        }),
+      );
+    });
+  });
+
   describe('PostgresClusterClass', () => {
     it('accepts a pooler-enabled class with cnpg.connectionPooler', async () => {
       await createClass(unique('pooled'), {

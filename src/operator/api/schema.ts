@@ -6,6 +6,23 @@
  * cannot drift. CEL rules (`x-kubernetes-validations`) live here too, next to the fields they guard.
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import {
+  BOOLEAN_PARAMETERS,
+  COMPARED_RESOURCES,
+  FALSE_SPELLINGS,
+  FIXED_PARAMETERS,
+  HUGEPAGES_PREFIX,
+  LIMITS,
+  MEMORY_PARAMETERS,
+  MEMORY_VALUE_PATTERN,
+  MIN_MAJOR_UPGRADE_TARGET,
+  MIN_POSTGRES_MAJOR,
+  PGBOUNCER_PARAMETERS,
+  RESERVED_ROLE_NAMES,
+  RESERVED_ROLE_PREFIXES,
+  TRUE_SPELLINGS,
+  WAL_LEVELS,
+} from './cnpg-rules.ts';
 
 export const GROUP = 'pgfsm.io';
 export const VERSION = 'v1alpha1';
@@ -20,6 +37,21 @@ const cel = (rule: string, message: string, fieldPath?: string) => ({
   ...(fieldPath ? { fieldPath } : {}),
 });
 
+/** A CEL rule whose message is computed (it names the offending key); `message` is the fallback. */
+const celNaming = (rule: string, messageExpression: string, message: string) => ({ rule, messageExpression, message });
+
+/** A CEL list literal of strings. */
+const celList = (values: readonly string[]) => `[${values.map((value) => `'${value}'`).join(', ')}]`;
+
+/** The CEL quantity of a PostgreSQL size that matches MEMORY_VALUE_PATTERN, read as CNPG reads it (bare = MB). */
+const celPgMemory = (value: string) =>
+  `quantity(${value}.matches('^[0-9]+$') ? ${value} + 'Mi' : ${value}.replace(' ', '').replace('kB', 'Ki')` +
+  `.replace('MB', 'Mi').replace('GB', 'Gi').replace('TB', 'Ti').replace('B', ''))`;
+
+/** The CEL test that parameter `key` of map `map` is set to a PostgreSQL size CNPG can read. */
+const celPgMemorySet = (map: string, key: string) =>
+  `'${key}' in ${map} && ${map}['${key}'].matches(r'${MEMORY_VALUE_PATTERN}')`;
+
 /** A Kubernetes resource quantity such as `10Gi` or `500m`. */
 export const Quantity = Type.String({
   // Bounded so the API server can cost the CEL rules that read it.
@@ -30,19 +62,112 @@ export const Quantity = Type.String({
 
 const StringMap = Type.Record(Type.String(), Type.String());
 
+const ResourceMap = Type.Record(Type.String(), Quantity, { maxProperties: LIMITS.resources });
+
+const hasHugepages = (map: string) =>
+  `(has(self.${map}) && self.${map}.exists(k, k.startsWith('${HUGEPAGES_PREFIX}')))`;
+const nonZero = (map: string, key: string) =>
+  `(has(self.${map}) && '${key}' in self.${map} && quantity(self.${map}['${key}']).compareTo(quantity('0')) != 0)`;
+
+/** CNPG's resource rules: a request never above its limit, hugepages requested as limited and never alone. */
+const resourceRules = [
+  ...COMPARED_RESOURCES.map((resource) =>
+    cel(
+      `!has(self.requests) || !has(self.limits) || !('${resource}' in self.requests) || !('${resource}' in self.limits) || quantity(self.limits['${resource}']).compareTo(quantity('0')) == 0 || quantity(self.requests['${resource}']).compareTo(quantity(self.limits['${resource}'])) <= 0`,
+      `resources.requests.${resource} must be less than or equal to resources.limits.${resource}`,
+    ),
+  ),
+  cel(
+    `!has(self.requests) || !has(self.limits) || self.requests.all(k, !k.startsWith('${HUGEPAGES_PREFIX}') || !(k in self.limits) || quantity(self.requests[k]).compareTo(quantity(self.limits[k])) == 0)`,
+    `resources.requests.${HUGEPAGES_PREFIX}* must equal resources.limits.${HUGEPAGES_PREFIX}* of the same page size`,
+  ),
+  cel(
+    `!(${hasHugepages('requests')} || ${hasHugepages('limits')}) || ${nonZero('requests', 'cpu')} || ${nonZero('requests', 'memory')} || ${nonZero('limits', 'cpu')} || ${nonZero('limits', 'memory')}`,
+    `resources with ${HUGEPAGES_PREFIX}* must also set a cpu or memory request or limit`,
+  ),
+];
+
 export const ResourceRequirements = Type.Object(
   {
-    requests: Type.Optional(Type.Record(Type.String(), Quantity)),
-    limits: Type.Optional(Type.Record(Type.String(), Quantity)),
+    requests: Type.Optional(ResourceMap),
+    limits: Type.Optional(ResourceMap),
   },
-  { description: 'CPU and memory requests and limits of each PostgreSQL instance' },
+  {
+    description: 'CPU and memory requests and limits of each PostgreSQL instance',
+    'x-kubernetes-validations': resourceRules,
+  },
 );
+
+const FIXED = celList(FIXED_PARAMETERS);
+const BOOLEANS = celList([...TRUE_SPELLINGS, ...FALSE_SPELLINGS]);
+
+/** PostgreSQL parameters: bounded in size, none CNPG fixes, and the values CNPG parses in a form it accepts. */
+const PostgresqlConfig = Type.Record(Type.String(), Type.String({ maxLength: LIMITS.parameterValue }), {
+  maxProperties: LIMITS.parameters,
+  description: `PostgreSQL parameters (at most ${LIMITS.parameters}); the ones CloudNativePG fixes cannot be set`,
+  'x-kubernetes-validations': [
+    cel(
+      `self.all(k, k.size() <= ${LIMITS.parameterName})`,
+      `postgresqlConfig parameter names must be at most ${LIMITS.parameterName} characters`,
+    ),
+    celNaming(
+      `self.all(k, !(k in ${FIXED}))`,
+      `'postgresqlConfig.' + self.filter(k, k in ${FIXED})[0] + ' cannot be set: CloudNativePG fixes this parameter (every parameter it does not fix is allowed)'`,
+      'postgresqlConfig sets a parameter CloudNativePG fixes (port, listen_addresses, data_directory, …)',
+    ),
+    cel(
+      `!('wal_level' in self) || self['wal_level'] in ${celList(WAL_LEVELS)}`,
+      `postgresqlConfig.wal_level must be ${WAL_LEVELS.join(' or ')} (CloudNativePG archives WAL, which rules out minimal)`,
+    ),
+    ...BOOLEAN_PARAMETERS.map((key) =>
+      cel(
+        `!('${key}' in self) || self['${key}'].lowerAscii() in ${BOOLEANS}`,
+        `postgresqlConfig.${key} must be a PostgreSQL boolean: on, off, true, false, yes, no, 1 or 0`,
+      ),
+    ),
+    ...MEMORY_PARAMETERS.map((key) =>
+      cel(
+        `!('${key}' in self) || self['${key}'].matches(r'${MEMORY_VALUE_PATTERN}')`,
+        `postgresqlConfig.${key} must be a size such as 128MB or 1GB (units B, kB, MB, GB, TB; a bare number means MB)`,
+      ),
+    ),
+    cel(
+      `!(${celPgMemorySet('self', 'min_wal_size')}) || !(${celPgMemorySet('self', 'max_wal_size')}) || ${celPgMemory("self['min_wal_size']")}.compareTo(quantity('0')) == 0 || ${celPgMemory("self['max_wal_size']")}.compareTo(quantity('0')) == 0 || ${celPgMemory("self['min_wal_size']")}.compareTo(${celPgMemory("self['max_wal_size']")}) < 0`,
+      'postgresqlConfig.min_wal_size must be smaller than postgresqlConfig.max_wal_size',
+    ),
+  ],
+});
+
+const SHARED_BUFFERS = celPgMemory("self.postgresqlConfig['shared_buffers']");
+const coversSharedBuffers = (map: string) =>
+  `(has(self.resources.${map}) && self.resources.${map}.exists(k, k.startsWith('${HUGEPAGES_PREFIX}') && ${SHARED_BUFFERS}.compareTo(quantity(self.resources.${map}[k])) <= 0))`;
+
+/** CNPG's rules across fields of one config (the cluster's or the class's): judged here when both are set. */
+const configRules = [
+  cel(
+    `!has(self.instances) || self.instances <= 1 || !has(self.postgresqlConfig) || !('wal_log_hints' in self.postgresqlConfig) || !(self.postgresqlConfig['wal_log_hints'].lowerAscii() in ${celList(FALSE_SPELLINGS)})`,
+    'postgresqlConfig.wal_log_hints must be on when instances is greater than 1',
+  ),
+  cel(
+    `!has(self.postgresqlConfig) || !(${celPgMemorySet('self.postgresqlConfig', 'shared_buffers')}) || !has(self.resources) || !has(self.resources.requests) || !('memory' in self.resources.requests) || quantity(self.resources.requests['memory']).compareTo(quantity('0')) == 0 || ${SHARED_BUFFERS}.compareTo(quantity(self.resources.requests['memory'])) <= 0 || ${coversSharedBuffers('requests')} || ${coversSharedBuffers('limits')}`,
+    'resources.requests.memory must be at least postgresqlConfig.shared_buffers (or a hugepages-* resource must hold it)',
+  ),
+];
+
+/** PostgreSQL's pg_hba lines, bounded in number and length. */
+const PgHBA = Type.Array(Type.String({ maxLength: LIMITS.pgHbaLine }), { maxItems: LIMITS.pgHbaLines });
 
 const Instances = Type.Integer({ minimum: 1, maximum: 10 });
 const PostgresVersion = Type.String({
   maxLength: 8,
   pattern: '^[0-9]+(\\.[0-9]+)?$',
-  description: 'PostgreSQL version, major or major.minor (e.g. 17 or 17.2)',
+  description: `PostgreSQL version, major or major.minor (e.g. 17 or 17.2), ${MIN_POSTGRES_MAJOR} or newer`,
+  'x-kubernetes-validations': [
+    cel(
+      `!self.matches('^[0-9]+') || int(self.split('.')[0]) >= ${MIN_POSTGRES_MAJOR}`,
+      `postgresVersion must be ${MIN_POSTGRES_MAJOR} or newer: CloudNativePG supports PostgreSQL ${MIN_POSTGRES_MAJOR} and later`,
+    ),
+  ],
 });
 
 export const PoolMode = Type.Union([Type.Literal('session'), Type.Literal('transaction')], {
@@ -52,18 +177,33 @@ export const PoolMode = Type.Union([Type.Literal('session'), Type.Literal('trans
 export const ConnectionPoolerConfig = Type.Object({
   instances: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, default: 3 })),
   mode: Type.Optional({ ...PoolMode, default: 'transaction' }),
-  parameters: Type.Optional(StringMap),
+  parameters: Type.Optional(
+    Type.Record(Type.String(), Type.String({ maxLength: LIMITS.parameterValue }), {
+      maxProperties: LIMITS.poolerParameters,
+      description: 'PgBouncer parameters; only the ones CloudNativePG lets a Pooler set',
+      'x-kubernetes-validations': [
+        celNaming(
+          `self.all(k, k in ${celList(PGBOUNCER_PARAMETERS)})`,
+          `'cnpg.connectionPooler.parameters.' + self.filter(k, !(k in ${celList(PGBOUNCER_PARAMETERS)}))[0] + ' cannot be set: CloudNativePG reserves it or does not know it (allowed: the PgBouncer parameters listed in docs/cnpg-admission.md, e.g. default_pool_size, max_client_conn)'`,
+          'cnpg.connectionPooler.parameters sets a PgBouncer parameter CloudNativePG reserves (listen_port, pool_mode, …)',
+        ),
+      ],
+    }),
+  ),
 });
 
-export const ClassConfig = Type.Object({
-  instances: Type.Optional({ ...Instances, default: 1 }),
-  storage: Type.Optional(Quantity),
-  postgresVersion: Type.Optional(PostgresVersion),
-  resources: Type.Optional(ResourceRequirements),
-  postgresqlConfig: Type.Optional(StringMap),
-  pgHBA: Type.Optional(Type.Array(Type.String())),
-  connectionPoolerEnabled: Type.Optional(Type.Boolean({ default: false })),
-});
+export const ClassConfig = Type.Object(
+  {
+    instances: Type.Optional({ ...Instances, default: 1 }),
+    storage: Type.Optional(Quantity),
+    postgresVersion: Type.Optional(PostgresVersion),
+    resources: Type.Optional(ResourceRequirements),
+    postgresqlConfig: Type.Optional(PostgresqlConfig),
+    pgHBA: Type.Optional(PgHBA),
+    connectionPoolerEnabled: Type.Optional(Type.Boolean({ default: false })),
+  },
+  { 'x-kubernetes-validations': configRules },
+);
 
 export const PostgresClusterClassSpec = Type.Object(
   {
@@ -90,9 +230,18 @@ export const PostgresClusterClassSpec = Type.Object(
 );
 
 export const ManagedRole = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 63 }),
+  name: Type.String({
+    minLength: 1,
+    maxLength: 63,
+    'x-kubernetes-validations': [
+      cel(
+        `!(self in ${celList(RESERVED_ROLE_NAMES)}) && ${RESERVED_ROLE_PREFIXES.map((prefix) => `!self.startsWith('${prefix}')`).join(' && ')}`,
+        `managed role name cannot be ${RESERVED_ROLE_NAMES.join(' or ')} nor start with ${RESERVED_ROLE_PREFIXES.join(' or ')}: CloudNativePG and PostgreSQL reserve them; any other name is allowed`,
+      ),
+    ],
+  }),
   // CNPG reads the keys `username` and `password` of this Secret; no other key can be chosen.
-  passwordSecretRef: Type.Optional(Type.Object({ name: Type.String({ minLength: 1 }) })),
+  passwordSecretRef: Type.Optional(Type.Object({ name: Type.String({ minLength: 1, maxLength: 253 }) })),
   exists: Type.Optional(Type.Boolean({ default: true, description: 'false removes the role from PostgreSQL' })),
 });
 
@@ -111,11 +260,15 @@ export const PostgresClusterSpec = Type.Object(
     postgresVersion: Type.Optional(PostgresVersion),
     storage: Type.Optional(Quantity),
     resources: Type.Optional(ResourceRequirements),
-    postgresqlConfig: Type.Optional(StringMap),
-    pgHBA: Type.Optional(Type.Array(Type.String())),
+    postgresqlConfig: Type.Optional(PostgresqlConfig),
+    pgHBA: Type.Optional(PgHBA),
     connectionPoolerEnabled: Type.Optional(Type.Boolean()),
     managedRoles: Type.Optional(
-      Type.Array(ManagedRole, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
+      Type.Array(ManagedRole, {
+        maxItems: LIMITS.managedRoles,
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
+      }),
     ),
     clusterDeletionPolicy: Type.Optional({ ...DeletionPolicy, default: 'Retain' }),
     suspend: Type.Optional(Type.Boolean({ default: false, description: 'true stops all writes to the children' })),
@@ -138,6 +291,12 @@ export const PostgresClusterSpec = Type.Object(
         'the major version of postgresVersion cannot go down',
         '.postgresVersion',
       ),
+      cel(
+        `!has(oldSelf.postgresVersion) || !has(self.postgresVersion) || int(self.postgresVersion.split('.')[0]) <= int(oldSelf.postgresVersion.split('.')[0]) || int(self.postgresVersion.split('.')[0]) >= ${MIN_MAJOR_UPGRADE_TARGET}`,
+        `a major upgrade of postgresVersion must go to ${MIN_MAJOR_UPGRADE_TARGET} or newer: CloudNativePG cannot upgrade to an older major`,
+        '.postgresVersion',
+      ),
+      ...configRules,
     ],
   },
 );
@@ -154,6 +313,13 @@ export const Condition = Type.Object({
 export const Phase = Type.Union(
   ['Pending', 'Provisioning', 'Ready', 'Degraded', 'Failed', 'Suspended', 'Deleting'].map((p) => Type.Literal(p)),
 );
+
+/** A child write the API server refused: which component, which object (by digest) and what it said. */
+export const RejectedWrite = Type.Object({
+  component: Type.Union([Type.Literal('cluster'), Type.Literal('managedRoles'), Type.Literal('pooler')]),
+  digest: Type.String({ description: 'SHA-256 of the refused object, as pgfsm sent it' }),
+  message: Type.String({ description: 'What the API server said, verbatim' }),
+});
 
 export const PostgresClusterStatus = Type.Object({
   observedGeneration: Type.Optional(Type.Integer()),
@@ -189,6 +355,13 @@ export const PostgresClusterStatus = Type.Object({
   instances: Type.Optional(Type.Integer()),
   readyInstances: Type.Optional(Type.Integer()),
   currentPrimary: Type.Optional(Type.String()),
+  rejectedWrites: Type.Optional(
+    Type.Array(RejectedWrite, {
+      description:
+        'Writes to a child the API server refused (e.g. by the CNPG webhook), remembered so that the same object is ' +
+        'not sent again until the spec, the class or the world changes it',
+    }),
+  ),
 });
 
 export type Quantity = Static<typeof Quantity>;
@@ -201,6 +374,7 @@ export type PostgresClusterSpec = Static<typeof PostgresClusterSpec>;
 export type Condition = Static<typeof Condition>;
 export type Phase = Static<typeof Phase>;
 export type PostgresClusterStatus = Static<typeof PostgresClusterStatus>;
+export type RejectedWrite = Static<typeof RejectedWrite>;
 export type ResourceRequirements = Static<typeof ResourceRequirements>;
 
 export interface ObjectMeta {

@@ -5,11 +5,13 @@
  */
 import type { TSchema } from '@sinclair/typebox';
 import { stringify } from 'yaml';
+import { DNS_1035_LABEL } from '../../operator/api/cnpg-rules.ts';
 import { GROUP, MAX_CLUSTER_NAME_LENGTH, schemas, VERSION } from '../../operator/api/schema.ts';
 
 export interface ValidationRule {
   rule: string;
   message?: string;
+  messageExpression?: string;
   fieldPath?: string;
 }
 
@@ -27,6 +29,7 @@ export interface StructuralSchema {
   pattern?: string;
   minItems?: number;
   maxItems?: number;
+  maxProperties?: number;
   required?: string[];
   items?: StructuralSchema;
   properties?: Record<string, StructuralSchema>;
@@ -90,6 +93,7 @@ const KEYWORD_ORDER = [
   'pattern',
   'minItems',
   'maxItems',
+  'maxProperties',
   'required',
   'items',
   'properties',
@@ -240,6 +244,12 @@ export function postgresClusterCrd(): CustomResourceDefinition {
                 // Names of children such as `<name>-pooler-rw` are derived from it and must stay valid.
                 rule: `self.metadata.name.size() <= ${MAX_CLUSTER_NAME_LENGTH}`,
                 message: `metadata.name must be at most ${MAX_CLUSTER_NAME_LENGTH} characters`,
+              },
+              {
+                // CNPG names the Cluster's Services after it, so it refuses any name that is no DNS-1035 label.
+                rule: `self.metadata.name.matches('${DNS_1035_LABEL}')`,
+                message:
+                  "metadata.name must be a DNS-1035 label: lower-case letters, digits and '-', starting with a letter and ending with a letter or digit (CloudNativePG names Services after it)",
               },
             ]),
           },

@@ -1,0 +1,228 @@
+/**
+ * What CloudNativePG v1.28.0 refuses at admission in the fields pgfsm writes, kept as data: the CRDs' CEL rules
+ * (schema.ts) and the merge check (domain/config.ts) both read these lists, so the early refusal and the late one
+ * can never disagree. docs/cnpg-admission.md lists every rule of CNPG's webhooks and where pgfsm handles it.
+ *
+ * The lists are facts about CNPG (the names it reserves), read from its v1.28.0 sources: reserved roles in
+ * pkg/postgres/roles.go, fixed parameters in pkg/postgres/configuration.go, PgBouncer parameters in
+ * internal/webhook/v1/pooler_webhook.go. When CNPG is upgraded, re-read them there.
+ */
+
+/** CNPG supports PostgreSQL 13 and later. */
+export const MIN_POSTGRES_MAJOR = 13;
+
+/** CNPG refuses a major upgrade whose target is older than 16 (collation data it does not carry over). */
+export const MIN_MAJOR_UPGRADE_TARGET = 16;
+
+/** Role names CNPG keeps for itself: two exact names and two prefixes (the second is PostgreSQL's own). */
+export const RESERVED_ROLE_NAMES = ['postgres', 'streaming_replica'] as const;
+export const RESERVED_ROLE_PREFIXES = ['cnpg_', 'pg_'] as const;
+
+export const isReservedRole = (name: string): boolean =>
+  (RESERVED_ROLE_NAMES as readonly string[]).includes(name) ||
+  RESERVED_ROLE_PREFIXES.some((prefix) => name.startsWith(prefix));
+
+/**
+ * PostgreSQL parameters CNPG sets itself or blocks. CNPG lets one through only when its value equals the one CNPG
+ * would write anyway, so setting it can never change anything: pgfsm refuses the key outright.
+ */
+export const FIXED_PARAMETERS = [
+  'allow_system_table_mods',
+  'archive_cleanup_command',
+  'archive_command',
+  'archive_mode',
+  'bonjour',
+  'bonjour_name',
+  'cluster_name',
+  'config_file',
+  'data_directory',
+  'data_sync_retry',
+  'event_source',
+  'external_pid_file',
+  'hba_file',
+  'hot_standby',
+  'ident_file',
+  'jit_provider',
+  'listen_addresses',
+  'log_destination',
+  'log_directory',
+  'log_file_mode',
+  'log_filename',
+  'log_rotation_age',
+  'log_rotation_size',
+  'log_truncate_on_rotation',
+  'logging_collector',
+  'pg_failover_slots.primary_dsn',
+  'pg_failover_slots.standby_slot_names',
+  'port',
+  'primary_conninfo',
+  'primary_slot_name',
+  'promote_trigger_file',
+  'recovery_end_command',
+  'recovery_min_apply_delay',
+  'recovery_target',
+  'recovery_target_action',
+  'recovery_target_inclusive',
+  'recovery_target_lsn',
+  'recovery_target_name',
+  'recovery_target_time',
+  'recovery_target_timeline',
+  'recovery_target_xid',
+  'restart_after_crash',
+  'restore_command',
+  'shared_preload_libraries',
+  'ssl',
+  'ssl_ca_file',
+  'ssl_cert_file',
+  'ssl_crl_file',
+  'ssl_dh_params_file',
+  'ssl_ecdh_curve',
+  'ssl_key_file',
+  'ssl_passphrase_command',
+  'ssl_passphrase_command_supports_reload',
+  'ssl_prefer_server_ciphers',
+  'stats_temp_directory',
+  'synchronized_standby_slots',
+  'synchronous_standby_names',
+  'syslog_facility',
+  'syslog_ident',
+  'syslog_sequence_numbers',
+  'syslog_split_messages',
+  'temp_tablespaces',
+  'unix_socket_directories',
+  'unix_socket_group',
+  'unix_socket_permissions',
+] as const;
+
+/**
+ * `wal_level` values CNPG accepts for the clusters pgfsm writes. `minimal` needs WAL archiving off and a single
+ * instance; pgfsm never turns archiving off (CNPG's default `archive_mode` is `on`), so `minimal` is always refused.
+ */
+export const WAL_LEVELS = ['replica', 'logical'] as const;
+
+/** Parameters CNPG parses as PostgreSQL booleans, refusing anything else. */
+export const BOOLEAN_PARAMETERS = ['hot_standby_feedback', 'sync_replication_slots', 'wal_log_hints'] as const;
+
+/** PostgreSQL's boolean spellings (any unambiguous prefix of on/off/true/false/yes/no, and 1/0), lower case. */
+export const TRUE_SPELLINGS = ['on', 'true', 'tru', 'tr', 't', 'yes', 'ye', 'y', '1'] as const;
+export const FALSE_SPELLINGS = ['off', 'of', 'false', 'fals', 'fal', 'fa', 'f', 'no', 'n', '0'] as const;
+
+/** Memory parameters CNPG reads as sizes, refusing a value it cannot parse. */
+export const MEMORY_PARAMETERS = ['shared_buffers', 'min_wal_size', 'max_wal_size'] as const;
+
+/**
+ * A PostgreSQL size as CNPG parses it: digits and an optional unit B, kB, MB, GB or TB (a bare number means MB to
+ * CNPG), optionally a fraction before a unit larger than bytes, spaces allowed before the unit.
+ */
+export const MEMORY_VALUE_PATTERN = '^[0-9]+ *(B|kB|MB|GB|TB)?$|^[0-9]+\\.[0-9]+ *(kB|MB|GB|TB)$';
+
+/** What CNPG assumes for the WAL sizes when they are not set. */
+export const WAL_SIZE_DEFAULTS = { min_wal_size: '80MB', max_wal_size: '1GB' } as const;
+
+/** Parameter namespace of the pg_failover_slots extension: using it requires `hot_standby_feedback` on. */
+export const FAILOVER_SLOTS_PREFIX = 'pg_failover_slots.';
+
+/** The only PgBouncer parameters CNPG lets a Pooler set; every other one is reserved or unknown to it. */
+export const PGBOUNCER_PARAMETERS = [
+  'application_name_add_host',
+  'auth_type',
+  'autodb_idle_timeout',
+  'cancel_wait_timeout',
+  'client_idle_timeout',
+  'client_login_timeout',
+  'client_tls_sslmode',
+  'default_pool_size',
+  'disable_pqexec',
+  'dns_max_ttl',
+  'dns_nxdomain_ttl',
+  'idle_transaction_timeout',
+  'ignore_startup_parameters',
+  'listen_backlog',
+  'log_connections',
+  'log_disconnections',
+  'log_pooler_errors',
+  'log_stats',
+  'max_client_conn',
+  'max_db_connections',
+  'max_packet_size',
+  'max_prepared_statements',
+  'max_user_connections',
+  'min_pool_size',
+  'pkt_buf',
+  'query_timeout',
+  'query_wait_timeout',
+  'reserve_pool_size',
+  'reserve_pool_timeout',
+  'sbuf_loopcnt',
+  'server_check_delay',
+  'server_check_query',
+  'server_connect_timeout',
+  'server_fast_close',
+  'server_idle_timeout',
+  'server_lifetime',
+  'server_login_retry',
+  'server_reset_query',
+  'server_reset_query_always',
+  'server_round_robin',
+  'server_tls_ciphers',
+  'server_tls_protocols',
+  'server_tls_sslmode',
+  'stats_period',
+  'suspend_timeout',
+  'tcp_defer_accept',
+  'tcp_keepalive',
+  'tcp_keepcnt',
+  'tcp_keepidle',
+  'tcp_keepintvl',
+  'tcp_socket_buffer',
+  'tcp_user_timeout',
+  'track_extra_parameters',
+  'verbose',
+] as const;
+
+/** Resources whose request CNPG refuses above the limit (a zero on either side is not compared). */
+export const COMPARED_RESOURCES = ['cpu', 'memory', 'ephemeral-storage'] as const;
+export const HUGEPAGES_PREFIX = 'hugepages-';
+
+/** CNPG derives Service names from the Cluster's name, so it must be a DNS-1035 label. */
+export const DNS_1035_LABEL = '^[a-z]([-a-z0-9]*[a-z0-9])?$';
+
+/**
+ * Size bounds, so that no object pgfsm writes can outgrow the API server's limits (about 1.5 MiB per object in
+ * etcd, 256 KiB for all annotations together). Worst case, the CNPG Cluster carries the class's and the cluster's
+ * parameters merged (2 × 256 × (128 + 1024) bytes ≈ 576 KiB), one pg_hba list (256 × 1024 = 256 KiB) and the
+ * roles; the owned-keys annotation lists at most 512 names of 128 characters (≈ 65 KiB).
+ * test/unit/crds.test.ts builds that worst case and measures it.
+ */
+export const LIMITS = {
+  parameters: 256,
+  parameterName: 128,
+  parameterValue: 1024,
+  poolerParameters: PGBOUNCER_PARAMETERS.length,
+  pgHbaLines: 256,
+  pgHbaLine: 1024,
+  managedRoles: 128,
+  resources: 16,
+} as const;
+
+/** The etcd object limit, and the API server's limit on all annotations of one object together. */
+export const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024;
+export const MAX_ANNOTATION_BYTES = 256 * 1024;
+
+const MEMORY_UNITS: Record<string, number> = { '': 2 ** 20, B: 1, kB: 2 ** 10, MB: 2 ** 20, GB: 2 ** 30, TB: 2 ** 40 };
+
+/** A PostgreSQL size in bytes as CNPG reads it (a bare number is MB), or undefined when CNPG would refuse it. */
+export function pgMemoryBytes(value: string): number | undefined {
+  if (!new RegExp(MEMORY_VALUE_PATTERN).test(value)) return undefined;
+  const match = /^([0-9.]+) *([A-Za-z]*)$/.exec(value);
+  const unit = MEMORY_UNITS[match?.[2] ?? 'x'];
+  return match && unit !== undefined ? Number(match[1]) * unit : undefined;
+}
+
+/** A PostgreSQL boolean, or undefined when the spelling is not one. */
+export function pgBoolean(value: string): boolean | undefined {
+  const lower = value.toLowerCase();
+  if ((TRUE_SPELLINGS as readonly string[]).includes(lower)) return true;
+  if ((FALSE_SPELLINGS as readonly string[]).includes(lower)) return false;
+  return undefined;
+}
