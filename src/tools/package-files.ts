@@ -1,7 +1,8 @@
 /**
- * Files of the checkout the tools read: the CRDs and RBAC under deploy/, the examples, the CNPG stand-in
- * CRDs and the control-plane wrapper modules under src/tools/. The tools wing always runs from its
- * sources (it is never compiled into dist/), so the package root is a fixed step up from this module.
+ * Files of the checkout the tools read: the CRDs and RBAC under deploy/, the examples and the
+ * control-plane wrapper modules under src/tools/ (CloudNativePG's own CRDs come from its Go module). The
+ * tools wing always runs from its sources (it is never compiled into dist/), so the package root is a fixed
+ * step up from this module.
  * The operator wing reads no file of the checkout at all.
  */
 import { join } from 'node:path';

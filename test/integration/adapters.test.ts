@@ -36,7 +36,7 @@ import { KubernetesConfigMapPort } from '../../src/operator/kubernetes/children.
 import { kubernetesPorts, toPortError } from '../../src/operator/kubernetes/index.ts';
 import { configMapClient } from '../../src/operator/kubernetes/objects.ts';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
-import { CNPG_TEST_CRDS, installCrds, PGFSM_CRDS } from '../../src/tools/install/manifests.ts';
+import { installCrds, PGFSM_CRDS } from '../../src/tools/install/manifests.ts';
 import { ManualClock } from '../../src/tools/memory/ports.ts';
 
 let controlPlane: ControlPlane | undefined;
@@ -56,7 +56,8 @@ const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 
 beforeAll(async () => {
   controlPlane = await startControlPlane();
-  await installCrds(controlPlane.kubeConfig, [...PGFSM_CRDS, ...CNPG_TEST_CRDS]);
+  // CNPG's real CRDs and webhooks come with the control plane.
+  await installCrds(controlPlane.kubeConfig, PGFSM_CRDS);
   await core().createNamespace({ body: { metadata: { name: namespace } } });
   ports = kubernetesPorts(controlPlane.kubeConfig, { clock, reportingInstance: 'pgfsm-test' });
 });
@@ -105,6 +106,7 @@ const configMap = (owner: PostgresCluster, name: string, data: Record<string, st
   data,
 });
 
+/** CNPG's validating webhook refuses a Cluster without a storage size; the tests that do not care get 1Gi. */
 const cnpgCluster = (owner: PostgresCluster, spec: CnpgCluster['spec']): CnpgCluster => ({
   apiVersion: CNPG_API_VERSION,
   kind: 'Cluster',
@@ -114,8 +116,22 @@ const cnpgCluster = (owner: PostgresCluster, spec: CnpgCluster['spec']): CnpgClu
     labels: childLabels(owner.metadata.name),
     ownerReferences: [ownerReferenceTo(owner)],
   },
-  spec,
+  spec: { storage: { size: '1Gi' }, ...spec },
 });
+
+/**
+ * `spec` as it reads back after CloudNativePG's defaulting webhook (which the control plane runs): what we
+ * wrote plus exactly CNPG's defaults, asked of the webhook itself with a server-side dry-run create.
+ */
+async function defaultedByCnpg(spec: CnpgCluster['spec']): Promise<CnpgCluster['spec']> {
+  const probe = (await custom().createNamespacedCustomObject({
+    ...cnpgClusters,
+    namespace,
+    dryRun: 'All',
+    body: { apiVersion: CNPG_API_VERSION, kind: 'Cluster', metadata: { name: 'defaults-probe' }, spec },
+  })) as CnpgCluster;
+  return probe.spec;
+}
 
 const rolesOnly = (name: string, roles: NonNullable<CnpgCluster['spec']['managed']>['roles']): CnpgCluster => ({
   apiVersion: CNPG_API_VERSION,
@@ -303,13 +319,17 @@ describe('CnpgClusterPort', () => {
     await ports.cnpgClusters.apply(rolesOnly('pg', [{ name: 'app', ensure: 'present', login: true }]), 'managedRoles');
 
     const both = await ports.cnpgClusters.get(target);
-    expect(both?.spec).toEqual({
-      instances: 1,
-      imageName: 'ghcr.io/cloudnative-pg/postgresql:17',
-      storage: { size: '1Gi' },
-      postgresql: { parameters: { max_connections: '100', work_mem: '4MB' } },
-      managed: { roles: [{ name: 'app', ensure: 'present', login: true }] },
-    });
+    expect(both?.spec).toEqual(
+      await defaultedByCnpg({
+        instances: 1,
+        imageName: 'ghcr.io/cloudnative-pg/postgresql:17',
+        storage: { size: '1Gi' },
+        postgresql: { parameters: { max_connections: '100', work_mem: '4MB' } },
+        managed: { roles: [{ name: 'app', ensure: 'present', login: true }] },
+      }),
+    );
+    // CNPG's defaulting fills in more than we wrote, but never overrides what we wrote.
+    expect(both?.spec.imageName).toBe('ghcr.io/cloudnative-pg/postgresql:17');
     expect(both?.metadata.ownerReferences).toEqual([ownerReferenceTo(owner)]);
     expect(both?.metadata).not.toHaveProperty('managedFields');
 
@@ -331,22 +351,29 @@ describe('CnpgClusterPort', () => {
       'cluster',
     );
     const reapplied = await ports.cnpgClusters.get(target);
-    expect(reapplied?.spec).toEqual({
-      instances: 2,
-      storage: { size: '2Gi' },
-      postgresql: { parameters: { max_connections: '100' } },
-      managed: { roles: [{ name: 'app', ensure: 'present', login: true }] },
-    });
+    expect(reapplied?.spec).toEqual(
+      await defaultedByCnpg({
+        instances: 2,
+        storage: { size: '2Gi' },
+        postgresql: { parameters: { max_connections: '100' } },
+        managed: { roles: [{ name: 'app', ensure: 'present', login: true }] },
+      }),
+    );
+    // Our image left out: CNPG's default image, not ours, is what remains.
+    expect(reapplied?.spec.imageName).not.toBe('ghcr.io/cloudnative-pg/postgresql:17');
+    expect(reapplied?.spec.postgresql?.parameters).not.toHaveProperty('work_mem');
 
     // And the roles part replaces the roles without touching the cluster fields.
     await ports.cnpgClusters.apply(
       rolesOnly('pg', [{ name: 'app', ensure: 'absent' }, { name: 'report' }]),
       'managedRoles',
     );
-    expect((await ports.cnpgClusters.get(target))?.spec).toEqual({
-      ...reapplied?.spec,
-      managed: { roles: [{ name: 'app', ensure: 'absent' }, { name: 'report' }] },
-    });
+    expect((await ports.cnpgClusters.get(target))?.spec).toEqual(
+      await defaultedByCnpg({
+        ...reapplied?.spec,
+        managed: { roles: [{ name: 'app', ensure: 'absent' }, { name: 'report' }] },
+      }),
+    );
   });
 
   it('repairs drift of our fields (forcing, as the controller) and leaves the status CNPG writes alone', async () => {
@@ -378,7 +405,9 @@ describe('CnpgClusterPort', () => {
     await ports.cnpgClusters.apply(desired, 'cluster');
     await ports.cnpgClusters.apply(rolesOnly('drift', [{ name: 'app' }]), 'managedRoles');
     const repaired = await ports.cnpgClusters.get(target);
-    expect(repaired?.spec).toEqual({ instances: 3, storage: { size: '1Gi' }, managed: { roles: [{ name: 'app' }] } });
+    expect(repaired?.spec).toEqual(
+      await defaultedByCnpg({ instances: 3, storage: { size: '1Gi' }, managed: { roles: [{ name: 'app' }] } }),
+    );
     expect(repaired?.status).toEqual({ phase: 'Cluster in healthy state', readyInstances: 3 });
   });
 
@@ -394,7 +423,7 @@ describe('CnpgClusterPort', () => {
           apiVersion: CNPG_API_VERSION,
           kind: 'Cluster',
           metadata: { name: 'foreign' },
-          spec: { instances: 1, managed: { roles: [{ name: 'theirs' }] } },
+          spec: { instances: 1, storage: { size: '1Gi' }, managed: { roles: [{ name: 'theirs' }] } },
         },
       },
       apply,
@@ -402,9 +431,9 @@ describe('CnpgClusterPort', () => {
     const conflict = await failure(ports.cnpgClusters.apply(rolesOnly('foreign', [{ name: 'ours' }]), 'managedRoles'));
     expect(conflict.errorClass).toBe('conflict');
     expect(conflict.message).toContain('Cluster');
-    expect((await ports.cnpgClusters.get(ref('Cluster', 'foreign')))?.spec.managed?.roles).toEqual([
-      { name: 'theirs' },
-    ]);
+    expect((await ports.cnpgClusters.get(ref('Cluster', 'foreign')))?.spec.managed?.roles).toEqual(
+      (await defaultedByCnpg({ storage: { size: '1Gi' }, managed: { roles: [{ name: 'theirs' }] } })).managed?.roles,
+    );
 
     // Roles alone never create a Cluster.
     const missing = await failure(ports.cnpgClusters.apply(rolesOnly('absent', [{ name: 'ours' }]), 'managedRoles'));
@@ -434,7 +463,12 @@ describe('CnpgClusterPort', () => {
       ...cnpgClusters,
       namespace,
       fieldManager: 'kubectl-create',
-      body: { apiVersion: CNPG_API_VERSION, kind: 'Cluster', metadata: { name: 'orphan' }, spec: { instances: 7 } },
+      body: {
+        apiVersion: CNPG_API_VERSION,
+        kind: 'Cluster',
+        metadata: { name: 'orphan' },
+        spec: { instances: 7, storage: { size: '1Gi' } },
+      },
     });
     await ports.cnpgClusters.apply(cnpgCluster(owner, { instances: 2 }), 'cluster');
     const adopted = await ports.cnpgClusters.get(ref('Cluster', 'orphan'));
@@ -479,7 +513,8 @@ describe('PoolerPort', () => {
     );
     const view = await ports.poolers.view(poolerRef);
     expect(view?.readyReplicas).toBe(2);
-    expect(view?.pooler.spec).toEqual(pooler.spec);
+    // CNPG's real Pooler CRD defaults `pgbouncer.paused` (a schema default; CNPG has no Pooler defaulting webhook).
+    expect(view?.pooler.spec).toEqual({ ...pooler.spec, pgbouncer: { ...pooler.spec.pgbouncer, paused: false } });
     expect(await ports.poolers.view(ref('Pooler', 'no-such-pooler'))).toBeUndefined();
 
     await ports.poolers.delete(poolerRef);

@@ -1,19 +1,31 @@
 /**
- * Finds or builds the control-plane binaries: kube-apiserver, etcd and (optionally) kube-controller-manager.
+ * Finds or builds the control-plane binaries: kube-apiserver, etcd, (optionally) kube-controller-manager and
+ * (optionally) CloudNativePG's operator, `cmd/manager`, whose admission webhooks the harness runs.
  *
  * Order of precedence, per binary:
  *   1. envtest's variables: TEST_ASSET_KUBE_APISERVER / TEST_ASSET_ETCD (plus our own
  *      TEST_ASSET_KUBE_CONTROLLER_MANAGER), then KUBEBUILDER_ASSETS (a directory holding the binaries);
  *   2. the per-version cache outside git (`${XDG_CACHE_HOME:-$HOME/.cache}/pgfsm/control-plane/`);
- *   3. a build from the Go module proxy using the wrapper modules in test/control-plane/{kube,etcd}, which hold
- *      only go.mod/go.sum (upstream's own go.mod files carry replace directives, so `go install pkg@version`
+ *   3. a build from the Go module proxy using the wrapper modules in src/tools/control-plane/modules/{kube,etcd,cnpg},
+ *      which hold only go.mod/go.sum (cnpg also a build-tagged blank import) (upstream's own go.mod files carry replace directives, so `go install pkg@version`
  *      is refused; the wrappers supply the replaces instead).
  *
  * A missing binary with no Go toolchain is a loud error, never a silent skip: a suite that "passes" without a
  * control plane would prove nothing.
  */
 import { execFile, spawn } from 'node:child_process';
-import { accessSync, constants, createWriteStream, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -25,10 +37,13 @@ const execFileAsync = promisify(execFile);
 
 export const KUBERNETES_VERSION = 'v1.34.4';
 export const ETCD_VERSION = 'v3.6.16';
+/** CloudNativePG, pinned exactly: the Go module proxy refuses version lists, so nothing may ask for "latest". */
+export const CNPG_VERSION = 'v1.28.0';
+export const CNPG_MODULE = 'github.com/cloudnative-pg/cloudnative-pg';
 /** etcd 3.6.16's own go.mod says `go 1.26.0`, and we build with GOTOOLCHAIN=local (no toolchain downloads). */
 const MINIMUM_GO = [1, 26] as const;
 
-export type Component = 'kube-apiserver' | 'etcd' | 'kube-controller-manager';
+export type Component = 'kube-apiserver' | 'etcd' | 'kube-controller-manager' | 'cnpg-manager';
 
 interface ComponentSpec {
   component: Component;
@@ -82,6 +97,15 @@ const SPECS: Record<Component, ComponentSpec> = {
     ldflags: kubeLdflags,
     envVar: 'TEST_ASSET_KUBE_CONTROLLER_MANAGER',
   },
+  'cnpg-manager': {
+    component: 'cnpg-manager',
+    version: CNPG_VERSION,
+    moduleDir: join(wrappers, 'cnpg'),
+    pkg: `${CNPG_MODULE}/cmd/manager`,
+    // CNPG's version is a constant in its pkg/versions; no -X needed.
+    ldflags: '-s -w',
+    envVar: 'TEST_ASSET_CNPG_MANAGER',
+  },
 };
 
 export interface Binaries {
@@ -89,13 +113,24 @@ export interface Binaries {
   etcd: string;
   /** Present when requested and available. */
   kubeControllerManager?: string;
+  /** CloudNativePG's operator binary and its module directory (CRDs, webhook configurations); when requested. */
+  cnpg?: CnpgAssets;
   /** What each binary reports for `--version`, normalised to `vX.Y.Z`. */
-  versions: { kubeApiserver: string; etcd: string; kubeControllerManager?: string };
+  versions: { kubeApiserver: string; etcd: string; kubeControllerManager?: string; cnpg?: string };
+}
+
+export interface CnpgAssets {
+  /** The operator binary (`manager`; its `controller` subcommand serves the webhooks). */
+  manager: string;
+  /** CloudNativePG's Go module directory: `config/crd/bases/*.yaml`, `config/webhook/manifests.yaml`. */
+  moduleDir: string;
 }
 
 export interface EnsureBinariesOptions {
   /** Also provide kube-controller-manager (for real ownerReference GC and namespace deletion). */
   controllerManager?: boolean;
+  /** Also provide CloudNativePG's operator binary and module directory (for its real CRDs and webhooks). */
+  cnpg?: boolean;
   /** Cache root; default `$PGFSM_CONTROL_PLANE_CACHE` or `${XDG_CACHE_HOME:-$HOME/.cache}/pgfsm/control-plane`. */
   cacheDir?: string;
   log?: Log;
@@ -140,8 +175,9 @@ function fromEnvironment(component: Component): string | undefined {
   if (assets) {
     const candidate = join(assets, component);
     if (isExecutable(candidate)) return candidate;
-    // envtest's asset bundles never ship kube-controller-manager, so its absence there is not an error.
-    if (component !== 'kube-controller-manager') {
+    // envtest's asset bundles never ship kube-controller-manager or CNPG, so their absence there is not an
+    // error (CNPG's manager is then taken from the cache, or built).
+    if (component !== 'kube-controller-manager' && component !== 'cnpg-manager') {
       throw new MissingBinariesError(`KUBEBUILDER_ASSETS=${assets} has no executable ${component}.`);
     }
   }
@@ -156,6 +192,14 @@ export async function binaryVersion(path: string): Promise<string> {
   return `v${match[1]}`;
 }
 
+/** CNPG's `manager version` prints e.g. `Build: {Version:1.28.0 Commit:… Date:…}`. */
+export async function cnpgBinaryVersion(path: string): Promise<string> {
+  const { stdout } = await execFileAsync(path, ['version'], { timeout: 30_000 });
+  const match = /Version:\s*"?v?(\d+\.\d+\.\d+[^\s"}]*)/.exec(stdout);
+  if (!match) throw new Error(`cannot read a version from \`${path} version\`: ${stdout.trim()}`);
+  return `v${match[1]}`;
+}
+
 function howToGetBinaries(cacheDir: string, needed: Component[], problem: string): string {
   const list = needed.map((c) => `${c} ${SPECS[c].version}`).join(', ');
   return [
@@ -167,12 +211,16 @@ function howToGetBinaries(cacheDir: string, needed: Component[], problem: string
     'Get the binaries in one of these ways:',
     `  1. Install Go >= ${MINIMUM_GO.join('.')} (https://go.dev/dl/) so that \`go\` is on PATH (or set GO=/path/to/go),`,
     '     then run `npm run control-plane -- build` (or just re-run the tests). It builds them once from the',
-    `     Go module proxy (about 5 min on 2 cores; longer when modules must be downloaded) and caches them in ${cacheDir}.`,
+    `     Go module proxy (about 5 min per binary on 2 cores; longer when modules must be downloaded) and caches`,
+    `     them in ${cacheDir}.`,
     '  2. Point the harness at binaries you already have (envtest conventions):',
     '       export KUBEBUILDER_ASSETS=/dir/containing/kube-apiserver/and/etcd',
     '     or',
     '       export TEST_ASSET_KUBE_APISERVER=/path/to/kube-apiserver TEST_ASSET_ETCD=/path/to/etcd',
     '     (optionally TEST_ASSET_KUBE_CONTROLLER_MANAGER=/path/to/kube-controller-manager).',
+    `     CloudNativePG's operator (${CNPG_MODULE}/cmd/manager ${CNPG_VERSION}) is never among envtest's`,
+    '     assets: TEST_ASSET_CNPG_MANAGER=/path/to/manager, plus PGFSM_CNPG_MODULE_DIR=/path/to/its/module',
+    '     source (for its CRDs and webhook configurations) when Go cannot fetch it.',
     '==================================================================================================',
   ].join('\n');
 }
@@ -323,6 +371,78 @@ async function buildComponent(component: Component, go: string, cacheDir: string
 }
 
 /**
+ * Where CloudNativePG's module source is: its real CRDs (`config/crd/bases`) and webhook configurations
+ * (`config/webhook/manifests.yaml`) are read from there at run time. `go mod download` fetches the pinned
+ * module into Go's module cache (once), and `go list -m -f '{{.Dir}}'` inside the wrapper module names the
+ * directory, the usual envtest way to reach a dependency's CRDs. The answer is remembered per version in the
+ * cache directory and checked on every use. `PGFSM_CNPG_MODULE_DIR` overrides all of it.
+ */
+export async function ensureCnpgModule(options: { cacheDir?: string; log?: Log } = {}): Promise<string> {
+  const log = options.log ?? stderrLog;
+  const explicit = process.env.PGFSM_CNPG_MODULE_DIR;
+  if (explicit) {
+    if (!hasCnpgFiles(explicit)) {
+      throw new MissingBinariesError(`PGFSM_CNPG_MODULE_DIR=${explicit} holds no ${CNPG_FILES.join(' or ')}.`);
+    }
+    return explicit;
+  }
+  const cacheDir = options.cacheDir ?? defaultCacheDir();
+  const outDir = join(cacheDir, `cnpg-module-${CNPG_VERSION}`);
+  const pointer = join(outDir, 'module-dir');
+  if (existsSync(pointer)) {
+    const remembered = readFileSync(pointer, 'utf8').trim();
+    if (hasCnpgFiles(remembered)) return remembered;
+  }
+  const go = await findGo();
+  if ('problem' in go) {
+    throw new MissingBinariesError(
+      howToGetBinaries(cacheDir, [], `CloudNativePG's module ${CNPG_MODULE}@${CNPG_VERSION}: ${go.problem}`),
+    );
+  }
+  mkdirSync(outDir, { recursive: true });
+  const logFile = join(outDir, 'fetch.log');
+  rmSync(logFile, { force: true });
+  const cwd = SPECS['cnpg-manager'].moduleDir;
+  const env = { ...process.env, GOTOOLCHAIN: 'local', GOWORK: 'off', GOFLAGS: '-mod=readonly' };
+  const fail = (step: string, result: RunResult) =>
+    new Error(
+      `fetching ${CNPG_MODULE} ${CNPG_VERSION} failed during ${step} (exit ${result.code}); full log: ${logFile}\n` +
+        result.tail.join('\n'),
+    );
+  const started = Date.now();
+  log(`fetching ${CNPG_MODULE} ${CNPG_VERSION} from the Go module proxy (its CRDs and webhook configurations)…`);
+  const downloaded = await run(go.go, ['mod', 'download', CNPG_MODULE], { cwd, env, logFile });
+  if (downloaded.code !== 0) throw fail(`go mod download ${CNPG_MODULE}`, downloaded);
+  let dir = '';
+  const listed = await run(go.go, ['list', '-m', '-f', '{{.Dir}}', CNPG_MODULE], {
+    cwd,
+    env,
+    logFile,
+    onLine: (line) => {
+      if (line.startsWith('/')) dir = line.trim();
+    },
+  });
+  if (listed.code !== 0) throw fail(`go list -m -f '{{.Dir}}' ${CNPG_MODULE}`, listed);
+  if (!hasCnpgFiles(dir)) {
+    throw fail(`reading ${CNPG_FILES.join(', ')} under ${dir || '(no directory named)'}`, listed);
+  }
+  const partial = `${pointer}.partial-${process.pid}`;
+  writeFileSync(partial, `${dir}\n`);
+  renameSync(partial, pointer);
+  log(`CloudNativePG ${CNPG_VERSION} module at ${dir} (${Math.round((Date.now() - started) / 1000)}s)`);
+  return dir;
+}
+
+/** The files of CloudNativePG's module the harness reads. */
+export const CNPG_FILES = [
+  'config/crd/bases/postgresql.cnpg.io_clusters.yaml',
+  'config/crd/bases/postgresql.cnpg.io_poolers.yaml',
+  'config/webhook/manifests.yaml',
+];
+
+const hasCnpgFiles = (dir: string) => dir !== '' && CNPG_FILES.every((f) => existsSync(join(dir, f)));
+
+/**
  * Returns paths to the binaries, building whatever is missing from the cache (once; concurrent callers wait
  * on a lock). Throws {@link MissingBinariesError} with instructions when nothing can provide them.
  */
@@ -330,6 +450,7 @@ export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promi
   const log = options.log ?? stderrLog;
   const cacheDir = options.cacheDir ?? defaultCacheDir();
   const wanted: Component[] = ['kube-apiserver', 'etcd'];
+  if (options.cnpg) wanted.push('cnpg-manager');
   if (options.controllerManager) wanted.push('kube-controller-manager');
 
   const paths = new Map<Component, string>();
@@ -377,19 +498,30 @@ export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promi
   const etcd = paths.get('etcd');
   if (!kubeApiserver || !etcd) throw new Error('internal error: binaries not resolved');
   const kubeControllerManager = paths.get('kube-controller-manager');
-  const [apiVersion, etcdVersion, kcmVersion] = await Promise.all([
+  const cnpgManager = paths.get('cnpg-manager');
+  const [apiVersion, etcdVersion, kcmVersion, cnpgVersion, cnpgModuleDir] = await Promise.all([
     binaryVersion(kubeApiserver),
     binaryVersion(etcd),
     kubeControllerManager ? binaryVersion(kubeControllerManager) : Promise.resolve(undefined),
+    cnpgManager ? cnpgBinaryVersion(cnpgManager) : Promise.resolve(undefined),
+    options.cnpg ? ensureCnpgModule({ cacheDir, log }) : Promise.resolve(undefined),
   ]);
+  if (cnpgVersion && cnpgVersion !== CNPG_VERSION) {
+    throw new MissingBinariesError(
+      `${cnpgManager} is CloudNativePG ${cnpgVersion}; the harness runs ${CNPG_VERSION} (its CRDs and webhooks ` +
+        'must match the binary). Unset TEST_ASSET_CNPG_MANAGER or point it at the right build.',
+    );
+  }
   return {
     kubeApiserver,
     etcd,
     ...(kubeControllerManager ? { kubeControllerManager } : {}),
+    ...(cnpgManager && cnpgModuleDir ? { cnpg: { manager: cnpgManager, moduleDir: cnpgModuleDir } } : {}),
     versions: {
       kubeApiserver: apiVersion,
       etcd: etcdVersion,
       ...(kcmVersion ? { kubeControllerManager: kcmVersion } : {}),
+      ...(cnpgVersion ? { cnpg: cnpgVersion } : {}),
     },
   };
 }

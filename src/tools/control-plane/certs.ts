@@ -8,7 +8,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -75,6 +75,32 @@ async function issue(dir: string, name: string, subject: string, extensions: str
     '-out',
     `${name}.crt`,
   ]);
+}
+
+/**
+ * A serving certificate for 127.0.0.1 signed by the control plane's CA, for a webhook server the API server
+ * calls (CloudNativePG's): the CA doubles as the webhook configurations' `caBundle`. Written into `outDir`
+ * under the given file names (CNPG expects `apiserver.crt`/`apiserver.key` in its WEBHOOK_CERT_DIR).
+ */
+export async function issueServingCertificate(
+  pki: Pki,
+  outDir: string,
+  files: { cert: string; key: string },
+  commonName: string,
+): Promise<{ cert: string; key: string }> {
+  mkdirSync(outDir, { recursive: true, mode: 0o700 });
+  const name = `serving-${randomBytes(4).toString('hex')}`;
+  await issue(
+    pki.dir,
+    name,
+    `/CN=${commonName}`,
+    'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature\n',
+  );
+  const cert = join(outDir, files.cert);
+  const key = join(outDir, files.key);
+  renameSync(join(pki.dir, `${name}.crt`), cert);
+  renameSync(join(pki.dir, `${name}.key`), key);
+  return { cert, key };
 }
 
 export async function createPki(dir: string): Promise<Pki> {

@@ -2,24 +2,25 @@
  * `npm run control-plane -- build`  ensures the binaries (builds them the first time) and prints paths/versions.
  * `npm run control-plane -- start`  runs a control plane until Ctrl-C, printing the kubeconfig to use.
  *
- * Options: --no-controller-manager (both commands).
+ * Options: --no-controller-manager, --no-cnpg (both commands).
  */
 import { parseArgs } from 'node:util';
 import { ensureBinaries, MissingBinariesError } from './build.ts';
 import { startControlPlane } from './harness.ts';
 
-const USAGE = `usage: npm run control-plane -- <build|start> [--no-controller-manager]
+const USAGE = `usage: npm run control-plane -- <build|start> [--no-controller-manager] [--no-cnpg]
 
-  build   build (first time only) or locate kube-apiserver, etcd and kube-controller-manager; print paths
-  start   start a control plane on 127.0.0.1 and keep it running until Ctrl-C
+  build   build (first time only) or locate kube-apiserver, etcd, kube-controller-manager and CloudNativePG's
+          operator, and fetch CloudNativePG's module (its CRDs and webhooks); print paths and versions
+  start   start a control plane on 127.0.0.1 (with CloudNativePG's webhooks) and keep it running until Ctrl-C
 
-Binaries come from TEST_ASSET_KUBE_APISERVER / TEST_ASSET_ETCD / TEST_ASSET_KUBE_CONTROLLER_MANAGER,
-KUBEBUILDER_ASSETS, or the cache in \${XDG_CACHE_HOME:-~/.cache}/pgfsm/control-plane (override with
+Binaries come from TEST_ASSET_KUBE_APISERVER / TEST_ASSET_ETCD / TEST_ASSET_KUBE_CONTROLLER_MANAGER /
+TEST_ASSET_CNPG_MANAGER, KUBEBUILDER_ASSETS, or the cache in \${XDG_CACHE_HOME:-~/.cache}/pgfsm/control-plane (override with
 PGFSM_CONTROL_PLANE_CACHE).`;
 
-async function build(controllerManager: boolean): Promise<void> {
+async function build(controllerManager: boolean, cnpg: boolean): Promise<void> {
   const started = Date.now();
-  const binaries = await ensureBinaries({ controllerManager });
+  const binaries = await ensureBinaries({ controllerManager, cnpg });
   console.log(`kube-apiserver           ${binaries.versions.kubeApiserver}  ${binaries.kubeApiserver}`);
   console.log(`etcd                     ${binaries.versions.etcd}  ${binaries.etcd}`);
   if (binaries.kubeControllerManager) {
@@ -27,14 +28,24 @@ async function build(controllerManager: boolean): Promise<void> {
       `kube-controller-manager  ${binaries.versions.kubeControllerManager}  ${binaries.kubeControllerManager}`,
     );
   }
+  if (binaries.cnpg) {
+    console.log(`cnpg-manager             ${binaries.versions.cnpg}  ${binaries.cnpg.manager}`);
+    console.log(`CloudNativePG module               ${binaries.cnpg.moduleDir}`);
+  }
   console.log(`(${((Date.now() - started) / 1000).toFixed(1)}s)`);
 }
 
-async function start(controllerManager: boolean): Promise<void> {
+async function start(controllerManager: boolean, cnpg: boolean): Promise<void> {
   // Signals are handled here, with a graceful asynchronous stop, rather than by the harness's sync fallback.
-  const controlPlane = await startControlPlane({ controllerManager, handleSignals: false });
+  const controlPlane = await startControlPlane({ controllerManager, cnpg, handleSignals: false });
   console.log(`kube-apiserver ${controlPlane.serverVersion} at ${controlPlane.url}`);
   console.log(`garbage collection: ${controlPlane.controllerManager ? 'on (kube-controller-manager)' : 'off'}`);
+  if (controlPlane.cnpg) {
+    console.log(
+      `CloudNativePG ${controlPlane.cnpg.version}: webhooks at ${controlPlane.cnpg.webhookUrl}, ` +
+        `controllers in namespace ${controlPlane.cnpg.watchNamespace}`,
+    );
+  }
   console.log(`export KUBECONFIG=${controlPlane.kubeconfigPath}`);
   console.log('Press Ctrl-C to stop and delete everything.');
 
@@ -57,10 +68,12 @@ async function main(): Promise<number> {
     allowPositionals: true,
     options: {
       'no-controller-manager': { type: 'boolean', default: false },
+      'no-cnpg': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
   const controllerManager = !values['no-controller-manager'];
+  const cnpg = !values['no-cnpg'];
   const [command] = positionals;
   if (values.help || positionals.length !== 1) {
     console.error(USAGE);
@@ -68,10 +81,10 @@ async function main(): Promise<number> {
   }
   switch (command) {
     case 'build':
-      await build(controllerManager);
+      await build(controllerManager, cnpg);
       return 0;
     case 'start':
-      await start(controllerManager);
+      await start(controllerManager, cnpg);
       return 0;
     default:
       console.error(USAGE);

@@ -1,6 +1,7 @@
 /**
- * Starts a real, throw-away Kubernetes control plane on 127.0.0.1: etcd, kube-apiserver and (when available)
- * kube-controller-manager running only the garbage-collector and namespace controllers.
+ * Starts a real, throw-away Kubernetes control plane on 127.0.0.1: etcd, kube-apiserver, (when available)
+ * kube-controller-manager running only the garbage-collector and namespace controllers, and (by default)
+ * CloudNativePG's operator with its real CRDs and admission webhooks (see cnpg.ts).
  *
  * What the API server is configured for, and why:
  * - RBAC authorization, so tests can prove the operator's Role/ClusterRole is sufficient and not more;
@@ -16,8 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
-import { type Binaries, ensureBinaries } from './build.ts';
+import { type Binaries, CNPG_VERSION, ensureBinaries, MissingBinariesError } from './build.ts';
 import { createPki, type Pki } from './certs.ts';
+import { type RunningCnpg, startCnpg } from './cnpg.ts';
 import { type Log, stderrLog } from './log.ts';
 import { freePorts } from './ports.ts';
 import { get } from './probe.ts';
@@ -32,6 +34,11 @@ export interface StartControlPlaneOptions {
    * the result).
    */
   controllerManager?: boolean;
+  /**
+   * Run CloudNativePG v1.28.0 with it: its real CRDs, its mutating and validating webhooks registered for the
+   * whole cluster, and its controllers acting in namespace `cnpg-controlled` only. Default true.
+   */
+  cnpg?: boolean;
   /** Per-component readiness timeout; default `$PGFSM_CONTROL_PLANE_START_TIMEOUT` ms or 120 s (2 slow cores). */
   startTimeoutMs?: number;
   /**
@@ -66,6 +73,8 @@ export interface ControlPlane {
   readonly binaries: Binaries;
   /** Whether kube-controller-manager runs (ownerReference GC and namespace deletion really happen). */
   readonly controllerManager: boolean;
+  /** CloudNativePG, when it runs (the default): version, watched namespace, webhook address, its CRDs. */
+  readonly cnpg?: RunningCnpg;
   /** Temp directory holding certificates, etcd data, logs and the kubeconfig. */
   readonly dir: string;
   /** Process ids of the running servers (each is the leader of its own process group). */
@@ -135,8 +144,15 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
   const log = options.log ?? stderrLog;
   const timeoutMs = options.startTimeoutMs ?? defaultTimeout();
   const wantKcm = options.controllerManager ?? true;
-  const binaries = options.binaries ?? (await ensureBinaries({ controllerManager: wantKcm, log }));
+  const wantCnpg = options.cnpg ?? true;
+  const binaries = options.binaries ?? (await ensureBinaries({ controllerManager: wantKcm, cnpg: wantCnpg, log }));
   const kcmBinary = wantKcm ? binaries.kubeControllerManager : undefined;
+  if (wantCnpg && !binaries.cnpg) {
+    throw new MissingBinariesError(
+      'startControlPlane({ cnpg: true }) was given binaries without CloudNativePG; ' +
+        'get them from ensureBinaries({ cnpg: true }), or pass cnpg: false.',
+    );
+  }
 
   const dir = mkdtempSync(join(tempBase(), 'pgfsm-cp-'));
   const logs = join(dir, 'logs');
@@ -280,6 +296,22 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
       );
       log(`kube-controller-manager ready (pid ${kcm.pid}): garbage-collector and namespace controllers`);
     }
+    let cnpg: RunningCnpg | undefined;
+    if (wantCnpg && binaries.cnpg) {
+      cnpg = await startCnpg({
+        assets: binaries.cnpg,
+        version: binaries.versions.cnpg ?? CNPG_VERSION,
+        pki,
+        dir,
+        kubeconfigPath,
+        kubeConfig,
+        env,
+        timeoutMs,
+        log,
+        onProcess: (proc) => running.push(proc),
+        watch: [etcd, apiserver],
+      });
+    }
     log(`control plane up in ${((Date.now() - started) / 1000).toFixed(1)}s; kubeconfig: ${kubeconfigPath}`);
 
     const core = kubeConfig.makeApiClient(CoreV1Api);
@@ -290,6 +322,7 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
       serverVersion,
       binaries,
       controllerManager: kcmBinary !== undefined,
+      ...(cnpg ? { cnpg } : {}),
       dir,
       pids: Object.fromEntries(running.map((p) => [p.name, p.pid])),
       async tokenFor(serviceAccount, tokenOptions = {}) {

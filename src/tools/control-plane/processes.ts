@@ -38,6 +38,8 @@ export interface ProcessSpec {
   args: string[];
   logFile: string;
   env?: NodeJS.ProcessEnv;
+  /** Working directory; default ours. */
+  cwd?: string;
   /** Directory the watchdog deletes if we die without cleaning up (e.g. etcd's data dir on tmpfs). */
   removeOnCrash?: string;
 }
@@ -73,6 +75,7 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
       detached: true,
       stdio: ['ignore', out, out],
       env: spec.env ?? process.env,
+      ...(spec.cwd ? { cwd: spec.cwd } : {}),
     });
   } finally {
     // The child holds its own copy of the descriptor.

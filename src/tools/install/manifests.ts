@@ -26,12 +26,6 @@ export const PGFSM_CRDS = [
   packageFile('deploy/crds/pgfsm.io_postgresclusterclasses.yaml'),
 ];
 
-/** The CNPG CRDs the simulator plays against: CNPG's schema, trimmed to what pgfsm and the simulator use. */
-export const CNPG_TEST_CRDS = [
-  packageFile('src/tools/cnpg-crds/postgresql.cnpg.io_clusters.yaml'),
-  packageFile('src/tools/cnpg-crds/postgresql.cnpg.io_poolers.yaml'),
-];
-
 /** deploy/rbac in dependency order (the kustomization's order). */
 export const RBAC_MANIFESTS = [
   'namespace',

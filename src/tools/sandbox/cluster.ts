@@ -1,10 +1,12 @@
 /**
  * The cluster the sandbox runs against, ready for the operator: the CRDs and the RBAC of deploy/ are
  * installed, and the operator has its identity.
- * - Local (the default): a throw-away control plane; the CNPG stand-in CRDs go in and CNPG is simulated;
- *   the operator authenticates as the pgfsm ServiceAccount, so the API server enforces deploy/rbac.
- * - The current kubeconfig context (opt-in, confirmed): real CloudNativePG must already be there, because
- *   stand-in CRDs and a simulator have no place in a real cluster; the operator uses your credentials.
+ * - Local (the default): a throw-away control plane with CloudNativePG's real CRDs and admission webhooks
+ *   (v1.28.0, built from its Go module); CNPG's controller is simulated (its real one acts only in a namespace
+ *   of its own, which the simulator leaves alone); the operator authenticates as the pgfsm ServiceAccount, so
+ *   the API server enforces deploy/rbac.
+ * - The current kubeconfig context (opt-in, confirmed): real CloudNativePG must already be there, because a
+ *   simulator has no place in a real cluster; the operator uses your credentials.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +17,6 @@ import { startControlPlane } from '../control-plane/index.ts';
 import {
   applyManifests,
   CNPG_CLUSTER_CRD,
-  CNPG_TEST_CRDS,
   crdEstablished,
   installCrds,
   PGFSM_CRDS,
@@ -35,8 +36,10 @@ export interface Target {
   operatorIdentity: string;
   /** A kubeconfig file for kubectl, when the sandbox made one. */
   kubeconfigPath?: string;
-  /** CNPG is simulated (local control plane) rather than real. */
+  /** CNPG's controller is simulated (local control plane) rather than real. */
   simulated: boolean;
+  /** Where CNPG's real controller acts, so the simulator must not (local control plane). */
+  cnpgControllerNamespace?: string;
 }
 
 /** The ends of a sandbox run that are not errors: a refusal, or a No. */
@@ -56,7 +59,9 @@ const TOKEN_SECONDS = 24 * 3600;
 export async function startLocalCluster(out: Output, teardown: Teardown): Promise<Target> {
   const ignored = userKubeconfig();
   if (ignored) out.detail(`not using ${ignored}: the sandbox runs its own control plane (see --use-current-context)`);
-  out.step('starting a local control plane (kube-apiserver, etcd, kube-controller-manager on 127.0.0.1)');
+  out.step(
+    'starting a local control plane (kube-apiserver, etcd, kube-controller-manager, CloudNativePG webhooks on 127.0.0.1)',
+  );
   const cp = await startControlPlane({ handleSignals: false, log: (line) => out.detail(line) });
   const pids = Object.entries(cp.pids)
     .map(([name, pid]) => `${name} ${pid}`)
@@ -64,8 +69,13 @@ export async function startLocalCluster(out: Output, teardown: Teardown): Promis
   teardown.add(`control plane stopped (${pids}); removed ${cp.dir}`, () => cp.stop());
   const admin = cp.kubeConfig;
 
-  out.step('installing the pgfsm CRDs (deploy/crds), the CNPG stand-in CRDs (test/crds) and the RBAC (deploy/rbac)');
-  const crds = await installCrds(admin, [...PGFSM_CRDS, ...CNPG_TEST_CRDS], { apply: true });
+  if (!cp.cnpg) throw new Error('the local control plane runs without CloudNativePG');
+  out.detail(
+    `CloudNativePG ${cp.cnpg.version}: its CRDs, and its webhooks judge every Cluster and Pooler; ` +
+      `its controller acts only in namespace ${cp.cnpg.watchNamespace}, CNPG is simulated everywhere else`,
+  );
+  out.step('installing the pgfsm CRDs (deploy/crds) and the RBAC (deploy/rbac)');
+  const crds = await installCrds(admin, PGFSM_CRDS, { apply: true });
   out.detail(crds.join(', '));
   await applyManifests(admin, readManifests(RBAC_MANIFESTS));
   const sa = OPERATOR_SERVICE_ACCOUNT;
@@ -79,6 +89,7 @@ export async function startLocalCluster(out: Output, teardown: Teardown): Promis
     operatorIdentity: `ServiceAccount ${sa.namespace}/${sa.name} (deploy/rbac enforced)`,
     kubeconfigPath: cp.kubeconfigPath,
     simulated: true,
+    cnpgControllerNamespace: cp.cnpg.watchNamespace,
   };
 }
 

@@ -108,7 +108,7 @@ export async function runSandbox(options: SandboxOptions): Promise<never> {
     // Switchover notes go in the progress timeline, once there is one.
     let progress: ClusterProgress | undefined;
     const note = (text: string) => (progress ? progress.note(text) : out.detail(text));
-    const simulator = target.simulated ? await startSimulatorStep(out, teardown, target.admin, log, note) : undefined;
+    const simulator = target.simulated ? await startSimulatorStep(out, teardown, target, log, note) : undefined;
 
     out.step('starting the pgfsm operator (pgfsm run, as its own process)');
     const operator = await startSandboxOperator({
@@ -177,7 +177,7 @@ export async function runSandbox(options: SandboxOptions): Promise<never> {
 async function startSimulatorStep(
   out: Output,
   teardown: Teardown,
-  kc: KubeConfig,
+  target: Target,
   log: Logger,
   note: (text: string) => void,
 ): Promise<SandboxSimulator> {
@@ -186,8 +186,11 @@ async function startSimulatorStep(
     `starting the CNPG simulator (primary ${d.primaryMs / 1000} s, each replica ${d.replicaMs / 1000} s, ` +
       `poolers ${d.poolerMs / 1000} s)`,
   );
-  const simulator = await startSimulator(kc, log, (namespace, name) =>
-    note(`CNPG switches over the primary of ${namespace}/${name}`),
+  const simulator = await startSimulator(
+    target.admin,
+    log,
+    (namespace, name) => note(`CNPG switches over the primary of ${namespace}/${name}`),
+    target.cnpgControllerNamespace ? [target.cnpgControllerNamespace] : [],
   );
   teardown.add('CNPG simulator stopped', () => simulator.stop());
   return simulator;

@@ -29,8 +29,10 @@ export async function startSimulator(
   kc: KubeConfig,
   log: Logger,
   onSwitchover: (namespace: string, name: string) => void,
+  /** Namespaces where CNPG's real controller acts: the simulator leaves them alone. */
+  ignoreNamespaces: readonly string[] = [],
 ): Promise<SandboxSimulator> {
-  const api = new KubernetesSimulatorApi(kc, { log: log.child({ component: 'cnpg-simulator' }) });
+  const api = new KubernetesSimulatorApi(kc, { log: log.child({ component: 'cnpg-simulator' }), ignoreNamespaces });
   await api.start();
   const simulator = new CnpgSimulator(api, { now: () => Date.now() }, SANDBOX_DELAYS);
   const ticker = setInterval(() => simulator.advance(), 100);

@@ -4,6 +4,9 @@
  * in order, as CNPG's would: status through the status subresource, spec defaults as a merge patch of
  * the keys it adds, and the Deployment of each Pooler (valid for the API server, never run: no
  * Deployment controller runs there, so its ready replicas are whatever the simulator patches in).
+ *
+ * Where CloudNativePG's real controller runs (the control plane's `cnpg-controlled` namespace), the simulator
+ * must not act: `ignoreNamespaces` hides those namespaces from it entirely.
  */
 import { AppsV1Api, CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { KubeObject } from '../../operator/domain/objects.ts';
@@ -40,7 +43,13 @@ export class KubernetesSimulatorApi implements SimulatorApi {
   /** Writes that failed (other than on objects that vanished meanwhile). */
   readonly failures: string[] = [];
 
-  constructor(kc: KubeConfig, options: { namespace?: string; log?: InformerLog } = {}) {
+  private readonly ignored: ReadonlySet<string>;
+
+  constructor(
+    kc: KubeConfig,
+    options: { namespace?: string; log?: InformerLog; ignoreNamespaces?: readonly string[] } = {},
+  ) {
+    this.ignored = new Set(options.ignoreNamespaces ?? []);
     const informer = (resource: (typeof RESOURCES)[keyof typeof RESOURCES], metadataOnly = false) =>
       new Informer<KubeObject>(kc, {
         resource,
@@ -84,18 +93,26 @@ export class KubernetesSimulatorApi implements SimulatorApi {
     return this.informers[kind as Kind];
   }
 
+  /** Whether the simulator may see (and so act on) objects of this namespace. */
+  private visible(namespace: string | undefined): boolean {
+    return !this.ignored.has(namespace ?? '');
+  }
+
   get<T extends KubeObject = StoredObject>(ref: { kind: string; namespace: string; name: string }): T | undefined {
+    if (!this.visible(ref.namespace)) return undefined;
     return this.informerOf(ref.kind)?.get(ref.namespace, ref.name) as T | undefined;
   }
 
   list<T extends KubeObject = StoredObject>(kind: string, namespace?: string): T[] {
-    return (this.informerOf(kind)?.list(namespace) ?? []) as T[];
+    const all = (this.informerOf(kind)?.list(namespace) ?? []) as T[];
+    return this.ignored.size === 0 ? all : all.filter((o) => this.visible(o.metadata.namespace));
   }
 
   onChange(listener: (change: Change) => void): () => void {
     const offs = (['Cluster', 'Pooler'] as const).map((kind) =>
       this.informers[kind].on((event) => {
         const { object, old } = event;
+        if (!this.visible(object.metadata.namespace)) return;
         const type = event.type === 'add' ? 'added' : event.type === 'update' ? 'modified' : 'deleted';
         const statusOnly =
           event.type === 'update' &&
@@ -111,6 +128,11 @@ export class KubernetesSimulatorApi implements SimulatorApi {
   }
 
   put(object: StoredObject, statusOnly = false): void {
+    if (!this.visible(object.metadata.namespace)) {
+      throw new Error(
+        `the simulator may not write in namespace ${object.metadata.namespace}: CNPG's controller acts there`,
+      );
+    }
     const before = this.get<StoredObject>({
       kind: object.kind,
       namespace: object.metadata.namespace ?? '',

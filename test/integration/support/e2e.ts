@@ -1,7 +1,9 @@
 /**
- * End-to-end support: a real control plane with our CRDs, the test CNPG CRDs and the RBAC of
- * deploy/rbac; the CNPG simulator playing CNPG against it; and pgfsm operators started in-process
- * with the ServiceAccount token the RBAC binds, so the API server enforces the role on every call.
+ * End-to-end support: a real control plane with our CRDs and the RBAC of deploy/rbac, and CloudNativePG's
+ * real CRDs and admission webhooks (the control plane's default: every Cluster and Pooler anyone writes is
+ * defaulted and validated by CNPG v1.28.0's own code); the CNPG simulator playing CNPG's controller in every
+ * namespace but the one CNPG's real controller watches; and pgfsm operators started in-process with the
+ * ServiceAccount token the RBAC binds, so the API server enforces the role on every call.
  */
 import {
   CoreV1Api,
@@ -21,7 +23,6 @@ import { LeaseElector } from '../../../src/operator/kubernetes/leader.ts';
 import { createWatchSources } from '../../../src/operator/kubernetes/watch-sources.ts';
 import type { ControlPlane } from '../../../src/tools/control-plane/index.ts';
 import {
-  CNPG_TEST_CRDS,
   createManifests,
   installCrds,
   PGFSM_CRDS,
@@ -74,13 +75,15 @@ export interface World {
 
 export async function setUpWorld(cp: ControlPlane): Promise<World> {
   const admin = cp.kubeConfig;
-  await installCrds(admin, [...PGFSM_CRDS, ...CNPG_TEST_CRDS]);
+  if (!cp.cnpg) throw new Error('the e2e world needs CloudNativePG (its CRDs and webhooks): startControlPlane()');
+  await installCrds(admin, PGFSM_CRDS);
   await createManifests(admin, readManifests(RBAC_MANIFESTS));
   const core = admin.makeApiClient(CoreV1Api);
   await core.createNamespace({ body: { metadata: { name: NS } } });
   const token = await cp.tokenFor({ namespace: 'pgfsm-system', name: 'pgfsm' });
   const operatorKc = cp.kubeConfigForToken(token);
-  const simulatorApi = new KubernetesSimulatorApi(admin);
+  // CNPG's real controller acts in its own namespace; the simulator plays it everywhere else.
+  const simulatorApi = new KubernetesSimulatorApi(admin, { ignoreNamespaces: [cp.cnpg.watchNamespace] });
   await simulatorApi.start();
   const simulator = new CnpgSimulator(simulatorApi, { now: () => Date.now() }, FAST_DELAYS);
   const ticker = setInterval(() => simulator.advance(), 50);
