@@ -7,6 +7,24 @@
 import type { Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import {
+  BOOLEAN_PARAMETERS,
+  COMPARED_RESOURCES,
+  DNS_1035_LABEL,
+  FAILOVER_SLOTS_PREFIX,
+  FIXED_PARAMETERS,
+  HUGEPAGES_PREFIX,
+  isReservedRole,
+  LIMITS,
+  MEMORY_PARAMETERS,
+  MIN_MAJOR_UPGRADE_TARGET,
+  MIN_POSTGRES_MAJOR,
+  PGBOUNCER_PARAMETERS,
+  pgBoolean,
+  pgMemoryBytes,
+  WAL_LEVELS,
+  WAL_SIZE_DEFAULTS,
+} from '../api/cnpg-rules.ts';
+import {
   type ConnectionPoolerConfig,
   type DeletionPolicy,
   type ManagedRole,
@@ -93,6 +111,17 @@ export function mergeConfig(observation: Observation): MergeResult {
   if (runningVersion && /^[0-9]/.test(runningVersion) && major(postgresVersion) < major(runningVersion)) {
     return invalid('spec.postgresVersion', `major version cannot go down from ${runningVersion} to ${postgresVersion}`);
   }
+  if (
+    runningVersion &&
+    /^[0-9]/.test(runningVersion) &&
+    major(postgresVersion) > major(runningVersion) &&
+    major(postgresVersion) < MIN_MAJOR_UPGRADE_TARGET
+  ) {
+    return invalid(
+      spec.postgresVersion === undefined ? classField(clusterClass, 'config.postgresVersion') : 'spec.postgresVersion',
+      `a major upgrade from ${runningVersion} must go to ${MIN_MAJOR_UPGRADE_TARGET} or newer, not ${postgresVersion}: CloudNativePG cannot upgrade to an older major`,
+    );
+  }
 
   const poolerEnabled = spec.connectionPoolerEnabled ?? defaults.connectionPoolerEnabled ?? false;
   const poolerClass: Static<typeof ConnectionPoolerConfig> | undefined = clusterClass.spec.cnpg?.connectionPooler;
@@ -109,27 +138,183 @@ export function mergeConfig(observation: Observation): MergeResult {
     roleNames.add(role.name);
   }
 
-  return {
-    ok: true,
-    config: {
-      instances,
-      postgresVersion,
-      storage,
-      resources: spec.resources ?? defaults.resources ?? {},
-      postgresqlConfig: { ...(defaults.postgresqlConfig ?? {}), ...(spec.postgresqlConfig ?? {}) },
-      pgHBA: spec.pgHBA?.length ? spec.pgHBA : (defaults.pgHBA ?? []),
-      primaryUpdateMethod: clusterClass.spec.cnpg?.primaryUpdateMethod ?? 'switchover',
-      ...(poolerEnabled && poolerClass
-        ? {
-            pooler: {
-              instances: poolerClass.instances ?? DEFAULT_POOLER_INSTANCES,
-              mode: poolerClass.mode ?? DEFAULT_POOL_MODE,
-              parameters: poolerClass.parameters ?? {},
-            },
-          }
-        : {}),
-      managedRoles: spec.managedRoles ?? [],
-      deletionPolicy: spec.clusterDeletionPolicy ?? 'Retain',
-    },
+  const config: MergedConfig = {
+    instances,
+    postgresVersion,
+    storage,
+    resources: spec.resources ?? defaults.resources ?? {},
+    postgresqlConfig: { ...(defaults.postgresqlConfig ?? {}), ...(spec.postgresqlConfig ?? {}) },
+    pgHBA: spec.pgHBA?.length ? spec.pgHBA : (defaults.pgHBA ?? []),
+    primaryUpdateMethod: clusterClass.spec.cnpg?.primaryUpdateMethod ?? 'switchover',
+    ...(poolerEnabled && poolerClass
+      ? {
+          pooler: {
+            instances: poolerClass.instances ?? DEFAULT_POOLER_INSTANCES,
+            mode: poolerClass.mode ?? DEFAULT_POOL_MODE,
+            parameters: poolerClass.parameters ?? {},
+          },
+        }
+      : {}),
+    managedRoles: spec.managedRoles ?? [],
+    deletionPolicy: spec.clusterDeletionPolicy ?? 'Retain',
   };
+  return cnpgAdmission(observation, config) ?? { ok: true, config };
+}
+
+/** A field of the class, named as the merge check names class fields (`class <name> spec.<path>`). */
+const classField = (clusterClass: { metadata: { name: string } }, path: string) =>
+  `class ${clusterClass.metadata.name} spec.${path}`;
+
+/**
+ * What CloudNativePG's admission would refuse in the objects built from the merged config (docs/cnpg-admission.md).
+ * The CRDs refuse most of it already; this also catches what only shows once a cluster meets its class (a class's
+ * shared_buffers over the cluster's memory request, a class's instances against the cluster's wal_log_hints) and
+ * objects stored before the CRD rules existed. Each problem names the field it came from: the cluster's own when it
+ * set it, else the class's.
+ */
+function cnpgAdmission(observation: Observation, config: MergedConfig): MergeResult | undefined {
+  const { cluster } = observation;
+  const clusterClass = observation.clusterClass;
+  if (!clusterClass) return undefined;
+  const spec = cluster.spec;
+  /** Where a top-level config field came from: the cluster's spec or its class's config. */
+  const source = (key: 'instances' | 'postgresVersion' | 'resources') =>
+    spec[key] !== undefined ? `spec.${key}` : classField(clusterClass, `config.${key}`);
+  const parameter = (key: string) =>
+    spec.postgresqlConfig?.[key] !== undefined
+      ? `spec.postgresqlConfig.${key}`
+      : classField(clusterClass, `config.postgresqlConfig.${key}`);
+
+  if (!new RegExp(DNS_1035_LABEL).test(cluster.metadata.name)) {
+    return invalid(
+      'metadata.name',
+      `${cluster.metadata.name} is no DNS-1035 label (lower-case letters, digits and '-', starting with a letter); CloudNativePG names Services after it`,
+    );
+  }
+  if (major(config.postgresVersion) < MIN_POSTGRES_MAJOR) {
+    return invalid(
+      source('postgresVersion'),
+      `${config.postgresVersion} is too old: CloudNativePG supports PostgreSQL ${MIN_POSTGRES_MAJOR} and later`,
+    );
+  }
+  for (const [i, role] of config.managedRoles.entries()) {
+    if (isReservedRole(role.name)) {
+      return invalid(
+        `spec.managedRoles[${i}].name`,
+        `${role.name} is reserved by CloudNativePG or PostgreSQL (postgres, streaming_replica, cnpg_*, pg_*); choose another name`,
+      );
+    }
+  }
+
+  const parameters = config.postgresqlConfig;
+  for (const key of Object.keys(parameters)) {
+    if (key.length > LIMITS.parameterName) {
+      return invalid(parameter(key), `parameter names must be at most ${LIMITS.parameterName} characters`);
+    }
+    if ((FIXED_PARAMETERS as readonly string[]).includes(key)) {
+      return invalid(parameter(key), 'cannot be set: CloudNativePG fixes this parameter');
+    }
+  }
+  const walLevel = parameters.wal_level;
+  if (walLevel !== undefined && !(WAL_LEVELS as readonly string[]).includes(walLevel)) {
+    return invalid(
+      parameter('wal_level'),
+      `must be ${WAL_LEVELS.join(' or ')}, not ${walLevel} (CloudNativePG archives WAL, which rules out minimal)`,
+    );
+  }
+  for (const key of BOOLEAN_PARAMETERS) {
+    const value = parameters[key];
+    if (value !== undefined && pgBoolean(value) === undefined) {
+      return invalid(parameter(key), `${value} is no PostgreSQL boolean (on, off, true, false, yes, no, 1, 0)`);
+    }
+  }
+  for (const key of MEMORY_PARAMETERS) {
+    const value = parameters[key];
+    if (value !== undefined && pgMemoryBytes(value) === undefined) {
+      return invalid(
+        parameter(key),
+        `${value} is no size CloudNativePG reads (e.g. 128MB or 1GB; units B, kB, MB, GB, TB; a bare number means MB)`,
+      );
+    }
+  }
+  const minWal = pgMemoryBytes(parameters.min_wal_size ?? WAL_SIZE_DEFAULTS.min_wal_size) ?? 0;
+  const maxWal = pgMemoryBytes(parameters.max_wal_size ?? WAL_SIZE_DEFAULTS.max_wal_size) ?? 0;
+  if (minWal > 0 && maxWal > 0 && minWal >= maxWal) {
+    const key = parameters.min_wal_size !== undefined ? 'min_wal_size' : 'max_wal_size';
+    return invalid(
+      parameter(key),
+      `min_wal_size (${parameters.min_wal_size ?? `default ${WAL_SIZE_DEFAULTS.min_wal_size}`}) must be smaller than max_wal_size (${parameters.max_wal_size ?? `default ${WAL_SIZE_DEFAULTS.max_wal_size}`})`,
+    );
+  }
+  if (parameters.wal_log_hints !== undefined && pgBoolean(parameters.wal_log_hints) === false && config.instances > 1) {
+    return invalid(
+      parameter('wal_log_hints'),
+      `must be on with ${config.instances} instances (${source('instances')}): CloudNativePG needs it to rejoin replicas`,
+    );
+  }
+  const failoverSlots = Object.keys(parameters).find((key) => key.startsWith(FAILOVER_SLOTS_PREFIX));
+  if (failoverSlots && pgBoolean(parameters.hot_standby_feedback ?? '') !== true) {
+    return invalid(
+      parameter('hot_standby_feedback'),
+      `must be on when ${failoverSlots} is set: CloudNativePG requires it for the pg_failover_slots extension`,
+    );
+  }
+
+  const resourceProblem = resourcesAdmission(config, source('resources'), parameter);
+  if (resourceProblem) return resourceProblem;
+
+  for (const key of Object.keys(config.pooler?.parameters ?? {})) {
+    if (!(PGBOUNCER_PARAMETERS as readonly string[]).includes(key)) {
+      return invalid(
+        classField(clusterClass, `cnpg.connectionPooler.parameters.${key}`),
+        'cannot be set: CloudNativePG reserves this PgBouncer parameter or does not know it (allowed: docs/cnpg-admission.md)',
+      );
+    }
+  }
+  return undefined;
+}
+
+/** CNPG's resource rules on the merged resources (which come whole from the cluster or from the class). */
+function resourcesAdmission(
+  config: MergedConfig,
+  field: string,
+  parameter: (key: string) => string,
+): MergeResult | undefined {
+  const requests = config.resources.requests ?? {};
+  const limits = config.resources.limits ?? {};
+  const amount = (value: string | undefined) => (value === undefined ? 0 : (quantityValue(value) ?? 0));
+  for (const resource of COMPARED_RESOURCES) {
+    const request = amount(requests[resource]);
+    const limit = amount(limits[resource]);
+    if (request > 0 && limit > 0 && request > limit) {
+      return invalid(
+        `${field}.requests.${resource}`,
+        `${requests[resource]} must be less than or equal to the limit ${limits[resource]}`,
+      );
+    }
+  }
+  const hugepages = (map: Record<string, string>) => Object.keys(map).filter((k) => k.startsWith(HUGEPAGES_PREFIX));
+  for (const key of hugepages(requests)) {
+    if (limits[key] !== undefined && amount(requests[key]) !== amount(limits[key])) {
+      return invalid(`${field}.requests.${key}`, `${requests[key]} must equal the limit ${limits[key]}`);
+    }
+  }
+  const pages = [
+    ...hugepages(requests).map((k) => amount(requests[k])),
+    ...hugepages(limits).map((k) => amount(limits[k])),
+  ];
+  const cpuOrMemory = ['cpu', 'memory'].some((k) => amount(requests[k]) > 0 || amount(limits[k]) > 0);
+  if (pages.length > 0 && !cpuOrMemory) {
+    return invalid(field, `hugepages-* need a cpu or memory request or limit beside them`);
+  }
+  const sharedBuffers = config.postgresqlConfig.shared_buffers;
+  const buffers = sharedBuffers === undefined ? undefined : pgMemoryBytes(sharedBuffers);
+  const memory = amount(requests.memory);
+  if (buffers !== undefined && memory > 0 && buffers > memory && !pages.some((page) => buffers <= page)) {
+    return invalid(
+      `${field}.requests.memory`,
+      `${requests.memory} is lower than shared_buffers ${sharedBuffers} (${parameter('shared_buffers')}); request at least that much memory, or hugepages that hold it`,
+    );
+  }
+  return undefined;
 }

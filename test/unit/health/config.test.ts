@@ -46,7 +46,10 @@ const CLASS_WITH_EVERYTHING = makeClass({
     pgHBA: ['host all all 10.0.0.0/8 scram-sha-256'],
     connectionPoolerEnabled: true,
   },
-  cnpg: { primaryUpdateMethod: 'restart', connectionPooler: { instances: 4, mode: 'session', parameters: { a: '1' } } },
+  cnpg: {
+    primaryUpdateMethod: 'restart',
+    connectionPooler: { instances: 4, mode: 'session', parameters: { default_pool_size: '1' } },
+  },
 });
 
 describe('merging the spec over the class defaults', () => {
@@ -60,7 +63,7 @@ describe('merging the spec over the class defaults', () => {
       postgresqlConfig: { max_connections: '200', shared_buffers: '1GB' },
       pgHBA: ['host all all 10.0.0.0/8 scram-sha-256'],
       primaryUpdateMethod: 'restart',
-      pooler: { instances: 4, mode: 'session', parameters: { a: '1' } },
+      pooler: { instances: 4, mode: 'session', parameters: { default_pool_size: '1' } },
       managedRoles: [],
       deletionPolicy: 'Retain',
     });
@@ -232,6 +235,187 @@ describe('invalid input names the field', () => {
     const r = invalid(mergeConfig(observation({}, null)));
     expect(r.field).toBe('spec.class');
     expect(r.message).toContain('standard');
+  });
+});
+
+/** The class of the fixture with its config changed by `config` (the rest of the class stays). */
+const classWith = (
+  config: Partial<NonNullable<PostgresClusterClass['spec']['config']>>,
+  cnpg?: PostgresClusterClass['spec']['cnpg'],
+) => {
+  const base = makeClass();
+  return makeClass({ config: { ...base.spec.config, ...config }, ...(cnpg ? { cnpg } : {}) });
+};
+
+// What CloudNativePG's admission would refuse, judged after the merge (docs/cnpg-admission.md names these tests):
+// what only shows once a cluster meets its class, and objects stored before the CRD rules existed.
+describe('CNPG admission rules after the merge', () => {
+  const field = (result: MergeResult) => invalid(result).field;
+
+  it('a metadata.name that is no DNS-1035 label', () => {
+    for (const name of ['my.db', '1orders']) {
+      const base = observation({});
+      const r = invalid(
+        mergeConfig({ ...base, cluster: { ...base.cluster, metadata: { ...base.cluster.metadata, name } } }),
+      );
+      expect(r.field).toBe('metadata.name');
+      expect(r.message).toContain('DNS-1035');
+    }
+  });
+
+  it('a postgresVersion below 13, from the class or the cluster', () => {
+    expect(field(mergeConfig(observation({}, classWith({ postgresVersion: '12' }))))).toBe(
+      'class standard spec.config.postgresVersion',
+    );
+    expect(field(mergeConfig(observation({ postgresVersion: '9.6' })))).toBe('spec.postgresVersion');
+    expect(mergeConfig(observation({ postgresVersion: '13' })).ok).toBe(true);
+  });
+
+  it('a major upgrade of the running cluster to 14 or 15', () => {
+    const running = { imageName: `${POSTGRES_IMAGE}:13.20` };
+    const r = invalid(mergeConfig(observation({ postgresVersion: '15' }, makeClass(), running)));
+    expect(r.field).toBe('spec.postgresVersion');
+    expect(r.message).toContain('16 or newer');
+    expect(field(mergeConfig(observation({}, classWith({ postgresVersion: '14' }), running)))).toBe(
+      'class standard spec.config.postgresVersion',
+    );
+    expect(mergeConfig(observation({ postgresVersion: '16' }, makeClass(), running)).ok).toBe(true);
+    expect(mergeConfig(observation({ postgresVersion: '13.21' }, makeClass(), running)).ok).toBe(true);
+  });
+
+  it('a reserved role name', () => {
+    for (const name of ['postgres', 'streaming_replica', 'cnpg_x', 'pg_read_all_data']) {
+      const r = invalid(mergeConfig(observation({ managedRoles: [{ name: 'app' }, { name }] })));
+      expect(r.field).toBe('spec.managedRoles[1].name');
+      expect(r.message).toContain(name);
+    }
+    expect(mergeConfig(observation({ managedRoles: [{ name: 'postgres_app' }, { name: 'pgadmin' }] })).ok).toBe(true);
+  });
+
+  it('a fixed parameter, from the class or the cluster', () => {
+    const fromClass = invalid(mergeConfig(observation({}, classWith({ postgresqlConfig: { port: '5433' } }))));
+    expect(fromClass.field).toBe('class standard spec.config.postgresqlConfig.port');
+    expect(fromClass.message).toContain('CloudNativePG fixes this parameter');
+    expect(field(mergeConfig(observation({ postgresqlConfig: { listen_addresses: '*' } })))).toBe(
+      'spec.postgresqlConfig.listen_addresses',
+    );
+    expect(mergeConfig(observation({ postgresqlConfig: { log_min_duration_statement: '1s' } })).ok).toBe(true);
+  });
+
+  it('a parameter name longer than 128 characters', () => {
+    expect(field(mergeConfig(observation({ postgresqlConfig: { ['x'.repeat(129)]: '1' } })))).toMatch(
+      /^spec\.postgresqlConfig\.x+$/,
+    );
+  });
+
+  it('wal_level minimal, from the class', () => {
+    const r = invalid(mergeConfig(observation({}, classWith({ postgresqlConfig: { wal_level: 'minimal' } }))));
+    expect(r.field).toBe('class standard spec.config.postgresqlConfig.wal_level');
+    expect(mergeConfig(observation({ postgresqlConfig: { wal_level: 'logical' } })).ok).toBe(true);
+  });
+
+  it('a boolean parameter that is no PostgreSQL boolean', () => {
+    const r = invalid(mergeConfig(observation({ postgresqlConfig: { hot_standby_feedback: 'sure' } })));
+    expect(r.field).toBe('spec.postgresqlConfig.hot_standby_feedback');
+    expect(mergeConfig(observation({ postgresqlConfig: { hot_standby_feedback: 'On' } })).ok).toBe(true);
+  });
+
+  it('a size CNPG cannot read', () => {
+    const r = invalid(mergeConfig(observation({}, classWith({ postgresqlConfig: { shared_buffers: '1G' } }))));
+    expect(r.field).toBe('class standard spec.config.postgresqlConfig.shared_buffers');
+    expect(mergeConfig(observation({ postgresqlConfig: { shared_buffers: '1GB' } })).ok).toBe(true);
+  });
+
+  it('min_wal_size not below max_wal_size, counting the default and the class', () => {
+    // 2GB is not below CNPG's default max_wal_size of 1GB ...
+    expect(field(mergeConfig(observation({ postgresqlConfig: { min_wal_size: '2GB' } })))).toBe(
+      'spec.postgresqlConfig.min_wal_size',
+    );
+    // ... nor below a class's max_wal_size of 2GB; a class max of 4GB holds it.
+    const r = invalid(
+      mergeConfig(
+        observation(
+          { postgresqlConfig: { min_wal_size: '2GB' } },
+          classWith({ postgresqlConfig: { max_wal_size: '2GB' } }),
+        ),
+      ),
+    );
+    expect(r.message).toContain('max_wal_size (2GB)');
+    expect(
+      mergeConfig(
+        observation(
+          { postgresqlConfig: { min_wal_size: '2GB' } },
+          classWith({ postgresqlConfig: { max_wal_size: '4GB' } }),
+        ),
+      ).ok,
+    ).toBe(true);
+    expect(field(mergeConfig(observation({ postgresqlConfig: { max_wal_size: '64MB' } })))).toBe(
+      'spec.postgresqlConfig.max_wal_size',
+    );
+  });
+
+  it('wal_log_hints off with more than one instance from the class', () => {
+    const r = invalid(mergeConfig(observation({ postgresqlConfig: { wal_log_hints: 'off' } })));
+    expect(r.field).toBe('spec.postgresqlConfig.wal_log_hints');
+    expect(r.message).toContain('class standard spec.config.instances');
+    expect(mergeConfig(observation({ instances: 1, postgresqlConfig: { wal_log_hints: 'off' } })).ok).toBe(true);
+  });
+
+  it('a pg_failover_slots parameter without hot_standby_feedback on', () => {
+    const r = invalid(
+      mergeConfig(observation({ postgresqlConfig: { 'pg_failover_slots.synchronize_slot_names': 'x' } })),
+    );
+    expect(r.field).toBe('class standard spec.config.postgresqlConfig.hot_standby_feedback');
+    const on = classWith({ postgresqlConfig: { hot_standby_feedback: 'on' } });
+    expect(
+      mergeConfig(observation({ postgresqlConfig: { 'pg_failover_slots.synchronize_slot_names': 'x' } }, on)).ok,
+    ).toBe(true);
+  });
+
+  it('a request above its limit, from the class', () => {
+    const cls = classWith({ resources: { requests: { memory: '2Gi' }, limits: { memory: '1Gi' } } });
+    const r = invalid(mergeConfig(observation({}, cls)));
+    expect(r.field).toBe('class standard spec.config.resources.requests.memory');
+    expect(field(mergeConfig(observation({ resources: { requests: { cpu: '2' }, limits: { cpu: '1' } } })))).toBe(
+      'spec.resources.requests.cpu',
+    );
+    // A zero limit is no limit to CNPG; equal amounts in other units are equal.
+    expect(mergeConfig(observation({ resources: { requests: { cpu: '2' }, limits: { cpu: '0' } } })).ok).toBe(true);
+    expect(mergeConfig(observation({ resources: { requests: { cpu: '1' }, limits: { cpu: '1000m' } } })).ok).toBe(true);
+  });
+
+  it('hugepages whose request differs from the limit, or without cpu or memory', () => {
+    expect(
+      field(
+        mergeConfig(
+          observation({
+            resources: { requests: { memory: '1Gi', 'hugepages-2Mi': '1Gi' }, limits: { 'hugepages-2Mi': '2Gi' } },
+          }),
+        ),
+      ),
+    ).toBe('spec.resources.requests.hugepages-2Mi');
+    expect(field(mergeConfig(observation({ resources: { limits: { 'hugepages-2Mi': '1Gi' } } })))).toBe(
+      'spec.resources',
+    );
+  });
+
+  it("the cluster's memory request below the class's shared_buffers", () => {
+    const cls = classWith({ postgresqlConfig: { shared_buffers: '2GB' } });
+    const r = invalid(mergeConfig(observation({ resources: { requests: { memory: '1Gi' } } }, cls)));
+    expect(r.field).toBe('spec.resources.requests.memory');
+    expect(r.message).toContain('class standard spec.config.postgresqlConfig.shared_buffers');
+    expect(mergeConfig(observation({ resources: { requests: { memory: '2Gi' } } }, cls)).ok).toBe(true);
+    // Hugepages that hold shared_buffers are enough, as for CNPG.
+    const huge = { requests: { memory: '1Gi', 'hugepages-1Gi': '2Gi' }, limits: { 'hugepages-1Gi': '2Gi' } };
+    expect(mergeConfig(observation({ resources: huge }, cls)).ok).toBe(true);
+  });
+
+  it('a PgBouncer parameter CNPG reserves in the class, once the pooler is on', () => {
+    const cls = makeClass({ cnpg: { connectionPooler: { parameters: { listen_port: '6433' } } } });
+    const r = invalid(mergeConfig(observation({ connectionPoolerEnabled: true }, cls)));
+    expect(r.field).toBe('class standard spec.cnpg.connectionPooler.parameters.listen_port');
+    // Only a pooler that is written can be refused.
+    expect(mergeConfig(observation({ connectionPoolerEnabled: false }, cls)).ok).toBe(true);
   });
 });
 
