@@ -3,11 +3,21 @@ import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
 import {
+  LIMITS,
+  MAX_ANNOTATION_BYTES,
+  MAX_OBJECT_BYTES,
+  PGBOUNCER_PARAMETERS,
+} from '../../src/operator/api/cnpg-rules.ts';
+import {
   MAX_CLUSTER_NAME_LENGTH,
   type PostgresClusterClassSpec,
   type PostgresClusterSpec,
   schemas,
 } from '../../src/operator/api/schema.ts';
+import { desiredCnpgCluster } from '../../src/operator/domain/components/cluster.ts';
+import { desiredPooler } from '../../src/operator/domain/components/pooler.ts';
+import { mergeConfig } from '../../src/operator/domain/config.ts';
+import { healthyFacts, makeClass, observe } from '../../src/tools/fixtures/observations.ts';
 import {
   type CustomResourceDefinition,
   postgresClusterClassCrd,
@@ -198,5 +208,79 @@ describe('TypeBox validation of the same schemas', () => {
     const invalid = { ...validClassSpec, cnpg: { connectionPooler: { mode: 'statement' } } };
     expect(Value.Check(classSchema, invalid)).toBe(false);
     expect(errorPaths(classSchema, invalid)).toContain('/cnpg/connectionPooler/mode');
+  });
+});
+
+describe('size bounds: no child pgfsm writes can outgrow the API server', () => {
+  // The largest spec and class the schemas accept: every list and map full, every string at its longest.
+  const params = (prefix: string) =>
+    Object.fromEntries(
+      Array.from({ length: LIMITS.parameters }, (_, i) => [
+        `${prefix}${i}`.padEnd(LIMITS.parameterName, 'x'),
+        'v'.repeat(LIMITS.parameterValue),
+      ]),
+    );
+  const resources = Object.fromEntries(
+    Array.from({ length: LIMITS.resources }, (_, i) => [`example.com/r${i}`.padEnd(40, 'x'), '9'.repeat(60)]),
+  );
+  const largestSpec: PostgresClusterSpec = {
+    ...validClusterSpec,
+    postgresqlConfig: params('c'),
+    pgHBA: Array.from({ length: LIMITS.pgHbaLines }, () => 'h'.repeat(LIMITS.pgHbaLine)),
+    managedRoles: Array.from({ length: LIMITS.managedRoles }, (_, i) => ({
+      name: `r${i}`.padEnd(63, 'x'),
+      passwordSecretRef: { name: `s${i}`.padEnd(253, 'x') },
+    })),
+    resources: { requests: resources, limits: resources },
+  };
+  const largestClass = makeClass({
+    config: { instances: 3, storage: '10Gi', postgresVersion: '17', postgresqlConfig: params('k') },
+    cnpg: {
+      connectionPooler: {
+        parameters: Object.fromEntries(PGBOUNCER_PARAMETERS.map((key) => [key, 'v'.repeat(LIMITS.parameterValue)])),
+      },
+    },
+  });
+
+  it('the largest spec and class pass the schemas', () => {
+    expect(errorPaths(schemas.PostgresCluster.spec, largestSpec)).toEqual([]);
+    expect(errorPaths(schemas.PostgresClusterClass.spec, largestClass.spec)).toEqual([]);
+  });
+
+  it('their CNPG Cluster and Poolers stay under the object and annotation limits', () => {
+    const base = observe(healthyFacts);
+    const observation = {
+      ...base,
+      cluster: { ...base.cluster, metadata: { ...base.cluster.metadata, name: 'n'.repeat(MAX_CLUSTER_NAME_LENGTH) } },
+      clusterClass: largestClass,
+      cnpg: undefined,
+    };
+    const observationWithSpec = { ...observation, cluster: { ...observation.cluster, spec: largestSpec } };
+    const merged = mergeConfig(observationWithSpec);
+    if (!merged.ok) throw new Error(merged.message);
+    expect(Object.keys(merged.config.postgresqlConfig)).toHaveLength(2 * LIMITS.parameters);
+
+    const cnpg = desiredCnpgCluster(observationWithSpec, merged.config);
+    cnpg.spec.managed = {
+      roles: merged.config.managedRoles.map((role) => ({
+        name: role.name,
+        ensure: 'present' as const,
+        login: true,
+        passwordSecret: { name: role.passwordSecretRef?.name ?? '' },
+      })),
+    };
+    const pooler = merged.config.pooler && desiredPooler(observationWithSpec, merged.config.pooler, 'rw');
+    for (const object of [cnpg, pooler]) {
+      const bytes = Buffer.byteLength(JSON.stringify(object));
+      const annotations = Object.entries(object?.metadata.annotations ?? {}).reduce(
+        (sum, [key, value]) => sum + key.length + value.length,
+        0,
+      );
+      // Half a MiB of the object and half the annotation budget stay free for what CNPG and others add.
+      expect(bytes, `${object?.kind} is ${bytes} bytes`).toBeLessThan(MAX_OBJECT_BYTES - 512 * 1024);
+      expect(annotations, `${object?.kind} annotations are ${annotations} bytes`).toBeLessThan(
+        MAX_ANNOTATION_BYTES / 2,
+      );
+    }
   });
 });
