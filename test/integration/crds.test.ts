@@ -338,6 +338,33 @@ describe('pgfsm CRDs on a real API server', () => {
       await createCluster(unique('hints-ok'), { class: 'c', instances: 1, postgresqlConfig: { wal_log_hints: 'off' } });
     });
 
+    it('rejects a postgresVersion that is no version tag (latest), accepts 17.2', async () => {
+      await expectInvalid(
+        createCluster(unique('tag'), { class: 'c', postgresVersion: 'latest' }),
+        'spec.postgresVersion',
+        'should match',
+      );
+      await createCluster(unique('tag-ok'), { class: 'c', postgresVersion: '17.2' });
+    });
+
+    it('rejects a storage that is no quantity, accepts 10Gi', async () => {
+      await expectInvalid(
+        createCluster(unique('size'), { class: 'c', storage: 'ten gigs' }),
+        'spec.storage',
+        'should match',
+      );
+      await createCluster(unique('size-ok'), { class: 'c', storage: '10Gi' });
+    });
+
+    it('rejects duplicate managed role names, accepts distinct ones', async () => {
+      await expectInvalid(
+        createCluster(unique('dup'), { class: 'c', managedRoles: [{ name: 'app' }, { name: 'app' }] }),
+        'spec.managedRoles[1]',
+        'Duplicate value',
+      );
+      await createCluster(unique('dup-ok'), { class: 'c', managedRoles: [{ name: 'app' }, { name: 'app2' }] });
+    });
+
     it('rejects a name that is no DNS-1035 label (my.db, 1orders), accepts orders-1', async () => {
       for (const name of ['my.db', '1orders']) {
         await expectInvalid(
