@@ -14,7 +14,7 @@ import {
   RbacAuthorizationV1Api,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
+import { type ControlPlane, describeControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 
 let controlPlane: ControlPlane | undefined;
 
@@ -75,7 +75,7 @@ const suffix = Date.now().toString(36);
 
 beforeAll(async () => {
   controlPlane = await startControlPlane();
-  console.log(`kube-apiserver ${controlPlane.serverVersion} at ${controlPlane.url}`);
+  console.log(describeControlPlane(controlPlane));
 });
 
 afterAll(async () => {

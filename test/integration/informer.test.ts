@@ -330,31 +330,8 @@ describe('watch sources', () => {
   it('sync every kind the operator watches, and their events map to clusters', async () => {
     const admin = cp().kubeConfig;
     const ext = admin.makeApiClient(ApiextensionsV1Api);
-    const cnpgCrd = (kind: string, plural: string) => ({
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: `${plural}.postgresql.cnpg.io` },
-      spec: {
-        group: 'postgresql.cnpg.io',
-        names: { kind, plural, singular: kind.toLowerCase(), listKind: `${kind}List` },
-        scope: 'Namespaced',
-        versions: [
-          {
-            name: 'v1',
-            served: true,
-            storage: true,
-            subresources: { status: {} },
-            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-          },
-        ],
-      },
-    });
-    for (const crd of [
-      postgresClusterCrd(),
-      postgresClusterClassCrd(),
-      cnpgCrd('Cluster', 'clusters'),
-      cnpgCrd('Pooler', 'poolers'),
-    ]) {
+    // CloudNativePG's real CRDs (Cluster, Pooler, …) come with the control plane.
+    for (const crd of [postgresClusterCrd(), postgresClusterClassCrd()]) {
       await ext.createCustomResourceDefinition({ body: crd as never });
     }
     const ns = await namespace();

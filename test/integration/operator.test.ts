@@ -6,7 +6,7 @@
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CnpgCluster } from '../../src/operator/domain/objects.ts';
-import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
+import { type ControlPlane, describeControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 import {
   conditions,
   countOf,
@@ -57,7 +57,7 @@ const exists = async (read: () => Promise<unknown>) => {
 
 beforeAll(async () => {
   cp = await startControlPlane();
-  console.log(`kube-apiserver ${cp.serverVersion} at ${cp.url}`);
+  console.log(describeControlPlane(cp));
   world = await setUpWorld(cp);
   await createClass(world, 'standard');
   await world.core.createNamespacedSecret({

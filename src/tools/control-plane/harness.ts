@@ -357,6 +357,15 @@ function parseServiceAccount(ref: string): ServiceAccountRef {
   return { namespace, name };
 }
 
+/**
+ * One line naming what runs, for test output: `kube-apiserver v1.34.4 at https://127.0.0.1:…, CloudNativePG
+ * v1.28.0 webhooks active`.
+ */
+export function describeControlPlane(cp: ControlPlane): string {
+  const cnpg = cp.cnpg ? `, CloudNativePG ${cp.cnpg.version} webhooks active` : ', no CloudNativePG';
+  return `kube-apiserver ${cp.serverVersion} at ${cp.url}${cnpg}`;
+}
+
 /** Runs `fn` against a fresh control plane and always tears it down, whatever `fn` does. */
 export async function withControlPlane<T>(
   fn: (controlPlane: ControlPlane) => Promise<T>,

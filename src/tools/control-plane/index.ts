@@ -17,6 +17,7 @@ export {
 } from './cnpg.ts';
 export {
   type ControlPlane,
+  describeControlPlane,
   type ServiceAccountRef,
   type StartControlPlaneOptions,
   startControlPlane,

@@ -73,7 +73,12 @@ export interface World {
   stop(): Promise<void>;
 }
 
-export async function setUpWorld(cp: ControlPlane): Promise<World> {
+export interface WorldOptions {
+  /** Namespaces the simulator leaves alone besides CNPG's own (a test writes CNPG's status there itself). */
+  simulatorIgnores?: string[];
+}
+
+export async function setUpWorld(cp: ControlPlane, options: WorldOptions = {}): Promise<World> {
   const admin = cp.kubeConfig;
   if (!cp.cnpg) throw new Error('the e2e world needs CloudNativePG (its CRDs and webhooks): startControlPlane()');
   await installCrds(admin, PGFSM_CRDS);
@@ -83,7 +88,9 @@ export async function setUpWorld(cp: ControlPlane): Promise<World> {
   const token = await cp.tokenFor({ namespace: 'pgfsm-system', name: 'pgfsm' });
   const operatorKc = cp.kubeConfigForToken(token);
   // CNPG's real controller acts in its own namespace; the simulator plays it everywhere else.
-  const simulatorApi = new KubernetesSimulatorApi(admin, { ignoreNamespaces: [cp.cnpg.watchNamespace] });
+  const simulatorApi = new KubernetesSimulatorApi(admin, {
+    ignoreNamespaces: [cp.cnpg.watchNamespace, ...(options.simulatorIgnores ?? [])],
+  });
   await simulatorApi.start();
   const simulator = new CnpgSimulator(simulatorApi, { now: () => Date.now() }, FAST_DELAYS);
   const ticker = setInterval(() => simulator.advance(), 50);
