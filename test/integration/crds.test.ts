@@ -1,12 +1,19 @@
 /**
  * The generated CRDs (deploy/crds) on a real kube-apiserver: they install (so every CEL rule compiles and
  * fits the cost budget), the server rejects each invalid spec with 422 and a message naming the field,
- * and it accepts the valid specs and updates next to them.
+ * and it accepts the valid specs and updates next to them. The same control plane runs CloudNativePG's real
+ * webhooks, which judge the objects pgfsm would build, against pgfsm's merge check.
  */
 import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PostgresClusterSpec } from '../../src/operator/api/schema.ts';
 import { GROUP, VERSION } from '../../src/operator/api/schema.ts';
+import { desiredCnpgCluster } from '../../src/operator/domain/components/cluster.ts';
+import { desiredPooler } from '../../src/operator/domain/components/pooler.ts';
+import { type MergedConfig, mergeConfig } from '../../src/operator/domain/config.ts';
+import type { Observation } from '../../src/operator/domain/observation.ts';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
+import { healthyFacts, makeClass, observe } from '../../src/tools/fixtures/observations.ts';
 import { installCrds, PGFSM_CRDS } from '../../src/tools/install/manifests.ts';
 
 let controlPlane: ControlPlane | undefined;
@@ -521,5 +528,154 @@ describe('pgfsm CRDs on a real API server', () => {
         'less than or equal to 10',
       );
     });
+  });
+});
+
+/**
+ * The rules above and the merge check copy CNPG's; here CNPG's own webhooks (v1.28.0, run by the control plane) judge
+ * the very objects pgfsm would write, and pgfsm's merge check judges the same config: they must agree, case by case,
+ * except where docs/cnpg-admission.md says pgfsm is stricter.
+ */
+describe("pgfsm's merge check against CloudNativePG's real webhooks", () => {
+  const BASE: MergedConfig = {
+    instances: 1,
+    postgresVersion: '17',
+    storage: '1Gi',
+    resources: {},
+    postgresqlConfig: {},
+    pgHBA: [],
+    primaryUpdateMethod: 'switchover',
+    managedRoles: [],
+    deletionPolicy: 'Retain',
+  };
+  const cnpgApi = { group: 'postgresql.cnpg.io', version: 'v1', namespace };
+
+  /** CNPG's verdict on an object (a dry run: its webhooks judge, nothing is stored): undefined when accepted. */
+  async function cnpgRefusal(plural: string, body: object): Promise<string | undefined> {
+    try {
+      await api().createNamespacedCustomObject({ ...cnpgApi, plural, body, dryRun: 'All' });
+      return undefined;
+    } catch (error) {
+      if (!(error instanceof ApiException)) throw error;
+      const status = typeof error.body === 'string' ? JSON.parse(error.body) : error.body;
+      return String(status?.message ?? error.code);
+    }
+  }
+
+  /** The fixture world with the cluster named `name` in this test's namespace and its spec set to `config`. */
+  function observationOf(name: string, config: MergedConfig): Observation {
+    const base = observe(healthyFacts);
+    const spec: PostgresClusterSpec = {
+      class: 'standard',
+      instances: config.instances,
+      postgresVersion: config.postgresVersion,
+      storage: config.storage,
+      resources: config.resources,
+      postgresqlConfig: config.postgresqlConfig,
+      managedRoles: config.managedRoles,
+    };
+    return {
+      ...base,
+      cnpg: undefined,
+      clusterClass: makeClass(),
+      cluster: { ...base.cluster, metadata: { ...base.cluster.metadata, name, namespace }, spec },
+    };
+  }
+
+  const p = (postgresqlConfig: Record<string, string>) => ({ postgresqlConfig });
+  const r = (requests: Record<string, string>, limits: Record<string, string> = {}) => ({
+    resources: { requests, limits },
+  });
+  // [what, config change, cluster name, pgfsm stricter than CNPG]
+  const cases: Array<[string, Partial<MergedConfig>, string?, boolean?]> = [
+    ['a plain cluster', {}],
+    ['port at CNPG’s own value 5432', p({ port: '5432' })],
+    ['port 5433', p({ port: '5433' })],
+    ['listen_addresses', p({ listen_addresses: '*' })],
+    ['wal_level minimal with max_wal_senders 0', p({ wal_level: 'minimal', max_wal_senders: '0' })],
+    ['wal_level Replica', p({ wal_level: 'Replica' })],
+    ['wal_level logical', p({ wal_level: 'logical' })],
+    ['hot_standby_feedback ON', p({ hot_standby_feedback: 'ON' })],
+    ['hot_standby_feedback maybe', p({ hot_standby_feedback: 'maybe' })],
+    ['hot_standby_feedback o', p({ hot_standby_feedback: 'o' })],
+    ['sync_replication_slots fals', p({ sync_replication_slots: 'fals' })],
+    ['shared_buffers 128', p({ shared_buffers: '128' })],
+    ['shared_buffers 1.5GB', p({ shared_buffers: '1.5GB' })],
+    ['shared_buffers 8 kB', p({ shared_buffers: '8 kB' })],
+    ['shared_buffers 16384B', p({ shared_buffers: '16384B' })],
+    ['shared_buffers 1G', p({ shared_buffers: '1G' })],
+    ['shared_buffers 1.5', p({ shared_buffers: '1.5' })],
+    ['shared_buffers 1.5B', p({ shared_buffers: '1.5B' })],
+    // PostgreSQL's units are case-sensitive: it would refuse 8KB at start-up, which CNPG lets through.
+    ['shared_buffers 8KB', p({ shared_buffers: '8KB' }), undefined, true],
+    ['min_wal_size 2GB over the default max', p({ min_wal_size: '2GB' })],
+    ['max_wal_size 64MB under the default min', p({ max_wal_size: '64MB' })],
+    ['min_wal_size 1GB, max_wal_size 2GB', p({ min_wal_size: '1GB', max_wal_size: '2GB' })],
+    ['wal_log_hints off with 3 instances', { instances: 3, ...p({ wal_log_hints: 'off' }) }],
+    ['wal_log_hints off with 1 instance', p({ wal_log_hints: 'off' })],
+    ['pg_failover_slots without hot_standby_feedback', p({ 'pg_failover_slots.synchronize_slot_names': 'x' })],
+    [
+      'pg_failover_slots with hot_standby_feedback on',
+      p({ 'pg_failover_slots.synchronize_slot_names': 'x', hot_standby_feedback: 'on' }),
+    ],
+    ['cpu request 2 over limit 1500m', r({ cpu: '2' }, { cpu: '1500m' })],
+    ['cpu request over a zero limit', r({ cpu: '2' }, { cpu: '0' })],
+    ['memory request 2Gi over limit 1Gi', r({ memory: '2Gi' }, { memory: '1Gi' })],
+    ['ephemeral-storage request over its limit', r({ 'ephemeral-storage': '2Gi' }, { 'ephemeral-storage': '1G' })],
+    ['hugepages request unlike the limit', r({ memory: '1Gi', 'hugepages-2Mi': '1Gi' }, { 'hugepages-2Mi': '2Gi' })],
+    ['hugepages alone', r({}, { 'hugepages-2Mi': '1Gi' })],
+    ['hugepages equal to the limit', r({ memory: '1Gi', 'hugepages-2Mi': '1Gi' }, { 'hugepages-2Mi': '1Gi' })],
+    ['shared_buffers 1GB over memory 1G', { ...p({ shared_buffers: '1GB' }), ...r({ memory: '1G' }) }],
+    ['shared_buffers 1GB within memory 1Gi', { ...p({ shared_buffers: '1GB' }), ...r({ memory: '1Gi' }) }],
+    [
+      'shared_buffers 2GB held by hugepages',
+      { ...p({ shared_buffers: '2GB' }), ...r({ memory: '1Gi', 'hugepages-1Gi': '2Gi' }, { 'hugepages-1Gi': '2Gi' }) },
+    ],
+    ['PostgreSQL 12', { postgresVersion: '12' }],
+    ['PostgreSQL 13', { postgresVersion: '13' }],
+    ['role postgres', { managedRoles: [{ name: 'postgres' }] }],
+    ['role streaming_replica', { managedRoles: [{ name: 'streaming_replica' }] }],
+    ['role cnpg_x', { managedRoles: [{ name: 'cnpg_x' }] }],
+    ['role pg_x', { managedRoles: [{ name: 'pg_x' }] }],
+    ['role pgadmin', { managedRoles: [{ name: 'pgadmin' }] }],
+    ['name my.db', {}, 'my.db'],
+    ['name 1orders', {}, '1orders'],
+  ];
+
+  it.each(cases)('the CNPG Cluster for %s', async (_what, change, name, stricter) => {
+    const config = { ...BASE, ...change };
+    const observation = observationOf(name ?? unique('agree'), config);
+    const cluster = desiredCnpgCluster(observation, config);
+    cluster.metadata.ownerReferences = [];
+    cluster.spec.managed = { roles: config.managedRoles.map((role) => ({ name: role.name, ensure: 'present' })) };
+    const refused = await cnpgRefusal('clusters', cluster);
+    const merged = mergeConfig(observation);
+    const pgfsm = merged.ok ? undefined : merged.message;
+    if (stricter) {
+      expect(refused, 'CNPG accepts it').toBeUndefined();
+      expect(pgfsm, 'pgfsm refuses it').toBeDefined();
+    } else {
+      expect(pgfsm === undefined, `CNPG: ${refused ?? 'accepted'}; pgfsm: ${pgfsm ?? 'accepted'}`).toBe(
+        refused === undefined,
+      );
+    }
+  });
+
+  it.each([
+    [{ listen_port: '6432' }],
+    [{ pool_mode: 'session' }],
+    [{ unix_socket_dir: '/tmp' }],
+    [{ default_pool_size: '10', max_client_conn: '100', verbose: '1' }],
+  ])('the CNPG Pooler for parameters %j', async (parameters) => {
+    const observation = observationOf('pooled', BASE);
+    observation.clusterClass = makeClass({ cnpg: { connectionPooler: { parameters } } });
+    observation.cluster.spec = { ...observation.cluster.spec, connectionPoolerEnabled: true };
+    const merged = mergeConfig(observation);
+    const pooler = desiredPooler(observation, { instances: 1, mode: 'transaction', parameters }, 'rw');
+    pooler.metadata.ownerReferences = [];
+    const refused = await cnpgRefusal('poolers', pooler);
+    expect(merged.ok, `CNPG: ${refused ?? 'accepted'}; pgfsm: ${merged.ok ? 'accepted' : merged.message}`).toBe(
+      refused === undefined,
+    );
   });
 });
