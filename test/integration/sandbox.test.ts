@@ -124,7 +124,7 @@ const alive = (pid: number) => {
 /** Everything the sandbox said it started is gone: processes, temp directories, the metrics port. */
 async function expectNothingLeft(output: string) {
   const pids = [...output.matchAll(/\(pid (\d+)\)/g)].map((m) => Number(m[1]));
-  expect(pids).toHaveLength(4); // etcd, kube-apiserver, kube-controller-manager, pgfsm run
+  expect(pids).toHaveLength(5); // etcd, kube-apiserver, kube-controller-manager, CloudNativePG, pgfsm run
   for (const pid of pids) expect(alive(pid), `pid ${pid} still running`).toBe(false);
   const dirs = [...output.matchAll(/removed (\/\S+)/g)].map((m) => m[1] ?? '');
   expect(dirs.some((d) => d.includes('pgfsm-cp-'))).toBe(true);
@@ -146,6 +146,8 @@ describe('pgfsm sandbox (npm start)', () => {
     expect(code, output).toBe(0);
     expect(output).toContain(`not using KUBECONFIG=${PROD_KUBECONFIG}`);
     expect(output).not.toMatch(/127\.0\.0\.1:9(?!\d)|ECONNREFUSED/);
+    // CloudNativePG's real webhooks judged the examples' Clusters and Poolers on their way to Ready.
+    expect(output).toMatch(/CloudNativePG v1\.28\.0 webhooks active at https:\/\/127\.0\.0\.1:\d+ \(pid \d+\)/);
     for (const cluster of ['team-a/inventory', 'team-a/orders']) {
       const lines = transitionsOf(output, cluster);
       expect(lines[0], output).toMatch(/∅ → Pending/);
