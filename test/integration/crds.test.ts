@@ -651,6 +651,23 @@ describe("pgfsm's merge check against CloudNativePG's real webhooks", () => {
     const refused = await cnpgRefusal('clusters', cluster);
     const merged = mergeConfig(observation);
     const pgfsm = merged.ok ? undefined : merged.message;
+    // The CRD judges the same spec alone; it may leave a cross-field rule to the merge check, never refuse more.
+    const crd = await api()
+      .createNamespacedCustomObject({
+        ...clusters,
+        namespace,
+        dryRun: 'All',
+        body: {
+          apiVersion: `${GROUP}/${VERSION}`,
+          kind: 'PostgresCluster',
+          metadata: { name: cluster.metadata.name },
+          spec: observation.cluster.spec,
+        },
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => String(error),
+      );
     if (stricter) {
       expect(refused, 'CNPG accepts it').toBeUndefined();
       expect(pgfsm, 'pgfsm refuses it').toBeDefined();
@@ -658,6 +675,7 @@ describe("pgfsm's merge check against CloudNativePG's real webhooks", () => {
       expect(pgfsm === undefined, `CNPG: ${refused ?? 'accepted'}; pgfsm: ${pgfsm ?? 'accepted'}`).toBe(
         refused === undefined,
       );
+      if (crd !== undefined) expect(refused, `the CRD refuses what CNPG accepts: ${crd}`).toBeDefined();
     }
   });
 
