@@ -1,12 +1,16 @@
 /**
- * The real control plane itself: a kube-apiserver + etcd (+ kube-controller-manager) on 127.0.0.1, reached
- * through @kubernetes/client-node 1.4.0. These tests prove the harness gives later integration tests what they
- * rely on: a ready server, persistence, enforced RBAC, real signed service-account tokens, and (when the
- * controller manager runs) real garbage collection.
+ * The real control plane itself: a kube-apiserver + etcd (+ kube-controller-manager, + CloudNativePG's operator)
+ * on 127.0.0.1, reached through @kubernetes/client-node 1.4.0. These tests prove the harness gives later
+ * integration tests what they rely on: a ready server, persistence, enforced RBAC, real signed service-account
+ * tokens, (when the controller manager runs) real garbage collection, CNPG's webhooks registered on loopback; and
+ * that a CNPG binary or module that cannot be had is a loud failure naming the step, never a skip.
  */
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
+  AdmissionregistrationV1Api,
   ApiException,
   AuthenticationV1Api,
   CoreV1Api,
@@ -14,7 +18,15 @@ import {
   RbacAuthorizationV1Api,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ControlPlane, describeControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
+import { ensureCnpgModule } from '../../src/tools/control-plane/build.ts';
+import {
+  CNPG_VERSION,
+  type ControlPlane,
+  describeControlPlane,
+  ensureBinaries,
+  MissingBinariesError,
+  startControlPlane,
+} from '../../src/tools/control-plane/index.ts';
 
 let controlPlane: ControlPlane | undefined;
 
@@ -226,5 +238,121 @@ describe('real control plane', () => {
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       expect(await dependentGone()).toBe(false);
     }
+  });
+});
+
+describe("CloudNativePG's operator with the control plane", () => {
+  it('runs as one of its processes, its webhooks registered under cnpg-… names with loopback URLs and our CA', async () => {
+    expect(cp().pids['cnpg-manager']).toBeGreaterThan(0);
+    expect(describeControlPlane(cp())).toMatch(
+      new RegExp(
+        `^kube-apiserver v1\\.\\d+\\.\\d+ at https://127\\.0\\.0\\.1:\\d+, CloudNativePG ${CNPG_VERSION} webhooks active$`,
+      ),
+    );
+    const admission = cp().kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+    const mutating = await admission.readMutatingWebhookConfiguration({ name: 'cnpg-mutating-webhook-configuration' });
+    const validating = await admission.readValidatingWebhookConfiguration({
+      name: 'cnpg-validating-webhook-configuration',
+    });
+    const webhooks = [...(mutating.webhooks ?? []), ...(validating.webhooks ?? [])];
+    expect(webhooks.map((w) => w.name)).toEqual(
+      expect.arrayContaining(['mcluster.cnpg.io', 'vcluster.cnpg.io', 'vpooler.cnpg.io']),
+    );
+    for (const webhook of webhooks) {
+      expect(webhook.clientConfig.service).toBeUndefined();
+      expect(webhook.clientConfig.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/(mutate|validate)-postgresql-cnpg-io-v1-/);
+      expect(webhook.clientConfig.caBundle).toBeTruthy();
+      expect(webhook.failurePolicy).toBe('Fail');
+    }
+  });
+});
+
+describe('getting CloudNativePG: loud failures, never a skip', () => {
+  /** Runs `fn` with some environment variables set (undefined: unset), restoring them afterwards. */
+  async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
+    const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+    for (const [k, v] of Object.entries(vars)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    try {
+      return await fn();
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  }
+
+  const scratch = mkdtempSync(join(tmpdir(), 'pgfsm-cnpg-fetch-'));
+  afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+  /** A `go` that is new enough but fails every other command, saying so on stderr. */
+  const failingGo = join(scratch, 'go');
+  writeFileSync(
+    failingGo,
+    '#!/bin/sh\nif [ "$1 $2" = "env GOVERSION" ]; then echo go1.26.8; exit 0; fi\n' +
+      'echo "go: github.com/cloudnative-pg/cloudnative-pg@v1.28.0: reading proxy: 403 Forbidden" >&2; exit 1\n',
+  );
+  chmodSync(failingGo, 0o755);
+  const known = () => cp().binaries;
+
+  it('without the binary and without Go: MissingBinariesError naming CNPG and how to get it', async () => {
+    const error = await withEnv(
+      {
+        GO: join(scratch, 'no-such-go'),
+        PGFSM_CONTROL_PLANE_CACHE: join(scratch, 'empty-cache'),
+        PGFSM_CNPG_MODULE_DIR: undefined,
+        TEST_ASSET_CNPG_MANAGER: undefined,
+        KUBEBUILDER_ASSETS: undefined,
+        TEST_ASSET_KUBE_APISERVER: known().kubeApiserver,
+        TEST_ASSET_ETCD: known().etcd,
+      },
+      () =>
+        ensureBinaries({ cnpg: true, log: () => {} }).then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+    );
+    expect(error).toBeInstanceOf(MissingBinariesError);
+    const message = (error as Error).message;
+    expect(message).toContain(`cnpg-manager ${CNPG_VERSION} not found`);
+    expect(message).toContain('npm run control-plane -- build');
+    expect(message).toContain('TEST_ASSET_CNPG_MANAGER');
+  });
+
+  it("a failing step of the module fetch fails with the step's command and its output", async () => {
+    const error = await withEnv({ GO: failingGo, PGFSM_CNPG_MODULE_DIR: undefined }, () =>
+      ensureCnpgModule({ cacheDir: join(scratch, 'fetch-cache'), log: () => {} }).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    );
+    const message = (error as Error).message;
+    expect(message).toContain(`fetching github.com/cloudnative-pg/cloudnative-pg ${CNPG_VERSION} failed during`);
+    expect(message).toContain('go mod download github.com/cloudnative-pg/cloudnative-pg (exit 1)');
+    expect(message).toContain('reading proxy: 403 Forbidden');
+  });
+
+  it('a failing build fails with the step and its output, and leaves no binary in the cache', async () => {
+    const cacheDir = join(scratch, 'build-cache');
+    const error = await withEnv(
+      {
+        GO: failingGo,
+        TEST_ASSET_CNPG_MANAGER: undefined,
+        KUBEBUILDER_ASSETS: undefined,
+        TEST_ASSET_KUBE_APISERVER: known().kubeApiserver,
+        TEST_ASSET_ETCD: known().etcd,
+      },
+      () =>
+        ensureBinaries({ cnpg: true, cacheDir, log: () => {} }).then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+    );
+    const message = (error as Error).message;
+    expect(message).toContain(`building cnpg-manager ${CNPG_VERSION} failed during module download`);
+    expect(message).toContain('reading proxy: 403 Forbidden');
+    expect(existsSync(join(cacheDir, `cnpg-manager-${CNPG_VERSION}`, 'cnpg-manager'))).toBe(false);
   });
 });
