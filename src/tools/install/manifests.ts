@@ -1,6 +1,7 @@
 /**
  * Manifests from YAML files onto an API server: CRDs (waiting until they are served), RBAC, examples.
- * The sandbox, the integration tests and `test/crds/install.ts` all go through here.
+ * The sandbox, the integration tests and the control-plane harness (CloudNativePG's CRDs, read from its Go
+ * module, and its webhook configurations) all go through here.
  *
  * Everything is parsed with client-node's own loader, which maps wire names onto its model names: a plain
  * YAML parse handed to the typed API silently loses `enum`, `default` and `x-kubernetes-validations`,
