@@ -20,14 +20,14 @@ describe('7. status is persisted on every outcome', () => {
     await sim.run(1_000);
     expect(statusOf(sim, 'inventory').state).toBe('Provisioning.Cluster');
     sim.api.delete({ kind: 'Cluster', namespace: NS, name: 'inventory' });
-    sim.api.injectFault('Cluster', 'apply', 'invalid', 1);
+    sim.api.injectFault('Cluster', 'apply', 'forbidden', 1);
     const outcome = await sim.reconcileNow(key);
     expect(outcome.statusWritten).toBe(true);
     expect(outcome.requeue.kind).toBe('backoff');
     expect(conditionOf(sim, 'inventory', 'ClusterReady')).toMatchObject({
       status: 'False',
       reason: 'ClusterApplyFailed',
-      message: expect.stringContaining('injected invalid'),
+      message: expect.stringContaining('injected forbidden'),
     });
     expect(conditionSummary(sim, 'inventory').Ready).toBe('False/ClusterApplyFailed');
     // The event of the failed write is not emitted; one Warning is.
@@ -68,7 +68,7 @@ describe('8. error classes', () => {
     },
   );
 
-  it.each(['invalid', 'forbidden', 'notFound', 'other'] as const)('backs off on %s', async (c) => {
+  it.each(['forbidden', 'notFound', 'other'] as const)('backs off on %s', async (c) => {
     expect((await failOnce(c)).requeue.kind).toBe('backoff');
   });
 
@@ -76,12 +76,12 @@ describe('8. error classes', () => {
     const sim = simulationWith([clusterObject('inventory')]);
     await sim.run(1_000);
     sim.api.delete({ kind: 'Cluster', namespace: NS, name: 'inventory' });
-    sim.api.injectFault('Cluster', 'apply', 'invalid', 1);
+    sim.api.injectFault('Cluster', 'apply', 'forbidden', 1);
     sim.api.injectFault('PostgresCluster', 'updateStatus', 'conflict', 1);
     const outcome = await sim.reconcileNow(key);
     expect(outcome.requeue.kind).toBe('backoff');
     expect(outcome.error).toBeInstanceOf(PortError);
-    expect((outcome.error as PortError).errorClass).toBe('invalid');
+    expect((outcome.error as PortError).errorClass).toBe('forbidden');
   });
 
   it('a status-write conflict alone requeues at once and announces nothing twice', async () => {

@@ -66,7 +66,7 @@ describe('11. deletion', () => {
     const sim = simulationWith([clusterObject('orders', { clusterDeletionPolicy: 'Delete' })]);
     await untilReady(sim, 'orders');
     sim.api.injectFault('Cluster', 'delete', 'forbidden', 3);
-    sim.api.injectFault('Cluster', 'delete', 'invalid', 1);
+    sim.api.injectFault('Cluster', 'delete', 'rejected', 1);
     sim.api.delete({ kind: 'PostgresCluster', namespace: NS, name: 'orders' });
     const warnings = () => eventsOf(sim, 'orders').filter((e) => e.reason === 'CleanupFailed');
     for (let i = 0; i < 3; i++) await sim.reconcileNow({ namespace: NS, name: 'orders' });
@@ -84,7 +84,7 @@ describe('11. deletion', () => {
     await sim.reconcileNow({ namespace: NS, name: 'orders' });
     expect(warnings().map((e) => e.message)).toEqual([
       'delete Cluster orders failed: injected forbidden on delete Cluster',
-      'delete Cluster orders failed: injected invalid on delete Cluster',
+      'delete Cluster orders failed: injected rejected on delete Cluster',
     ]);
 
     await sim.run(60_000);

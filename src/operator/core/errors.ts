@@ -1,6 +1,7 @@
 /**
  * Errors from the ports, sorted into the classes that decide what happens next. Adapters map their
- * API errors onto these (409 → conflict, 429 → tooManyRequests, 5xx timeouts, 404, 422 → invalid, …).
+ * API errors onto these (409 → conflict, 429 → tooManyRequests, 5xx timeouts, 404, 400/422 and admission
+ * webhook denials → rejected, …).
  */
 export type ErrorClass =
   | 'conflict'
@@ -8,7 +9,8 @@ export type ErrorClass =
   | 'serverTimeout'
   | 'timeout'
   | 'notFound'
-  | 'invalid'
+  /** The API server or an admission webhook refused the object: sending it again changes nothing. */
+  | 'rejected'
   | 'forbidden'
   | 'other';
 
@@ -16,6 +18,11 @@ export class PortError extends Error {
   constructor(
     readonly errorClass: ErrorClass,
     message: string,
+    /**
+     * What the API server said when it refused the object (`rejected`), verbatim: the user must read
+     * CNPG's own words to fix the spec. Absent when it may quote what was sent (Secrets).
+     */
+    readonly refusal?: string,
   ) {
     super(message);
     this.name = 'PortError';

@@ -4,6 +4,12 @@
  * Messages stay short and never carry a response body: a Secret's body holds values, and client-node's
  * own `ApiException.message` embeds the whole body and the headers. Only the API server's `Status`
  * reason and (except for Secrets) its one-line message are kept, because a 422 message names the field.
+ *
+ * An object refused at admission is `rejected`: the schema or a CEL rule (400/422), or a validating
+ * webhook such as CNPG's. The API server passes a webhook's status on (CNPG answers 422 `Invalid`) and
+ * prefixes its message with `admission webhook "<name>" denied the request`; a webhook that denies
+ * without a status answers 403, told apart from RBAC's 403 by that prefix. The refusal's message is kept
+ * whole (`PortError.refusal`): it is what the user needs to fix the spec.
  */
 import { ApiException } from '@kubernetes/client-node';
 import { type ErrorClass, PortError } from '../core/errors.ts';
@@ -31,12 +37,16 @@ function statusOf(body: unknown): ApiStatus {
   };
 }
 
-export function classOfStatus(code: number, reason?: string): ErrorClass {
+/** How the API server begins the message of a request an admission webhook denied (k8s.io/apiserver). */
+const WEBHOOK_DENIAL = /^admission webhook "[^"]*" denied the request/;
+
+export function classOfStatus(code: number, reason?: string, message?: string): ErrorClass {
   if (code === 409) return 'conflict';
   if (code === 429) return 'tooManyRequests';
   if (code === 504 || (code === 500 && reason === 'ServerTimeout')) return 'serverTimeout';
   if (code === 404) return 'notFound';
-  if (code === 422 || code === 400) return 'invalid';
+  if (code === 422 || code === 400) return 'rejected';
+  if (message !== undefined && WEBHOOK_DENIAL.test(message)) return 'rejected';
   if (code === 401 || code === 403) return 'forbidden';
   return 'other';
 }
@@ -73,10 +83,14 @@ export function toPortError(error: unknown, context: ErrorContext): PortError {
   if (error instanceof PortError) return error;
   if (error instanceof ApiException) {
     const status = statusOf(error.body);
-    const errorClass = classOfStatus(error.code, status.reason);
+    const errorClass = classOfStatus(error.code, status.reason, status.message);
     const reason = status.reason ? ` ${status.reason}` : '';
-    const detail = status.message && !context.sensitive ? `: ${oneLine(status.message)}` : '';
-    return new PortError(errorClass, `${context.what}: HTTP ${error.code}${reason}${detail}`);
+    const said = context.sensitive ? undefined : status.message;
+    const detail = said ? `: ${oneLine(said)}` : '';
+    const message = `${context.what}: HTTP ${error.code}${reason}${detail}`;
+    return errorClass === 'rejected' && said
+      ? new PortError(errorClass, message, said)
+      : new PortError(errorClass, message);
   }
   if (typeof error === 'object' && error !== null) {
     const e = error as { code?: unknown; type?: unknown; name?: unknown; message?: unknown };
