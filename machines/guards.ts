@@ -40,11 +40,17 @@ const allReady = (x: Assessment) => COMPONENTS.every((c) => isReady(x, c));
 const earlierReady = (x: Assessment, step: Component) =>
   COMPONENTS.slice(0, COMPONENTS.indexOf(step)).every((c) => isReady(x, c));
 
-/** Reasons of a component that is only being brought up to date, not lost. */
+/**
+ * Reasons of a component that is only being brought up to date, not lost. An update the API server
+ * refused is one too: the running cluster is as it was, and its failure state announces the refusal.
+ */
 const UPDATE_REASONS: ReadonlySet<string> = new Set([
   Reason.CNPGClusterUpdating,
   Reason.PoolerUpdating,
   Reason.ConfigMapDrifted,
+  Reason.ClusterSpecRejected,
+  Reason.ManagedRolesSpecRejected,
+  Reason.PoolerSpecRejected,
 ]);
 
 export const GUARDS = {
@@ -105,7 +111,7 @@ export const GUARDS = {
   routineChange: {
     meaning:
       'The spec has a generation the status has not observed, or every component not Ready is only being updated ' +
-      '(otherwise leaving Ready warns `ClusterNotReady`)',
+      'or had its update refused (otherwise leaving Ready warns `ClusterNotReady`)',
     check: 'isReady',
     // Leaving Ready is routine when the user changed the spec or a class change or a repair is rolling
     // out; anything else (an object gone, replicas no longer ready) is a loss.

@@ -28,8 +28,8 @@ export interface StateMeta {
   /** Waiting states have a progress deadline, past which `Stalled` turns True. */
   deadline: boolean;
   /**
-   * When to look again: `none` (watch events only), `wait` (after the requeue delay, no error),
-   * `backoff` (per-key exponential backoff).
+   * When to look again: `none` (watch events only, and the periodic resync), `wait` (after the requeue
+   * delay, no error). Errors of a pass decide their own retry, whatever the state.
    */
-  requeue: 'none' | 'wait' | 'backoff';
+  requeue: 'none' | 'wait';
 }

@@ -34,7 +34,10 @@ const failureMeta = (description: string, step: Component): StateMeta => ({
   reconciling: false,
   stalled: true,
   deadline: false,
-  requeue: 'backoff',
+  // Nothing to retry: a failure is left only when an input changes (the spec, the class, a child, CNPG's
+  // status), and every input is watched, so that change wakes the key (and the resync is the safety net).
+  // Backing off would only read the world again and again, with the same refused write nowhere to go.
+  requeue: 'none',
 });
 
 /** Types, the `effect` action and the guards (from the catalogue); the effect-producing actions are added below. */
@@ -266,11 +269,20 @@ export const postgresClusterMachine = base
                 [
                   'Cluster',
                   'cluster',
-                  'CNPG reports a failure that needs a human (unrecoverable, waiting for user, …), or the CNPG ' +
-                    'Cluster is controlled by someone else or authenticates with another superuser Secret',
+                  'CNPG reports a failure that needs a human (unrecoverable, waiting for user, …), the CNPG ' +
+                    'Cluster is controlled by someone else or authenticates with another superuser Secret, or the ' +
+                    'API server refused its spec',
                 ],
-                ['ManagedRoles', 'managedRoles', 'CNPG cannot reconcile one or more managed roles'],
-                ['Pooler', 'pooler', 'A Pooler with our name is controlled by someone else'],
+                [
+                  'ManagedRoles',
+                  'managedRoles',
+                  'CNPG cannot reconcile one or more managed roles, or the API server refused them',
+                ],
+                [
+                  'Pooler',
+                  'pooler',
+                  'A Pooler with our name is controlled by someone else, or the API server refused its spec',
+                ],
                 ['ConfigMap', 'configMap', 'A ConfigMap with our name is controlled by someone else'],
               ] as const
             ).map(([key, component, description]) => [

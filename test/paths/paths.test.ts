@@ -14,7 +14,7 @@ import type { PostgresCluster } from '../../src/operator/api/schema.ts';
 import { reconcile } from '../../src/operator/core/reconcile.ts';
 import { defaultSettings } from '../../src/operator/domain/observation.ts';
 import { NAMESPACE } from '../../src/tools/fixtures/observations.ts';
-import { allSamples, progressionSamples, type SampleTick } from '../../src/tools/fixtures/samples.ts';
+import { allSamples, progressionSamples, type SampleTick, sampleWebhook } from '../../src/tools/fixtures/samples.ts';
 import { MemoryApiServer } from '../../src/tools/memory/api-server.ts';
 import { ManualClock, MemoryEventSink, memoryPorts } from '../../src/tools/memory/ports.ts';
 import { Coverage } from './coverage.ts';
@@ -62,6 +62,9 @@ const life = model.getPathsFromEvents(
     'cnpg unrecoverable',
     'cnpg unrecoverable',
     'healthy',
+    'cluster spec refused',
+    'cluster spec refused',
+    'healthy',
     'deletion requested',
     'deletion requested',
     'deletion, poolers gone',
@@ -86,6 +89,7 @@ interface Run {
 async function drive(path: Path, restartAt?: number, check = false): Promise<Run> {
   const clock = new ManualClock(START);
   const api = new MemoryApiServer(() => clock.now());
+  api.admit(sampleWebhook);
   const events = new MemoryEventSink(clock);
   let ports = memoryPorts(api, clock, events);
   let previous = encodeState(path.steps[0]?.state.value ?? 'Pending');

@@ -15,9 +15,10 @@ import type { Condition, PostgresCluster, PostgresClusterStatus } from '../api/s
 import { assess } from '../domain/assessment.ts';
 import { type Effect, type KubeEvent, warning } from '../domain/effects.ts';
 import type { Settings, TickEvent } from '../domain/observation.ts';
+import { isRejectable, type RejectedWrite, rejectionOf, remembering } from '../domain/rejections.ts';
 import { COMPONENTS, CONDITION_OF, READY_EVENT_OF, Reason, WRITE_FAILURE_REASON } from '../domain/vocabulary.ts';
-import { classOf, messageOf, retryFor, worstError } from './errors.ts';
-import { executeEffects, type PendingEvent } from './execute.ts';
+import { classOf, messageOf, PortError, retryFor, worstError } from './errors.ts';
+import { type Execution, executeEffects, type PendingEvent } from './execute.ts';
 import { observeCluster } from './observe.ts';
 import type { ClusterKey, Ports } from './ports.ts';
 import { projectStatus, type WriteFailure } from './status.ts';
@@ -72,6 +73,23 @@ function describeFailure(effect: Effect, error: unknown, deleting: boolean): Wri
   return { component: effect.component, reason, message };
 }
 
+type Snapshot = ReturnType<typeof initialTransition<typeof postgresClusterMachine>>[0];
+
+/** One tick of the machine: the state it reaches and the effects its actions ask for. */
+function tick(snapshot: Snapshot, event: TickEvent) {
+  const [taken, actions] = transition(postgresClusterMachine, snapshot, event);
+  return { taken, effects: actions.filter((a) => a.type === 'effect').map((a) => a.params as Effect) };
+}
+
+/** The refusal to remember when the write that failed carried the spec and the API server refused it. */
+function refusalOf(failure: Execution['failure']): RejectedWrite | undefined {
+  if (!failure || classOf(failure.error) !== 'rejected') return undefined;
+  const { effect, error } = failure;
+  if (effect.type !== 'apply' || !isRejectable(effect.component)) return undefined;
+  const said = error instanceof PortError && error.refusal !== undefined ? error.refusal : messageOf(error);
+  return rejectionOf(effect.component, effect.object, said);
+}
+
 /**
  * One Normal event for each component condition that turned True in this pass. A pooler switched off
  * is True too (nothing to wait for), but announcing "PoolerReady" for poolers just deleted would mislead.
@@ -117,11 +135,24 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
   const previous = cluster.status;
   const from = previous?.state;
   const snapshot = restoreState(from) ?? initialTransition(postgresClusterMachine)[0];
-  const event: TickEvent = { type: 'tick', now, observation, settings };
-  const [taken, actions] = transition(postgresClusterMachine, snapshot, event);
-  const effects = actions.filter((a) => a.type === 'effect').map((a) => a.params as Effect);
-
-  const execution = await executeEffects(ports, cluster, effects);
+  let event: TickEvent = { type: 'tick', now, observation, settings };
+  let { taken, effects } = tick(snapshot, event);
+  let execution = await executeEffects(ports, cluster, effects);
+  const refusal = refusalOf(execution.failure);
+  if (refusal) {
+    // The API server refused the spec itself, which no retry changes: this tick is taken again knowing
+    // it, as every later one will from the status, so the component fails now (one Warning, on entry to
+    // its failure state) instead of retrying. The writes it decides again are not made: they were
+    // decided on the world before this pass's writes. Only its announcements count.
+    observation = remembering(observation, refusal);
+    event = { ...event, observation };
+    ({ taken, effects } = tick(snapshot, event));
+    const announcements = effects.flatMap((e) => (e.type === 'event' ? [{ event: e.event, announcement: true }] : []));
+    execution = {
+      events: [...execution.events.filter((e) => !e.announcement), ...announcements],
+      writes: execution.writes,
+    };
+  }
   // The final state is reached by removing the finalizer. If that failed, the object is still there and
   // the pass ends in the step that failed, whose status records the failure (and so warns only once).
   const next = taken.status === 'done' && execution.failure ? (restoreState(FINALIZER_STEP) ?? taken) : taken;
@@ -183,7 +214,6 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
   let requeue: Requeue;
   if (error !== undefined) requeue = requeueAfterError(error, settings);
   else if (meta.requeue === 'none') requeue = { kind: 'none' };
-  else if (meta.requeue === 'backoff') requeue = { kind: 'backoff', error: new Error(`state ${to}`) };
   else {
     // Look again after the delay, or when the progress deadline passes if that comes first.
     const deadline = deadlineAt({ meta, since, settings });

@@ -173,5 +173,7 @@ export function projectStatus(input: StatusInput): PostgresClusterStatus {
   }
   if (configMap && ours(configMap)) resources.configMapRef = { name: configMap.metadata.name };
   if (resources.secretRef || resources.configMapRef) status.resources = resources;
+  // Only the refusals that still hold: one whose object is no longer what pgfsm would send is forgotten.
+  if (assessment.rejections.length > 0) status.rejectedWrites = assessment.rejections;
   return status;
 }

@@ -11,6 +11,7 @@ import { judgeSecret } from './components/secret.ts';
 import { type MergedConfig, type MergeResult, mergeConfig } from './config.ts';
 import type { Effect } from './effects.ts';
 import type { Observation, Settings, TickEvent } from './observation.ts';
+import { type RejectedWrite, withoutRefusedWrites } from './rejections.ts';
 import { type Judgment, type Verdict, verdict } from './verdict.ts';
 import { COMPONENTS, type Component, FINALIZER, Reason } from './vocabulary.ts';
 
@@ -26,6 +27,8 @@ export interface Assessment {
   plans: Record<Component, Effect[]>;
   cnpgOperational: boolean;
   poolersServing: boolean;
+  /** The stored refusals that still hold: the same object would be sent again (kept in the status). */
+  rejections: RejectedWrite[];
 }
 
 const cache = new WeakMap<Observation, Map<Settings, Assessment>>();
@@ -57,17 +60,26 @@ export function assess(observation: Observation, settings: Settings): Assessment
       plans: { secret: secret.effects, cluster: [], managedRoles: [], pooler: [], configMap: [] },
       cnpgOperational: false,
       poolersServing: false,
+      rejections: [],
     };
   }
   const config = merge.config;
   const roles = desiredRoles(observation, config);
-  const judgments: Record<Component, Judgment> = {
+  const judged: Record<Component, Judgment> = {
     secret,
     cluster: judgeCnpgCluster(observation, desiredCnpgCluster(observation, config)),
     managedRoles: judgeManagedRoles(observation, roles),
     pooler: judgePoolers(observation, config),
     configMap: judgeConfigMap(observation, desiredConfigMap(observation, config, settings)),
   };
+  // A write the API server refused is not sent again while it would be the same object.
+  const stored = observation.cluster.status?.rejectedWrites ?? [];
+  const rejections: RejectedWrite[] = [];
+  const judgments = mapComponents(judged, (j, c) => {
+    const { judgment, used } = withoutRefusedWrites(c, j, stored);
+    rejections.push(...used);
+    return judgment;
+  });
   return {
     observation,
     merge,
@@ -77,11 +89,15 @@ export function assess(observation: Observation, settings: Settings): Assessment
     plans: mapComponents(judgments, (j) => j.effects),
     cnpgOperational: isCnpgOperational(observation),
     poolersServing: poolersServing(observation, config),
+    rejections,
   };
 }
 
-const mapComponents = <T>(judgments: Record<Component, Judgment>, pick: (j: Judgment) => T): Record<Component, T> =>
-  Object.fromEntries(COMPONENTS.map((c) => [c, pick(judgments[c])])) as Record<Component, T>;
+const mapComponents = <T>(
+  judgments: Record<Component, Judgment>,
+  pick: (j: Judgment, c: Component) => T,
+): Record<Component, T> =>
+  Object.fromEntries(COMPONENTS.map((c) => [c, pick(judgments[c], c)])) as Record<Component, T>;
 
 export const isReady = (a: Assessment, c: Component) => a.health[c]?.state === 'Ready';
 export const isFailed = (a: Assessment, c: Component) => a.health[c]?.state === 'Failed';

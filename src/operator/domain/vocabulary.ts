@@ -118,10 +118,12 @@ export const Reason = {
   CNPGImageError: 'CNPGImageError',
   ClusterOwnedByOther: 'ClusterOwnedByOther',
   ClusterSuperuserSecretMismatch: 'ClusterSuperuserSecretMismatch',
+  ClusterSpecRejected: 'ClusterSpecRejected',
   // managed roles
   ManagedRolesReconciled: 'ManagedRolesReconciled',
   ManagedRolesPending: 'ManagedRolesPending',
   ManagedRolesReconciliationFailed: 'ManagedRolesReconciliationFailed',
+  ManagedRolesSpecRejected: 'ManagedRolesSpecRejected',
   // pooler
   PoolerDisabled: 'PoolerDisabled',
   PoolerCreating: 'PoolerCreating',
@@ -129,6 +131,7 @@ export const Reason = {
   PoolerDeleting: 'PoolerDeleting',
   AllInstancesReady: 'AllInstancesReady',
   PoolerOwnedByOther: 'PoolerOwnedByOther',
+  PoolerSpecRejected: 'PoolerSpecRejected',
   // configmap
   ConfigMapReconciled: 'ConfigMapReconciled',
   ConfigMapPending: 'ConfigMapPending',

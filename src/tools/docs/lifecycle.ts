@@ -103,7 +103,9 @@ export async function explore(
         ['reject', tick.now],
       ];
       for (const [mode, since] of runs) {
-        const stored = from ? { state: from, stateSince: new Date(since).toISOString() } : undefined;
+        // The sample's own status carries what the world remembers (a refused write), the rest is the run's.
+        const remembered = tick.observation.cluster.status;
+        const stored = from ? { ...remembered, state: from, stateSince: new Date(since).toISOString() } : undefined;
         const cluster = withStatus(tick, stored);
         const { ports, recorder } = frozenPorts(tick.observation, cluster, mode, tick.now);
         const key = { namespace: cluster.metadata.namespace, name: cluster.metadata.name };

@@ -27,6 +27,17 @@ interface Fault {
   times: number;
 }
 
+/**
+ * A validating admission webhook: sees a write (the object as it would be stored, and the stored one
+ * before it) and returns the message it refuses it with, or nothing to admit it.
+ */
+export type Admission = (write: {
+  verb: Verb;
+  manager?: string;
+  object: StoredObject;
+  previous: StoredObject | undefined;
+}) => string | undefined;
+
 const refKey = (ref: Pick<ObjectRef, 'kind' | 'namespace' | 'name'>) => `${ref.kind}/${ref.namespace}/${ref.name}`;
 
 /** Kinds whose spec changes bump `metadata.generation`. */
@@ -46,6 +57,7 @@ export class MemoryApiServer {
   private readonly undelivered: Change[] = [];
   private delivering = false;
   private faults: Fault[] = [];
+  private readonly admissions: Admission[] = [];
   private revision = 0;
   private uids = 0;
   /** Every write the API accepted, for tests that count writes. */
@@ -65,6 +77,20 @@ export class MemoryApiServer {
 
   clearFaults(): void {
     this.faults = [];
+  }
+
+  /** Adds a validating webhook for create and apply; a refusal is `rejected`, as the API server's 422. */
+  admit(admission: Admission): void {
+    this.admissions.push(admission);
+  }
+
+  private admitted(verb: Verb, object: StoredObject, previous: StoredObject | undefined, manager?: string): void {
+    for (const admission of this.admissions) {
+      const refusal = admission({ verb, object, previous, ...(manager !== undefined ? { manager } : {}) });
+      if (refusal !== undefined) {
+        throw new PortError('rejected', `${verb} ${object.kind} ${object.metadata.name}: ${refusal}`, refusal);
+      }
+    }
   }
 
   private check(kind: string, verb: Verb): void {
@@ -156,6 +182,7 @@ export class MemoryApiServer {
     const ref = { kind: object.kind, namespace: object.metadata.namespace ?? '', name: object.metadata.name };
     if (this.objects.has(refKey(ref)))
       throw new PortError('conflict', `${object.kind} ${object.metadata.name} already exists`);
+    this.admitted('create', object, undefined);
     return this.store(structuredClone(object), 'create');
   }
 
@@ -180,8 +207,12 @@ export class MemoryApiServer {
       ...body
     } = structuredClone(object) as StoredObject & { status?: unknown };
     const { name: _n, namespace: _ns, ...ownedMeta } = metadata;
-    const fields = this.managedFields.get(key) ?? new Map();
+    // A copy: a refused apply must leave the field ownership as it was.
+    const fields: ManagedFields = new Map(
+      [...(this.managedFields.get(key) ?? [])].map(([m, owned]) => [m, new Set(owned)]),
+    );
     serverSideApply(live as unknown as Record<string, unknown>, { metadata: ownedMeta, ...body }, manager, fields);
+    this.admitted('apply', live, existing, manager);
     this.managedFields.set(key, fields);
     return this.store(live, 'apply');
   }

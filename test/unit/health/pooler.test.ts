@@ -265,12 +265,20 @@ describe('pooler drift', () => {
     const base = world();
     const observation = withClass(
       base,
-      makeClass({ cnpg: { connectionPooler: { instances: 2, mode: 'transaction', parameters: { a: '1', b: '2' } } } }),
+      makeClass({
+        cnpg: {
+          connectionPooler: {
+            instances: 2,
+            mode: 'transaction',
+            parameters: { max_client_conn: '1', default_pool_size: '2' },
+          },
+        },
+      }),
     );
     const config = configOf(observation);
     const desired = desiredPooler(observation, config.pooler as NonNullable<typeof config.pooler>, 'rw');
     const observed = structuredClone(desired);
-    observed.spec.pgbouncer.parameters = { b: '2', a: '1' };
+    observed.spec.pgbouncer.parameters = { default_pool_size: '2', max_client_conn: '1' };
     expect(poolerDrift(observed, desired)).toEqual([]);
   });
 
@@ -287,12 +295,14 @@ describe('pooler drift', () => {
     const base = world();
     const observation = withClass(
       base,
-      makeClass({ cnpg: { connectionPooler: { instances: 2, mode: 'transaction', parameters: { a: '1' } } } }),
+      makeClass({
+        cnpg: { connectionPooler: { instances: 2, mode: 'transaction', parameters: { min_pool_size: '1' } } },
+      }),
     );
     const config = configOf(observation);
     const desired = desiredPooler(observation, config.pooler as NonNullable<typeof config.pooler>, 'rw');
     const observed = structuredClone(desired);
-    observed.spec.pgbouncer.parameters = { a: '2' };
+    observed.spec.pgbouncer.parameters = { min_pool_size: '2' };
     expect(poolerDrift(observed, desired)).toEqual(['parameters']);
   });
 
