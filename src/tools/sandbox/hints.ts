@@ -31,6 +31,9 @@ export function hints(ctx: HintContext, style: Style): string[] {
       `  kubectl annotate clusters.postgresql.cnpg.io -n ${ns} orders ${SWITCHOVER_ANNOTATION}="$(date +%s)" --overwrite`,
       `  npm run pgfsm -- sandbox switchover ${ns}/orders      ${comment('the same, with KUBECONFIG exported')}`,
       '',
+      `  ${comment("CloudNativePG's own webhooks judge every Cluster: a reserved role name is refused in CNPG's words")}`,
+      `  kubectl patch clusters.postgresql.cnpg.io -n ${ns} orders --type merge -p '{"spec":{"managed":{"roles":[{"name":"postgres"}]}}}'`,
+      '',
     );
   }
   lines.push(

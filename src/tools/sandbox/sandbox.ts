@@ -1,7 +1,7 @@
 /**
  * `npm start`: pgfsm end to end on a laptop, with nothing installed but Node and Go. A local control plane
- * (or, only when asked and confirmed, the current kubeconfig context), our CRDs and RBAC, CNPG simulated,
- * the real operator (`pgfsm run`) as a process, the examples applied, and their progress printed until they
+ * (or, only when asked and confirmed, the current kubeconfig context), our CRDs and RBAC, CloudNativePG's real
+ * CRDs and admission webhooks with its controller simulated, the real operator (`pgfsm run`) as a process, the examples applied, and their progress printed until they
  * are Ready.
  * This module only composes: everything that talks to Kubernetes lives in src/adapters/.
  */
