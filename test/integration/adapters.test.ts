@@ -711,7 +711,7 @@ describe('error mapping', () => {
     expect(error.message).toMatch(/^apply ConfigMap no-such-namespace\/lost: HTTP 404 NotFound/);
   });
 
-  it('a schema violation is invalid, with the field named', async () => {
+  it('a schema violation is rejected, with the field named', async () => {
     const owner = await createPostgresCluster('bad-pooler');
     const error = await failure(
       ports.poolers.apply({
@@ -721,8 +721,21 @@ describe('error mapping', () => {
         spec: { cluster: { name: 'bad-pooler' }, type: 'bogus' as 'rw', pgbouncer: {} },
       }),
     );
-    expect(error.errorClass).toBe('invalid');
+    expect(error.errorClass).toBe('rejected');
     expect(error.message).toContain('spec.type');
+  });
+
+  it("a Cluster CNPG's validating webhook denies is rejected, with CNPG's own words", async () => {
+    const owner = await createPostgresCluster('reserved');
+    const error = await failure(
+      ports.cnpgClusters.apply(
+        cnpgCluster(owner, { instances: 1, managed: { roles: [{ name: 'postgres', ensure: 'present' }] } }),
+        'cluster',
+      ),
+    );
+    expect(error.errorClass).toBe('rejected');
+    expect(error.message).toContain('admission webhook "vcluster.cnpg.io" denied the request');
+    expect(error.message).toContain('This role is reserved for operator use');
   });
 
   it('a ServiceAccount without permissions is forbidden, and a Secret error repeats nothing the server said', async () => {
@@ -757,8 +770,8 @@ describe('error mapping', () => {
     expect(classOf(api(504, { reason: 'Timeout' }))).toBe('serverTimeout');
     expect(classOf(api(500, { reason: 'InternalError' }))).toBe('other');
     expect(classOf(api(404, { reason: 'NotFound' }))).toBe('notFound');
-    expect(classOf(api(422, { reason: 'Invalid' }))).toBe('invalid');
-    expect(classOf(api(400, { reason: 'BadRequest' }))).toBe('invalid');
+    expect(classOf(api(422, { reason: 'Invalid' }))).toBe('rejected');
+    expect(classOf(api(400, { reason: 'BadRequest' }))).toBe('rejected');
     expect(classOf(api(403, { reason: 'Forbidden' }))).toBe('forbidden');
     expect(classOf(api(401, {}))).toBe('forbidden');
     expect(classOf(api(503, {}))).toBe('other');
