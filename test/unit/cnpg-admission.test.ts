@@ -14,6 +14,7 @@ const HANDLINGS = [
   'cannot arise (fixed valid value)',
   'reported as ClusterSpecRejected',
   'reported as PoolerSpecRejected',
+  'reported as ManagedRolesSpecRejected',
 ] as const;
 
 /** Where the tests of each kind of handling live. */
