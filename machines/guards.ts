@@ -11,8 +11,10 @@
 import {
   type Assessment,
   assessTick,
+  clusterUpdateInSteps,
   deletionRequested,
   finalizerPresent,
+  isBusy,
   isFailed,
   isReady,
   suspendRequested,
@@ -46,6 +48,7 @@ const earlierReady = (x: Assessment, step: Component) =>
  */
 const UPDATE_REASONS: ReadonlySet<string> = new Set([
   Reason.CNPGClusterUpdating,
+  Reason.CNPGClusterUpdatingInSteps,
   Reason.PoolerUpdating,
   Reason.ConfigMapDrifted,
   Reason.ClusterSpecRejected,
@@ -95,17 +98,26 @@ export const GUARDS = {
     holds: (event, params: ComponentParams) =>
       earlierReady(a(event), params.component) && isFailed(a(event), params.component),
   },
+  clusterUpdateInSteps: {
+    meaning:
+      'The CNPG Cluster must change its image and its PostgreSQL parameters, which CNPG refuses in one update ' +
+      'under primaryUpdateMethod switchover: the parameters go first, the image once CNPG is healthy again',
+    check: 'clusterUpdateInSteps',
+    holds: (event) => clusterUpdateInSteps(a(event)),
+  },
   allReady: {
     meaning: 'Every component is Ready',
     check: 'allReady',
     holds: (event) => allReady(a(event)),
   },
   cnpgBusy: {
-    meaning: 'CNPG is operational but busy (switchover, failover, restart, upgrade, …) while the rest is Ready',
-    check: 'cnpgOperational',
+    meaning:
+      'CNPG is busy (switchover, failover, restart, upgrade, …) with a CNPG Cluster that is as pgfsm wants it, ' +
+      'while the rest is Ready (a change pgfsm still has to roll out is provisioning, not degradation)',
+    check: 'isBusy',
     holds: (event) => {
       const x = a(event);
-      return x.cnpgOperational && COMPONENTS.every((c) => c === 'cluster' || isReady(x, c));
+      return isBusy(x, 'cluster') && COMPONENTS.every((c) => c === 'cluster' || isReady(x, c));
     },
   },
   routineChange: {

@@ -11,7 +11,7 @@
  * uninterrupted run would, and lets several steps pass in one tick.
  */
 import { setup } from 'xstate';
-import { type Assessment, assessTick, isReady } from '../src/operator/domain/assessment.ts';
+import { type Assessment, assessTick, clusterUpdateInSteps, isReady } from '../src/operator/domain/assessment.ts';
 import { planDeletionPolicy, planFinalizerRemoval, planPoolerDeletion } from '../src/operator/domain/deletion.ts';
 import type { Effect } from '../src/operator/domain/effects.ts';
 import { announce, normal, warning } from '../src/operator/domain/effects.ts';
@@ -107,12 +107,22 @@ const FAILED_STATE = {
   configMap: '#postgresCluster.Failed.ConfigMap',
 } as const;
 
-/** A pipeline step: its entry plans the component's writes; it fails or passes on as its check says. */
-const pipelineStep = <A extends string>(component: Component, description: string, entry: A, next: string) => ({
+/**
+ * A pipeline step: its entry plans the component's writes; it fails or passes on as its check says, or
+ * (`detour`) goes to a state of its own that shows a special way of getting there.
+ */
+const pipelineStep = <A extends string>(
+  component: Component,
+  description: string,
+  entry: A,
+  next: string,
+  detour?: { guard: 'clusterUpdateInSteps'; target: string },
+) => ({
   meta: stepMeta(description, component),
   entry,
   always: [
     { guard: { type: 'componentFailed' as const, params: { component } }, target: FAILED_STATE[component] },
+    ...(detour ? [detour] : []),
     { guard: { type: 'componentReady' as const, params: { component } }, target: next },
   ],
 });
@@ -122,7 +132,9 @@ export const postgresClusterMachine = base
     actions: {
       addFinalizer: effects(() => [{ type: 'addFinalizer' }]),
       reconcileSecret: reconcileStep('secret'),
-      reconcileCluster: reconcileStep('cluster'),
+      // An update in steps is written by the state that shows it (ClusterStaged), not by the step.
+      reconcileCluster: effects((event) => (clusterUpdateInSteps(a(event)) ? [] : a(event).plans.cluster)),
+      stageClusterUpdate: reconcileStep('cluster'),
       reconcileManagedRoles: reconcileStep('managedRoles'),
       reconcilePooler: reconcileStep('pooler'),
       reconcileConfigMap: reconcileStep('configMap'),
@@ -188,7 +200,18 @@ export const postgresClusterMachine = base
             'Creates the CNPG Cluster, repairs its drift, waits for healthy and all instances ready',
             'reconcileCluster',
             'ManagedRoles',
+            { guard: 'clusterUpdateInSteps', target: 'ClusterStaged' },
           ),
+          // Left on the next tick like every step: the pipeline starts again at Secret, and the Cluster
+          // step comes back here while the update still goes in steps.
+          ClusterStaged: {
+            meta: stepMeta(
+              'Rolls out a CNPG Cluster change CNPG accepts only in parts: the PostgreSQL parameters first, ' +
+                'then the image once CNPG is healthy with every instance ready',
+              'cluster',
+            ),
+            entry: 'stageClusterUpdate',
+          },
           ManagedRoles: pipelineStep(
             'managedRoles',
             'Pushes managed roles to CNPG and waits until CNPG reconciles them',

@@ -3,7 +3,7 @@
  * observation. Guards, actions and the status projection all read it, so they can never disagree about the world.
  */
 
-import { desiredCnpgCluster, isCnpgOperational, judgeCnpgCluster } from './components/cluster.ts';
+import { desiredCnpgCluster, judgeCnpgCluster } from './components/cluster.ts';
 import { desiredConfigMap, judgeConfigMap } from './components/configmap.ts';
 import { type DesiredRoles, desiredRoles, judgeManagedRoles, rolesStatus } from './components/managed-roles.ts';
 import { judgePoolers, poolersServing } from './components/pooler.ts';
@@ -25,7 +25,6 @@ export interface Assessment {
   health: Partial<Record<Component, Verdict>>;
   /** The writes each component's judgment asks for, decided with its verdict. */
   plans: Record<Component, Effect[]>;
-  cnpgOperational: boolean;
   poolersServing: boolean;
   /** The stored refusals that still hold: the same object would be sent again (kept in the status). */
   rejections: RejectedWrite[];
@@ -58,7 +57,6 @@ export function assess(observation: Observation, settings: Settings): Assessment
       merge,
       health: { secret: secret.verdict, cluster: verdict('Failed', reason, merge.message) },
       plans: { secret: secret.effects, cluster: [], managedRoles: [], pooler: [], configMap: [] },
-      cnpgOperational: false,
       poolersServing: false,
       rejections: [],
     };
@@ -87,7 +85,6 @@ export function assess(observation: Observation, settings: Settings): Assessment
     roles,
     health: mapComponents(judgments, (j) => j.verdict),
     plans: mapComponents(judgments, (j) => j.effects),
-    cnpgOperational: isCnpgOperational(observation),
     poolersServing: poolersServing(observation, config),
     rejections,
   };
@@ -101,6 +98,10 @@ const mapComponents = <T>(
 
 export const isReady = (a: Assessment, c: Component) => a.health[c]?.state === 'Ready';
 export const isFailed = (a: Assessment, c: Component) => a.health[c]?.state === 'Failed';
+/** CNPG is busy with an operation on the component, which is otherwise as pgfsm wants it. */
+export const isBusy = (a: Assessment, c: Component) => a.health[c]?.state === 'Configuring';
+/** The CNPG Cluster's update goes in steps CNPG accepts one at a time (components/cluster-steps.ts). */
+export const clusterUpdateInSteps = (a: Assessment) => a.health.cluster?.reason === Reason.CNPGClusterUpdatingInSteps;
 
 export const finalizerPresent = (o: Observation) => (o.cluster.metadata.finalizers ?? []).includes(FINALIZER);
 export const deletionRequested = (o: Observation) => Boolean(o.cluster.metadata.deletionTimestamp);

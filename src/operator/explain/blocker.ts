@@ -41,7 +41,11 @@ export function findBlocker(replay: Replay, meta: StateMeta, event: TickEvent): 
   if (fired?.holds && fired.target === null && fired.guard !== null) {
     return heldBy(fired, tickChecks(replay.nextPath, event, false));
   }
-  const waiting = replay.guards.find((c) => c.on === 'always' && !c.holds && c.target && !intoFailure(c.target));
+  // A detour to a state of the same step (the Cluster step's update in steps) is not where progress lies.
+  const sameStep = (target: string) => meta.step !== undefined && lifecycle.get(target).meta?.step === meta.step;
+  const waiting = replay.guards.find(
+    (c) => c.on === 'always' && !c.holds && c.target && !intoFailure(c.target) && !sameStep(c.target),
+  );
   if (!waiting?.target) return null;
   return { check: waiting, whenClear: { state: waiting.target, when: waiting.guard } };
 }

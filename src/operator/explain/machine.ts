@@ -105,8 +105,11 @@ export function stepOf(path: string): StepPosition | null {
   const parent = lifecycle.get(path).parent;
   const sequence = parent === undefined ? undefined : SEQUENCES[parent];
   if (parent === undefined || sequence === undefined) return null;
-  const steps = lifecycle.get(parent).children;
-  return { index: steps.indexOf(path) + 1, of: steps.length, sequence };
+  // A state working on the same component as the one before it (the Cluster step's update in steps) is
+  // part of that step, not a step of its own.
+  const stepOfState = (p: string) => lifecycle.get(p).meta?.step ?? p;
+  const steps = [...new Set(lifecycle.get(parent).children.map(stepOfState))];
+  return { index: steps.indexOf(stepOfState(path)) + 1, of: steps.length, sequence };
 }
 
 /** A transition as a reader sees it: `tick [cnpgBusy] → Degraded`, `stays while [allReady]`. */

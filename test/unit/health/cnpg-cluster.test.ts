@@ -1,9 +1,9 @@
 /** The CNPG Cluster component: readiness evidence beyond the phase, drift of owned fields, ownership. */
 import { describe, expect, it } from 'vitest';
+import { assess, isBusy } from '../../../src/operator/domain/assessment.ts';
 import {
   cnpgDrift,
   desiredCnpgCluster,
-  isCnpgOperational,
   judgeCnpgCluster,
   OWNED_PARAMETERS_ANNOTATION,
   POSTGRES_IMAGE,
@@ -11,7 +11,7 @@ import {
 import { CnpgPhase } from '../../../src/operator/domain/components/cnpg-phases.ts';
 import type { Effect } from '../../../src/operator/domain/effects.ts';
 import type { CnpgCluster } from '../../../src/operator/domain/objects.ts';
-import type { Observation } from '../../../src/operator/domain/observation.ts';
+import { defaultSettings, type Observation } from '../../../src/operator/domain/observation.ts';
 import { Reason } from '../../../src/operator/domain/vocabulary.ts';
 import { CLUSTER_UID } from '../../../src/tools/fixtures/observations.ts';
 import { configOf, eventOf, world } from './support.ts';
@@ -104,12 +104,14 @@ describe('CNPG cluster health', () => {
     expect(h.reason).toBe(Reason.CNPGClusterPending);
   });
 
-  it('CNPG is operational (busy) during a switchover, not when healthy or failed', () => {
-    expect(isCnpgOperational(world({ cnpg: CnpgPhase.Switchover }))).toBe(true);
-    expect(isCnpgOperational(world({ cnpg: CnpgPhase.InplacePrimaryRestart }))).toBe(true);
-    expect(isCnpgOperational(world())).toBe(false);
-    expect(isCnpgOperational(world({ cnpg: CnpgPhase.Unrecoverable }))).toBe(false);
-    expect(isCnpgOperational(world({ cnpg: 'missing' }))).toBe(false);
+  it('CNPG is busy during a switchover, not when healthy, failed, missing, or with a change still to roll out', () => {
+    const busy = (observation: Observation) => isBusy(assess(observation, defaultSettings), 'cluster');
+    expect(busy(world({ cnpg: CnpgPhase.Switchover }))).toBe(true);
+    expect(busy(world({ cnpg: CnpgPhase.InplacePrimaryRestart }))).toBe(true);
+    expect(busy(world())).toBe(false);
+    expect(busy(world({ cnpg: CnpgPhase.Unrecoverable }))).toBe(false);
+    expect(busy(world({ cnpg: 'missing' }))).toBe(false);
+    expect(busy(world({ cnpg: CnpgPhase.ApplyingConfiguration, upgrade: 'halfway' }))).toBe(false);
   });
 });
 

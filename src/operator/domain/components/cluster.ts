@@ -18,6 +18,7 @@ import {
 export { OWNED_PARAMETERS_ANNOTATION } from '../owned-keys.ts';
 
 import { sameQuantity } from '../quantity.ts';
+import { type Steps, stepsOf } from './cluster-steps.ts';
 import { meaningOfPhase } from './cnpg-phases.ts';
 
 export const POSTGRES_IMAGE = 'ghcr.io/cloudnative-pg/postgresql';
@@ -143,6 +144,8 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
   }
   // Our own pending change comes first: it may be the user's fix for a failure CNPG still reports.
   const drift = cnpgDrift(cnpg, desired);
+  const steps = drift.length > 0 ? stepsOf(cnpg, desired, drift) : undefined;
+  if (steps) return judgeSteps(cnpg, desired, steps);
   if (drift.length > 0) {
     return judgment(
       verdict('Provisioning', Reason.CNPGClusterUpdating, `Updating CNPG cluster ${name}: ${drift.join(', ')}`),
@@ -156,6 +159,44 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
     );
   }
   return judgment(runningHealth(cnpg, desired));
+}
+
+/** An update CNPG accepts only in parts (cluster-steps.ts): the step that is due, and its write. */
+function judgeSteps(cnpg: CnpgCluster, desired: CnpgCluster, steps: Steps): Judgment {
+  const name = desired.metadata.name;
+  const why =
+    'CNPG refuses a new image and new PostgreSQL parameters in one update under primaryUpdateMethod switchover';
+  const image = desired.spec.imageName;
+  if (steps.step === 1) {
+    const fields = steps.fields.join(', ');
+    return judgment(
+      verdict(
+        'Provisioning',
+        Reason.CNPGClusterUpdatingInSteps,
+        `Updating CNPG cluster ${name} in two steps (${why}): step 1 of 2, ${fields}; then the image ${image}`,
+      ),
+      {
+        type: 'apply',
+        component: 'cluster',
+        object: steps.object,
+        event: normal(
+          EventReason.ClusterUpdateStaged,
+          'UpdateCNPGClusterInSteps',
+          `CNPG cluster ${name} updated, step 1 of 2: ${fields}; the image ${image} follows once CNPG is healthy ` +
+            'with every instance ready',
+        ),
+      },
+    );
+  }
+  const now = runningHealth(cnpg, { ...cnpg, spec: { ...cnpg.spec, instances: cnpg.spec?.instances ?? 1 } });
+  return judgment(
+    verdict(
+      'Provisioning',
+      Reason.CNPGClusterUpdatingInSteps,
+      `Updating CNPG cluster ${name} in two steps (${why}): step 2 of 2, the image ${image} waits until CNPG is ` +
+        `healthy with every instance ready (${now.message})`,
+    ),
+  );
 }
 
 /** How a CNPG cluster that is ours and as we want it is doing: what CNPG reports, nothing to write. */
@@ -177,7 +218,3 @@ function runningHealth(cnpg: CnpgCluster, desired: CnpgCluster): Verdict {
   }
   return verdict('Ready', Reason.CNPGClusterHealthy, `CNPG cluster is healthy with ${ready}/${wanted} ready instances`);
 }
-
-/** True when CNPG is busy with an operation on a running cluster (switchover, restart, …). */
-export const isCnpgOperational = (observation: Observation) =>
-  meaningOfPhase(observation.cnpg?.status?.phase).state === 'Configuring';

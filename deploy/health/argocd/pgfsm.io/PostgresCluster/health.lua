@@ -4,36 +4,38 @@
 --
 -- What each state of the machine publishes and the health this script gives it
 -- (objects in the Deleting phase always carry a deletionTimestamp, hence Progressing):
---   state                                      Ready  Reconciling  Stalled  health
---   Pending                                    False  True         False    Progressing
---   Pending (past deadline)                    False  False        True     Degraded
---   Provisioning.Secret                        False  True         False    Progressing
---   Provisioning.Secret (past deadline)        False  False        True     Degraded
---   Provisioning.Cluster                       False  True         False    Progressing
---   Provisioning.Cluster (past deadline)       False  False        True     Degraded
---   Provisioning.ManagedRoles                  False  True         False    Progressing
---   Provisioning.ManagedRoles (past deadline)  False  False        True     Degraded
---   Provisioning.Pooler                        False  True         False    Progressing
---   Provisioning.Pooler (past deadline)        False  False        True     Degraded
---   Provisioning.ConfigMap                     False  True         False    Progressing
---   Provisioning.ConfigMap (past deadline)     False  False        True     Degraded
---   Ready                                      True   False        False    Healthy
---   Degraded                                   False  True         False    Progressing
---   Degraded (past deadline)                   False  False        True     Degraded
---   Failed.ClassMissing                        False  False        True     Degraded
---   Failed.InvalidSpec                         False  False        True     Degraded
---   Failed.Secret                              False  False        True     Degraded
---   Failed.Cluster                             False  False        True     Degraded
---   Failed.ManagedRoles                        False  False        True     Degraded
---   Failed.Pooler                              False  False        True     Degraded
---   Failed.ConfigMap                           False  False        True     Degraded
---   Suspended                                  False  False        False    Suspended
---   Deleting.Poolers                           False  True         False    Progressing
---   Deleting.Poolers (past deadline)           False  False        True     Progressing
---   Deleting.ApplyPolicy                       False  True         False    Progressing
---   Deleting.ApplyPolicy (past deadline)       False  False        True     Progressing
---   Deleting.RemoveFinalizer                   False  True         False    Progressing
---   Deleted                                    False  False        False    Progressing
+--   state                                       Ready  Reconciling  Stalled  health
+--   Pending                                     False  True         False    Progressing
+--   Pending (past deadline)                     False  False        True     Degraded
+--   Provisioning.Secret                         False  True         False    Progressing
+--   Provisioning.Secret (past deadline)         False  False        True     Degraded
+--   Provisioning.Cluster                        False  True         False    Progressing
+--   Provisioning.Cluster (past deadline)        False  False        True     Degraded
+--   Provisioning.ClusterStaged                  False  True         False    Progressing
+--   Provisioning.ClusterStaged (past deadline)  False  False        True     Degraded
+--   Provisioning.ManagedRoles                   False  True         False    Progressing
+--   Provisioning.ManagedRoles (past deadline)   False  False        True     Degraded
+--   Provisioning.Pooler                         False  True         False    Progressing
+--   Provisioning.Pooler (past deadline)         False  False        True     Degraded
+--   Provisioning.ConfigMap                      False  True         False    Progressing
+--   Provisioning.ConfigMap (past deadline)      False  False        True     Degraded
+--   Ready                                       True   False        False    Healthy
+--   Degraded                                    False  True         False    Progressing
+--   Degraded (past deadline)                    False  False        True     Degraded
+--   Failed.ClassMissing                         False  False        True     Degraded
+--   Failed.InvalidSpec                          False  False        True     Degraded
+--   Failed.Secret                               False  False        True     Degraded
+--   Failed.Cluster                              False  False        True     Degraded
+--   Failed.ManagedRoles                         False  False        True     Degraded
+--   Failed.Pooler                               False  False        True     Degraded
+--   Failed.ConfigMap                            False  False        True     Degraded
+--   Suspended                                   False  False        False    Suspended
+--   Deleting.Poolers                            False  True         False    Progressing
+--   Deleting.Poolers (past deadline)            False  False        True     Progressing
+--   Deleting.ApplyPolicy                        False  True         False    Progressing
+--   Deleting.ApplyPolicy (past deadline)        False  False        True     Progressing
+--   Deleting.RemoveFinalizer                    False  True         False    Progressing
+--   Deleted                                     False  False        False    Progressing
 
 local SUSPENDED_PHASES = { ["Suspended"] = true }
 local SUSPENDED_STATES = { ["Suspended"] = true }
