@@ -38,6 +38,7 @@ function explained(world: World = {}): { x: Explanation; text: string; json: str
   const observation = observe({ ...healthyFacts, ...world.facts });
   if (world.state) {
     observation.cluster.status = {
+      ...observation.cluster.status,
       state: world.state,
       stateSince: toSeconds(NOW - (world.sinceAgo ?? 3 * MIN + 12_000)),
       observedGeneration: 1,
@@ -139,6 +140,16 @@ describe('explain: where the cluster is and what holds it there', () => {
     expect(x.blocker).toMatchObject({ guard: 'componentFailed(managedRoles)', holds: true });
     expect(x.whenClear).toEqual({ state: 'Provisioning', when: null });
     expect(x.hints).toContain('CNPG cannot reconcile role app: role is in use');
+  });
+
+  it('a CNPG Cluster the API server refused: Failed.Cluster, with its words and what to change', () => {
+    const { x } = explained({ facts: { refused: 'cluster' }, state: 'Failed.Cluster' });
+    expect(x.blocker).toMatchObject({ guard: 'componentFailed(cluster)', holds: true, reason: 'ClusterSpecRejected' });
+    expect(x.hints).toEqual([
+      expect.stringMatching(
+        /^the API server refused the Cluster write pgfsm would make: change the spec or the class; it said: admission webhook "vcluster\.cnpg\.io" denied the request/,
+      ),
+    ]);
   });
 
   it('poolers not ready: ready replicas per type', () => {

@@ -6,6 +6,7 @@ import type { Assessment } from '../domain/assessment.ts';
 import { deletionPolicyOf } from '../domain/deletion.ts';
 import { PASSWORD_KEY } from '../domain/vocabulary.ts';
 import { poolerFacts } from './facts.ts';
+import { STEP_OF } from './phrases.ts';
 import type { Blocker, DeadlineView, ObjectFact, ObservedFacts, StateView } from './types.ts';
 
 export interface HintInput {
@@ -55,7 +56,8 @@ function foreignHints(facts: ObservedFacts): string[] {
     .map(([kind, o]) => `${kind} ${o.name} is controlled by ${o.controller}: remove it or rename this PostgresCluster`);
 }
 
-function factHints({ facts, namespace }: HintInput): string[] {
+function factHints(input: HintInput): string[] {
+  const { facts, namespace } = input;
   const roleSecrets = facts.roles
     .filter((r) => r.secret !== null && r.secretExists === false && r.state !== 'absent')
     .map((r) => `create Secret ${namespace}/${r.secret} with keys username and password (role ${r.name})`);
@@ -66,8 +68,16 @@ function factHints({ facts, namespace }: HintInput): string[] {
     facts.secret.exists && facts.secret.ownership !== 'foreign' && !facts.secret.keys.includes(PASSWORD_KEY)
       ? [`Secret ${facts.secret.name} has no key "${PASSWORD_KEY}": add it or delete the Secret to have one generated`]
       : [];
-  return [...roleSecrets, ...failedRoles, ...secret, ...foreignHints(facts)];
+  return [...roleSecrets, ...failedRoles, ...secret, ...foreignHints(facts), ...refusalHints(input)];
 }
+
+/** A refused write is not sent again: only a change of the spec or the class (or the world) moves on. */
+const refusalHints = ({ assessment }: HintInput): string[] =>
+  assessment.rejections.map(
+    (r) =>
+      `the API server refused the ${STEP_OF[r.component]} write pgfsm would make: change the spec or the class; ` +
+      `it said: ${r.message}`,
+  );
 
 function progressHints(input: HintInput): string[] {
   const { state, deadline, generation, observedGeneration, blocker, namespace } = input;
@@ -81,7 +91,8 @@ function progressHints(input: HintInput): string[] {
   }
   // CNPG's own failures (unrecoverable, waiting for user, …); a foreign owner has its own hint.
   const cnpg = input.facts.cnpg;
-  if (blocker?.guard === 'componentFailed(cluster)' && cnpg.ownership === 'ours') {
+  const refused = input.assessment.rejections.some((r) => r.component === 'cluster');
+  if (blocker?.guard === 'componentFailed(cluster)' && cnpg.ownership === 'ours' && !refused) {
     out.push(`CNPG needs a human: kubectl -n ${namespace} describe clusters.postgresql.cnpg.io ${cnpg.name}`);
   }
   return out;
