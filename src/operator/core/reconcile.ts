@@ -15,12 +15,13 @@ import type { Condition, PostgresCluster, PostgresClusterStatus } from '../api/s
 import { assess } from '../domain/assessment.ts';
 import { type Effect, type KubeEvent, warning } from '../domain/effects.ts';
 import type { Settings, TickEvent } from '../domain/observation.ts';
-import { isRejectable, type RejectedWrite, rejectionOf, remembering } from '../domain/rejections.ts';
+import { remembering } from '../domain/rejections.ts';
 import { COMPONENTS, CONDITION_OF, READY_EVENT_OF, Reason, WRITE_FAILURE_REASON } from '../domain/vocabulary.ts';
-import { classOf, messageOf, PortError, retryFor, worstError } from './errors.ts';
-import { type Execution, executeEffects, type PendingEvent } from './execute.ts';
+import { classOf, messageOf, retryFor, worstError } from './errors.ts';
+import { executeEffects, type PendingEvent } from './execute.ts';
 import { observeCluster } from './observe.ts';
 import type { ClusterKey, Ports } from './ports.ts';
+import { refusalOf, withAnnouncementsOf } from './refusal.ts';
 import { projectStatus, type WriteFailure } from './status.ts';
 
 export type Requeue =
@@ -81,15 +82,6 @@ function tick(snapshot: Snapshot, event: TickEvent) {
   return { taken, effects: actions.filter((a) => a.type === 'effect').map((a) => a.params as Effect) };
 }
 
-/** The refusal to remember when the write that failed carried the spec and the API server refused it. */
-function refusalOf(failure: Execution['failure']): RejectedWrite | undefined {
-  if (!failure || classOf(failure.error) !== 'rejected') return undefined;
-  const { effect, error } = failure;
-  if (effect.type !== 'apply' || !isRejectable(effect.component)) return undefined;
-  const said = error instanceof PortError && error.refusal !== undefined ? error.refusal : messageOf(error);
-  return rejectionOf(effect.component, effect.object, said);
-}
-
 /**
  * One Normal event for each component condition that turned True in this pass. A pooler switched off
  * is True too (nothing to wait for), but announcing "PoolerReady" for poolers just deleted would mislead.
@@ -147,11 +139,7 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
     observation = remembering(observation, refusal);
     event = { ...event, observation };
     ({ taken, effects } = tick(snapshot, event));
-    const announcements = effects.flatMap((e) => (e.type === 'event' ? [{ event: e.event, announcement: true }] : []));
-    execution = {
-      events: [...execution.events.filter((e) => !e.announcement), ...announcements],
-      writes: execution.writes,
-    };
+    execution = withAnnouncementsOf(execution, effects);
   }
   // The final state is reached by removing the finalizer. If that failed, the object is still there and
   // the pass ends in the step that failed, whose status records the failure (and so warns only once).
