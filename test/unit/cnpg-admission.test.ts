@@ -15,12 +15,14 @@ const HANDLINGS = [
   'reported as ClusterSpecRejected',
   'reported as PoolerSpecRejected',
   'reported as ManagedRolesSpecRejected',
+  'avoided (rolled out in two steps)',
 ] as const;
 
 /** Where the tests of each kind of handling live. */
 const CRD_TESTS = 'test/integration/crds.test.ts';
 const MERGE_TESTS = 'test/unit/health/config.test.ts';
 const SIZE_TESTS = 'test/unit/crds.test.ts';
+const ROLLOUT_TESTS = 'test/integration/cnpg-rollout.test.ts';
 
 /** The titles of the `it(...)` and `it.each(...)(...)` calls of a test file. */
 function titles(path: string): Set<string> {
@@ -58,6 +60,7 @@ describe('docs/cnpg-admission.md', () => {
   const crdTests = titles(CRD_TESTS);
   const mergeTests = titles(MERGE_TESTS);
   const sizeTests = titles(SIZE_TESTS);
+  const rolloutTests = titles(ROLLOUT_TESTS);
 
   it('has rows for the Cluster webhook, the Pooler webhook and the API server limits, each id once', () => {
     const ids = table.map((row) => row.id);
@@ -79,7 +82,7 @@ describe('docs/cnpg-admission.md', () => {
   it.each(table.map((row) => [row.id, row] as const))('%s names tests that exist', (_id, row) => {
     for (const title of row.tests) {
       expect(
-        crdTests.has(title) || mergeTests.has(title) || sizeTests.has(title),
+        crdTests.has(title) || mergeTests.has(title) || sizeTests.has(title) || rolloutTests.has(title),
         `${row.id}: no test titled "${title}"`,
       ).toBe(true);
     }
@@ -87,6 +90,12 @@ describe('docs/cnpg-admission.md', () => {
       expect(
         row.tests.some((title) => crdTests.has(title)),
         `${row.id} is a CRD rule: name a test of ${CRD_TESTS}`,
+      ).toBe(true);
+    }
+    if (row.handlings.includes('avoided (rolled out in two steps)')) {
+      expect(
+        row.tests.some((title) => rolloutTests.has(title)),
+        `${row.id} is avoided by a staged rollout: name a test of ${ROLLOUT_TESTS}`,
       ).toBe(true);
     }
     if (row.handlings.includes('merge check (Failed.InvalidSpec)')) {
