@@ -13,7 +13,7 @@ import type { ReconcileOutcome } from '../core/reconcile.ts';
 import { clusterFields, describeError, type Logger, transitionOf } from './logger.ts';
 import { clustersFor, type MappingLookups } from './mapping.ts';
 import type { OperatorMetrics } from './metrics.ts';
-import { allSources, type WatchSources } from './sources.ts';
+import { allSources, type SourceEvent, type WatchSources } from './sources.ts';
 import { WorkerPool } from './workers.ts';
 import { realTimers, type Timers, WorkQueue } from './workqueue.ts';
 
@@ -84,9 +84,27 @@ export class Controller {
     if (this.unsubscribers.length > 0) return;
     this.unsubscribers = allSources(this.options.sources).map((source) =>
       source.on((event) => {
-        for (const key of clustersFor(event, this.lookups)) this.queue.add(keyString(key));
+        for (const key of this.keysFor(event)) this.queue.add(keyString(key));
       }),
     );
+  }
+
+  /**
+   * The clusters one event concerns. The mapping guards every read of a cached object, but should it throw
+   * anyway, that is this event's loss alone (the resync still covers it): it must not escape into the
+   * informer's dispatch and cost the events after it.
+   */
+  private keysFor(event: SourceEvent): ClusterKey[] {
+    try {
+      return clustersFor(event, this.lookups);
+    } catch (error) {
+      const { kind, metadata } = event.object;
+      this.log.error(
+        { reason: 'MappingThrew', kind, namespace: metadata?.namespace, name: metadata?.name, err: error },
+        'mapping a watch event threw; it wakes no cluster until the resync',
+      );
+      return [];
+    }
   }
 
   /** Enqueues every cached cluster; returns how many. */

@@ -16,13 +16,43 @@ export interface MappingLookups {
   pooler(namespace: string, name: string): Pooler | undefined;
 }
 
-const keyOf = (object: KubeObject): ClusterKey => ({
-  namespace: object.metadata.namespace ?? '',
-  name: object.metadata.name,
-});
+/*
+ * Cached objects are read as untrusted JSON: a PostgresCluster stored before the CRD rules existed, or
+ * written with validation off, may lack `spec` or hold any type anywhere. Such an object is its own failure
+ * (its pass stops it in Failed.InvalidSpec); it must never make the mapping throw, which would leave every
+ * healthy cluster the same event concerns waiting for the resync.
+ */
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const stringOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const recordOf = (value: unknown): Record<string, unknown> => (isRecord(value) ? value : {});
+const arrayOf = (value: unknown): readonly unknown[] => (Array.isArray(value) ? value : []);
+
+/** A cached object's key, or undefined when its metadata is not even a name. */
+function keyOf(object: unknown): ClusterKey | undefined {
+  const metadata = recordOf(recordOf(object).metadata);
+  const name = stringOf(metadata.name);
+  return name ? { namespace: stringOf(metadata.namespace) ?? '', name } : undefined;
+}
+
+const specOf = (cluster: unknown) => recordOf(recordOf(cluster).spec);
+
+/** The names of the password Secrets a cluster's roles refer to, whatever its `managedRoles` holds. */
+const roleSecretNames = (cluster: unknown): string[] =>
+  arrayOf(specOf(cluster).managedRoles).flatMap((role) => {
+    const name = stringOf(recordOf(recordOf(role).passwordSecretRef).name);
+    return name ? [name] : [];
+  });
+
+/** The keys of the cached clusters that pass a test; a cluster without a readable key is skipped. */
+const keysWhere = (clusters: readonly unknown[], test: (cluster: unknown) => boolean): ClusterKey[] =>
+  clusters.flatMap((c) => {
+    const key = test(c) ? keyOf(c) : undefined;
+    return key ? [key] : [];
+  });
 
 const sameList = (a: string[] | undefined, b: string[] | undefined) =>
-  (a ?? []).length === (b ?? []).length && (a ?? []).every((x, i) => x === b?.[i]);
+  arrayOf(a).length === arrayOf(b).length && arrayOf(a).every((x, i) => x === arrayOf(b)[i]);
 
 /**
  * Our own status writes (and label or annotation edits) must not wake the cluster again: only a new
@@ -30,29 +60,35 @@ const sameList = (a: string[] | undefined, b: string[] | undefined) =>
  * CNPG objects report progress through status without bumping their generation.
  */
 export function isStatusOnlyUpdate(old: KubeObject, next: KubeObject): boolean {
-  const a = old.metadata;
-  const b = next.metadata;
+  const a = recordOf(recordOf(old).metadata);
+  const b = recordOf(recordOf(next).metadata);
   if (a.generation === undefined || b.generation === undefined) return false;
   return (
-    a.generation === b.generation && a.deletionTimestamp === b.deletionTimestamp && sameList(a.finalizers, b.finalizers)
+    a.generation === b.generation &&
+    a.deletionTimestamp === b.deletionTimestamp &&
+    sameList(a.finalizers as string[] | undefined, b.finalizers as string[] | undefined)
   );
 }
 
-const isOurs = (owner: { apiVersion: string; kind: string }) =>
-  owner.kind === 'PostgresCluster' && owner.apiVersion.startsWith(`${GROUP}/`);
+const isOurs = (owner: Record<string, unknown>) =>
+  owner.kind === 'PostgresCluster' && (stringOf(owner.apiVersion)?.startsWith(`${GROUP}/`) ?? false);
 
 /** The cluster a child names, by owner reference first, then by the label every child carries. */
-function namedCluster(object: KubeObject): string | undefined {
-  const owners = object.metadata.ownerReferences ?? [];
-  const owner = owners.find((o) => isOurs(o) && o.controller) ?? owners.find(isOurs);
-  return owner?.name ?? object.metadata.labels?.[CLUSTER_LABEL];
+function namedCluster(object: unknown): string | undefined {
+  const metadata = recordOf(recordOf(object).metadata);
+  const owners = arrayOf(metadata.ownerReferences).map(recordOf);
+  const owner = owners.find((o) => isOurs(o) && o.controller === true) ?? owners.find(isOurs);
+  return stringOf(owner?.name) || stringOf(recordOf(metadata.labels)[CLUSTER_LABEL]) || undefined;
 }
 
 /** A pooler's Deployment is owned by the CNPG Pooler, whose label (or owner) names our cluster. */
 function clusterOfPoolerDeployment(object: KubeObject, lookups: MappingLookups): string | undefined {
-  const owner = (object.metadata.ownerReferences ?? []).find((o) => o.kind === 'Pooler');
-  if (!owner) return undefined;
-  const pooler = lookups.pooler(object.metadata.namespace ?? '', owner.name);
+  const owner = arrayOf(object.metadata.ownerReferences)
+    .map(recordOf)
+    .find((o) => o.kind === 'Pooler');
+  const name = stringOf(owner?.name);
+  if (!name) return undefined;
+  const pooler = lookups.pooler(object.metadata.namespace ?? '', name);
   return pooler ? namedCluster(pooler) : undefined;
 }
 
@@ -65,16 +101,13 @@ function clusterByDerivedName(object: KubeObject, lookups: MappingLookups): Clus
   const name = clusterNameOfChild(object.kind, object.metadata.name);
   const namespace = object.metadata.namespace ?? '';
   if (!name) return [];
-  return lookups.clusters(namespace).some((c) => c.metadata.name === name) ? [{ namespace, name }] : [];
+  return lookups.clusters(namespace).some((c) => keyOf(c)?.name === name) ? [{ namespace, name }] : [];
 }
 
 /** Password Secrets of managed roles are the user's: no owner, no label. Every cluster naming one. */
 function clustersUsingRoleSecret(secret: KubeObject, lookups: MappingLookups): ClusterKey[] {
-  const namespace = secret.metadata.namespace ?? '';
-  return lookups
-    .clusters(namespace)
-    .filter((c) => (c.spec.managedRoles ?? []).some((r) => r.passwordSecretRef?.name === secret.metadata.name))
-    .map(keyOf);
+  const name = secret.metadata.name;
+  return keysWhere(lookups.clusters(secret.metadata.namespace ?? ''), (c) => roleSecretNames(c).includes(name));
 }
 
 function dedupe(keys: ClusterKey[]): ClusterKey[] {
@@ -82,19 +115,19 @@ function dedupe(keys: ClusterKey[]): ClusterKey[] {
   return [...seen.values()];
 }
 
-/** The clusters to reconcile because of one watch event. */
+/** The clusters to reconcile because of one watch event. Never throws, whatever the caches hold. */
 export function clustersFor(event: SourceEvent, lookups: MappingLookups): ClusterKey[] {
   const { object } = event;
+  if (!keyOf(object)) return [];
   switch (object.kind) {
-    case 'PostgresCluster':
+    case 'PostgresCluster': {
       if (event.type === 'update' && event.old && isStatusOnlyUpdate(event.old, object)) return [];
-      return [keyOf(object)];
+      const key = keyOf(object);
+      return key ? [key] : [];
+    }
     case 'PostgresClusterClass':
       // Cluster-scoped: clusters in every namespace may use it.
-      return lookups
-        .clusters()
-        .filter((c) => c.spec.class === object.metadata.name)
-        .map(keyOf);
+      return keysWhere(lookups.clusters(), (c) => specOf(c).class === object.metadata.name);
     default:
       break;
   }

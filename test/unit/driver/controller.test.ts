@@ -133,6 +133,47 @@ describe('Controller', () => {
     expect(passes).toEqual(['x']);
   });
 
+  it('a mapping that throws for one event is logged and costs no other event', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    await controller.shutDown();
+    controller = new Controller({
+      sources: src as unknown as WatchSources,
+      reconcile: async (key) => {
+        passes.push(key.name);
+        return decide(key);
+      },
+      workers: 2,
+      logger,
+      resyncPeriodMs: 0,
+    });
+    controller.watch();
+    controller.startWorkers();
+    // A class event reads every cached cluster; make that lookup throw once, as a bug in it would.
+    const list = src.clusters.list;
+    src.clusters.list = () => {
+      src.clusters.list = list;
+      throw new TypeError("Cannot read properties of undefined (reading 'class')");
+    };
+    expect(() =>
+      src.classes.put({
+        apiVersion: 'pgfsm.io/v1alpha1',
+        kind: 'PostgresClusterClass',
+        metadata: { name: 'standard' },
+      }),
+    ).not.toThrow();
+    src.secrets.put({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { namespace: 'ns', name: 'x-superuser', labels: { 'pgfsm.io/cluster': 'x' } },
+    });
+    await settle();
+    expect(passes).toEqual(['x']);
+    expect(lines).toEqual([
+      expect.objectContaining({ reason: 'MappingThrew', kind: 'PostgresClusterClass', name: 'standard' }),
+    ]);
+  });
+
   it('a standby keeps caches and queue but never reconciles; stepping down stops the passes', async () => {
     src.clusters.put(pgc('a'));
     await settle(60_000);

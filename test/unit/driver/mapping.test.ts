@@ -1,4 +1,5 @@
 /** Mapping watch events to the PostgresClusters to reconcile: every rule, and what must not wake anything. */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { PostgresCluster, PostgresClusterClass } from '../../../src/operator/api/schema.ts';
 import type { KubeObject, Pooler } from '../../../src/operator/domain/objects.ts';
@@ -227,5 +228,132 @@ describe('child names, built and read back by the vocabulary', () => {
     expect(clusterNameOfChild('Pooler', 'orders')).toBeUndefined();
     expect(clusterNameOfChild('Deployment', 'orders-pooler-rw')).toBeUndefined();
     expect(clusterNameOfChild('Cluster', '')).toBeUndefined();
+  });
+});
+
+describe('malformed clusters in the cache (stored before the CRD rules, or with validation off)', () => {
+  const healthy = cluster('team-m', 'healthy', {
+    class: 'large',
+    managedRoles: [{ name: 'app', passwordSecretRef: { name: 'app-password' } }],
+  });
+  const meta = (name: string) => ({ namespace: 'team-m', name, uid: `uid-${name}`, generation: 1 });
+  /** Whatever JSON a stored object may hold, the healthy cluster beside it must still be found. */
+  const malformed: unknown[] = [
+    { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresCluster', metadata: meta('no-spec') },
+    { kind: 'PostgresCluster', metadata: meta('spec-null'), spec: null },
+    { kind: 'PostgresCluster', metadata: meta('spec-string'), spec: 'large' },
+    { kind: 'PostgresCluster', metadata: meta('spec-array'), spec: [{ class: 'large' }] },
+    { kind: 'PostgresCluster', metadata: meta('roles-string'), spec: { class: 'large', managedRoles: 'app' } },
+    {
+      kind: 'PostgresCluster',
+      metadata: meta('roles-object'),
+      spec: { class: 'large', managedRoles: { name: 'app', passwordSecretRef: { name: 'app-password' } } },
+    },
+    { kind: 'PostgresCluster', metadata: meta('roles-number'), spec: { class: 'large', managedRoles: 7 } },
+    { kind: 'PostgresCluster', metadata: meta('roles-null'), spec: { class: 'large', managedRoles: null } },
+    {
+      kind: 'PostgresCluster',
+      metadata: meta('roles-odd'),
+      spec: {
+        class: 'large',
+        managedRoles: [
+          null,
+          7,
+          'app',
+          [],
+          { name: 'no-ref' },
+          { name: 'ref-null', passwordSecretRef: null },
+          { name: 'ref-string', passwordSecretRef: 'app-password' },
+          { name: 'ref-name-number', passwordSecretRef: { name: 7 } },
+        ],
+      },
+    },
+    { kind: 'PostgresCluster', metadata: meta('class-number'), spec: { class: 7 } },
+    { kind: 'PostgresCluster', metadata: meta('class-object'), spec: { class: { name: 'large' } } },
+    { kind: 'PostgresCluster', metadata: meta('class-null'), spec: { class: null } },
+    { kind: 'PostgresCluster', metadata: { namespace: 'team-m' }, spec: { class: 'large' } },
+    { kind: 'PostgresCluster', metadata: null, spec: { class: 'large' } },
+    { kind: 'PostgresCluster', spec: { class: 'large' } },
+    null,
+    'not an object',
+  ];
+  const cache = [...malformed, healthy] as PostgresCluster[];
+  const messy: MappingLookups = {
+    clusters: (namespace) =>
+      namespace === undefined
+        ? cache
+        : cache.filter((c) => (c as { metadata?: { namespace?: string } } | null)?.metadata?.namespace === namespace),
+    pooler: () => undefined,
+  };
+  const found = (event: SourceEvent) =>
+    clustersFor(event, messy)
+      .map((k) => `${k.namespace}/${k.name}`)
+      .sort();
+
+  it('a role Secret event still finds the healthy cluster, and only clusters that truly name it', () => {
+    expect(found({ type: 'add', object: object('Secret', 'team-m', 'app-password') })).toEqual(['team-m/healthy']);
+    expect(found({ type: 'delete', object: object('Secret', 'team-m', 'app-password') })).toEqual(['team-m/healthy']);
+  });
+
+  it('a class event still finds the healthy cluster, in every namespace', () => {
+    const cls = { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresClusterClass', metadata: { name: 'large' } };
+    // The malformed clusters of that class are woken too: their own pass is where they fail.
+    expect(found({ type: 'update', object: cls as KubeObject, old: cls as KubeObject })).toEqual([
+      'team-m/healthy',
+      'team-m/roles-null',
+      'team-m/roles-number',
+      'team-m/roles-object',
+      'team-m/roles-odd',
+      'team-m/roles-string',
+    ]);
+  });
+
+  it('a child event (owned, labelled, or named like a child) still finds the healthy cluster', () => {
+    const owned = object('Cluster', 'team-m', 'healthy', { ownerReferences: [ownerRef('healthy')] });
+    expect(found({ type: 'update', object: owned, old: owned })).toEqual(['team-m/healthy']);
+    const labelled = object('ConfigMap', 'team-m', 'x', { labels: { [CLUSTER_LABEL]: 'healthy' } });
+    expect(found({ type: 'add', object: labelled })).toEqual(['team-m/healthy']);
+    expect(found({ type: 'delete', object: object('Pooler', 'team-m', 'healthy-pooler-rw') })).toEqual([
+      'team-m/healthy',
+    ]);
+    // A malformed cluster's own children still wake it: its pass is where it fails.
+    expect(found({ type: 'delete', object: object('Cluster', 'team-m', 'no-spec') })).toEqual(['team-m/no-spec']);
+  });
+
+  it('the malformed cluster itself is still woken by its own events, and a child with odd owners throws nothing', () => {
+    for (const object of malformed.slice(0, 12) as KubeObject[]) {
+      expect(clustersFor({ type: 'add', object }, messy)).toEqual([
+        { namespace: 'team-m', name: object.metadata.name },
+      ]);
+    }
+    const odd = object('Secret', 'team-m', 'app-password', {
+      ownerReferences: [null, 7, { kind: 'PostgresCluster' }, { kind: 'PostgresCluster', apiVersion: 7 }] as never,
+      labels: null as never,
+    });
+    expect(found({ type: 'add', object: odd })).toEqual(['team-m/healthy']);
+  });
+
+  it('never throws, whatever a cached cluster holds', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 4 }), fc.jsonValue({ maxDepth: 4 }), (spec, metadata) => {
+        const weird = [
+          { kind: 'PostgresCluster', metadata, spec },
+          { kind: 'PostgresCluster', metadata: meta('w'), spec },
+          healthy,
+        ];
+        const lookupsOf: MappingLookups = { clusters: () => weird as PostgresCluster[], pooler: () => undefined };
+        const secret = object('Secret', 'team-m', 'app-password');
+        expect(clustersFor({ type: 'add', object: secret }, lookupsOf)).toContainEqual({
+          namespace: 'team-m',
+          name: 'healthy',
+        });
+        const cls = { kind: 'PostgresClusterClass', metadata: { name: 'large' } } as KubeObject;
+        expect(clustersFor({ type: 'add', object: cls }, lookupsOf)).toContainEqual({
+          namespace: 'team-m',
+          name: 'healthy',
+        });
+      }),
+      { numRuns: 300, seed: 20261201 },
+    );
   });
 });
