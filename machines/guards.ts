@@ -19,6 +19,7 @@ import {
   isReady,
   suspendRequested,
 } from '../src/operator/domain/assessment.ts';
+import { namedClass } from '../src/operator/domain/config.ts';
 import { policyApplied, poolersGone } from '../src/operator/domain/deletion.ts';
 import type { TickEvent } from '../src/operator/domain/observation.ts';
 import { COMPONENTS, type Component, Reason } from '../src/operator/domain/vocabulary.ts';
@@ -79,7 +80,8 @@ export const GUARDS = {
     meaning: 'The PostgresClusterClass named by `spec.class` was not observed',
     gate: { target: '#postgresCluster.Failed.ClassMissing' },
     check: 'clusterClass',
-    holds: (event) => !event.observation.clusterClass,
+    // A spec that names no class (none, or not a string) is invalid, not missing its class: InvalidSpec says which field.
+    holds: (event) => !event.observation.clusterClass && namedClass(event.observation.cluster) !== undefined,
   },
   specInvalid: {
     meaning: 'Merging the class defaults with the spec failed validation',
@@ -135,15 +137,17 @@ export const GUARDS = {
       return COMPONENTS.every((c) => isReady(x, c) || UPDATE_REASONS.has(x.health[c]?.reason ?? ''));
     },
   },
+  // The two deletion steps lead on to the next cleanup write, so each asks for the deletion timestamp
+  // itself: the world decides what is destroyed, never a stored Deleting state alone.
   poolersGone: {
-    meaning: 'Neither the rw nor the ro Pooler exists any more',
+    meaning: 'Deletion is requested and neither the rw nor the ro Pooler exists any more',
     check: 'poolersGone',
-    holds: (event) => poolersGone(event.observation),
+    holds: (event) => deletionRequested(event.observation) && poolersGone(event.observation),
   },
   policyApplied: {
-    meaning: 'No Cluster, Secret or ConfigMap still names this PostgresCluster as its owner',
+    meaning: 'Deletion is requested and no Cluster, Secret or ConfigMap still names this PostgresCluster as its owner',
     check: 'policyApplied',
-    holds: (event) => policyApplied(event.observation),
+    holds: (event) => deletionRequested(event.observation) && policyApplied(event.observation),
   },
 } satisfies Record<string, GuardEntry<never>>;
 

@@ -5,7 +5,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clusterObject, conditionOf, NS, simulationWith, statusOf } from '../../src/tools/fixtures/simulation.ts';
+import {
+  clusterObject,
+  conditionOf,
+  NS,
+  passwordSecret,
+  simulationWith,
+  statusOf,
+  untilReady,
+} from '../../src/tools/fixtures/simulation.ts';
 import type { StoredObject } from '../../src/tools/memory/api-server.ts';
 
 const anyJson = fc.jsonValue({ maxDepth: 3 });
@@ -57,5 +65,83 @@ describe('malformed PostgresClusters', () => {
     for (let i = 0; i < 2; i++) await sim.reconcileNow({ namespace: NS, name: 'weird' });
     expect(statusOf(sim, 'weird').state).toBe('Failed.InvalidSpec');
     expect(conditionOf(sim, 'weird', 'ClusterReady').message).toMatch(/^spec\.instances: /);
+  });
+
+  /** Objects stored before the CRD rules, or with validation off: each spec, and the field its failure names. */
+  const stored: Array<[name: string, spec: unknown, field: string]> = [
+    ['no-spec', undefined, 'spec: '],
+    ['spec-null', null, 'spec: '],
+    ['spec-string', 'standard', 'spec: '],
+    ['spec-array', [{ class: 'standard' }], 'spec: '],
+    ['class-number', { class: 7 }, 'spec.class: '],
+    ['class-object', { class: { name: 'standard' } }, 'spec.class: '],
+    ['class-empty', { class: '' }, 'spec.class: '],
+    ['roles-string', { class: 'standard', managedRoles: 'app' }, 'spec.managedRoles: '],
+    ['roles-object', { class: 'standard', managedRoles: { name: 'app' } }, 'spec.managedRoles: '],
+    ['roles-number', { class: 'standard', managedRoles: 7 }, 'spec.managedRoles: '],
+    ['role-null', { class: 'standard', managedRoles: [null] }, 'spec.managedRoles.0: '],
+    [
+      'ref-null',
+      { class: 'standard', managedRoles: [{ name: 'app', passwordSecretRef: null }] },
+      'spec.managedRoles.0.passwordSecretRef: ',
+    ],
+    [
+      'ref-string',
+      { class: 'standard', managedRoles: [{ name: 'app', passwordSecretRef: 'app-password' }] },
+      'spec.managedRoles.0.passwordSecretRef: ',
+    ],
+    [
+      'ref-name-number',
+      { class: 'standard', managedRoles: [{ name: 'app', passwordSecretRef: { name: 7 } }] },
+      'spec.managedRoles.0.passwordSecretRef.name: ',
+    ],
+  ];
+  const storedObject = (name: string, spec: unknown) => {
+    const object = clusterObject(name) as unknown as Record<string, unknown>;
+    if (spec === undefined) delete object.spec;
+    else object.spec = spec;
+    return object as unknown as StoredObject;
+  };
+
+  it.each(stored)(
+    '%s: a pass never throws and ends in Failed.InvalidSpec naming the field',
+    async (name, spec, field) => {
+      const sim = simulationWith([storedObject(name, spec)]);
+      for (let i = 0; i < 3; i++) {
+        const outcome = await sim.reconcileNow({ namespace: NS, name });
+        expect(outcome.error).toBeUndefined();
+      }
+      expect(statusOf(sim, name).state).toBe('Failed.InvalidSpec');
+      const ready = conditionOf(sim, name, 'ClusterReady');
+      expect(ready.reason).toBe('InvalidConfiguration');
+      expect(ready.message.startsWith(field)).toBe(true);
+      expect(conditionOf(sim, name, 'Stalled').status).toBe('True');
+    },
+  );
+
+  it('a class that is named but absent is still Failed.ClassMissing', async () => {
+    const sim = simulationWith([clusterObject('orphan', { class: 'gone' })]);
+    for (let i = 0; i < 2; i++) await sim.reconcileNow({ namespace: NS, name: 'orphan' });
+    expect(statusOf(sim, 'orphan').state).toBe('Failed.ClassMissing');
+    expect(conditionOf(sim, 'orphan', 'ClusterReady').reason).toBe('ClusterClassNotFound');
+  });
+
+  it('stay their own failure: a healthy cluster beside them is woken by its Secret and class events at once', async () => {
+    const healthy = clusterObject('healthy', {
+      managedRoles: [{ name: 'app', passwordSecretRef: { name: 'app-password' } }],
+    });
+    const sim = simulationWith([...stored.map(([name, spec]) => storedObject(name, spec)), healthy]);
+    sim.api.create(passwordSecret('app-password', 'app'));
+    await untilReady(sim, 'healthy');
+    for (const [name] of stored) expect(statusOf(sim, name).state, name).toBe('Failed.InvalidSpec');
+    // A change of the role's Secret wakes the healthy cluster within the instant, not at the next resync.
+    const passes = () => sim.passes.filter((p) => p.key.name === 'healthy').length;
+    const before = passes();
+    sim.api.put({
+      ...passwordSecret('app-password', 'app'),
+      stringData: { username: 'app', password: 'new' },
+    } as never);
+    await sim.run(10);
+    expect(passes()).toBeGreaterThan(before);
   });
 });

@@ -4,6 +4,7 @@ import { cnpgRef } from '../domain/components/cluster.ts';
 import { configMapRef } from '../domain/components/configmap.ts';
 import { poolerRef } from '../domain/components/pooler.ts';
 import { secretRef } from '../domain/components/secret.ts';
+import { namedClass } from '../domain/config.ts';
 import type { SecretView } from '../domain/objects.ts';
 import type { Observation } from '../domain/observation.ts';
 import type { Ports } from './ports.ts';
@@ -12,6 +13,9 @@ export async function observeCluster(ports: Ports, cluster: PostgresCluster): Pr
   // Refs only need names, which come from the cluster alone.
   const base: Observation = { cluster, poolers: {}, roleSecrets: {} };
   const namespace = cluster.metadata.namespace;
+  // The spec may be anything (stored before the CRD rules, or with validation off): read what can be
+  // read, and leave the rest to the merge check, which stops this cluster alone in Failed.InvalidSpec.
+  const className = namedClass(cluster);
   const roleSecretNames = [
     ...new Set(
       (Array.isArray(cluster.spec?.managedRoles) ? cluster.spec.managedRoles : [])
@@ -20,7 +24,7 @@ export async function observeCluster(ports: Ports, cluster: PostgresCluster): Pr
     ),
   ];
   const [clusterClass, secret, cnpg, rw, ro, configMap, ...roleSecrets] = await Promise.all([
-    typeof cluster.spec?.class === 'string' && cluster.spec.class ? ports.classes.get(cluster.spec.class) : undefined,
+    className ? ports.classes.get(className) : undefined,
     ports.secrets.get(secretRef(base)),
     ports.cnpgClusters.get(cnpgRef(base)),
     ports.poolers.view(poolerRef(base, 'rw')),

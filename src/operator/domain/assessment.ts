@@ -8,7 +8,7 @@ import { desiredConfigMap, judgeConfigMap } from './components/configmap.ts';
 import { type DesiredRoles, desiredRoles, judgeManagedRoles, rolesStatus } from './components/managed-roles.ts';
 import { judgePoolers, poolersServing } from './components/pooler.ts';
 import { judgeSecret } from './components/secret.ts';
-import { type MergedConfig, type MergeResult, mergeConfig } from './config.ts';
+import { type MergedConfig, type MergeResult, mergeConfig, namedClass } from './config.ts';
 import type { Effect } from './effects.ts';
 import type { Observation, Settings, TickEvent } from './observation.ts';
 import { type RejectedWrite, withoutRefusedWrites } from './rejections.ts';
@@ -51,7 +51,8 @@ export function assess(observation: Observation, settings: Settings): Assessment
   const merge = mergeConfig(observation);
   const secret = judgeSecret(observation);
   if (!merge.ok) {
-    const reason = observation.clusterClass ? Reason.InvalidConfiguration : Reason.ClusterClassNotFound;
+    const classMissing = !observation.clusterClass && namedClass(observation.cluster) !== undefined;
+    const reason = classMissing ? Reason.ClusterClassNotFound : Reason.InvalidConfiguration;
     return {
       observation,
       merge,

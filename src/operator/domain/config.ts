@@ -75,6 +75,18 @@ function firstSchemaError(schema: typeof PostgresClusterSpec | typeof PostgresCl
   return { path, message: first.message };
 }
 
+/**
+ * The class a cluster names, read from a spec that may be anything (an object stored before the CRD rules,
+ * or written with validation off): undefined when it names none, which makes the spec invalid rather than
+ * its class missing.
+ */
+export function namedClass(cluster: { spec?: unknown }): string | undefined {
+  const spec = cluster.spec;
+  if (typeof spec !== 'object' || spec === null) return undefined;
+  const name = (spec as { class?: unknown }).class;
+  return typeof name === 'string' && name.length > 0 ? name : undefined;
+}
+
 /** Major version as a number ("17.2" -> 17). */
 const major = (version: string) => Number(/^(\d+)/.exec(version)?.[1] ?? Number.NaN);
 
