@@ -2,7 +2,7 @@
  * The vocabulary pgfsm speaks to the world: its components and their conditions, every reason, and the
  * names and labels of its children — built here and parsed back here.
  */
-import { API_VERSION, type OwnerReference, type PostgresCluster } from '../api/schema.ts';
+import { API_VERSION, type ObjectMeta, type OwnerReference, type PostgresCluster } from '../api/schema.ts';
 
 export const FINALIZER = 'pgfsm.io/finalizer';
 export const FIELD_MANAGER = 'pgfsm';
@@ -61,13 +61,53 @@ export function ownerReferenceTo(cluster: PostgresCluster): OwnerReference {
 export type Ownership = 'ours' | 'orphan' | 'foreign';
 
 /**
- * Who controls a child: this cluster (`ours`), nobody (`orphan`: retained by an earlier cluster of the
- * same name, ours to adopt), or another controller (`foreign`: never taken over silently).
+ * Who controls a child: this cluster (`ours`), nobody (`orphan`: adopted only when `mayAdopt` says so),
+ * or another controller (`foreign`: never taken over silently).
  */
 export function ownershipOf(owners: OwnerReference[] | undefined, cluster: PostgresCluster): Ownership {
   const controller = (owners ?? []).find((o) => o.controller);
   if (!controller) return 'orphan';
   return controller.uid === cluster.metadata.uid ? 'ours' : 'foreign';
+}
+
+/**
+ * The annotation a person puts on an object pgfsm did not create, to hand it over to the PostgresCluster
+ * whose child it would be by name (`kubectl annotate secret orders-superuser pgfsm.io/adopt=true`).
+ */
+export const ADOPT_ANNOTATION = 'pgfsm.io/adopt';
+
+/**
+ * Whether an orphan (no controller) may be adopted by this cluster. An object of a child's name may be
+ * anyone's: a Secret a team keeps for itself, a CNPG Cluster made by hand — a database. pgfsm adopts only
+ * what carries proof that it is meant for it: a person's hand-over (`pgfsm.io/adopt: "true"`), or pgfsm's
+ * own mark, the labels it puts on every child it creates naming the cluster (`app.kubernetes.io/managed-by:
+ * pgfsm`, `pgfsm.io/cluster: <name>`), which a Retain deletion leaves on what it releases so that a new
+ * cluster of the same name takes it back.
+ */
+export function mayAdopt(metadata: ObjectMeta, cluster: PostgresCluster): boolean {
+  if (metadata.annotations?.[ADOPT_ANNOTATION] === 'true') return true;
+  const labels = metadata.labels ?? {};
+  return labels[MANAGED_BY_LABEL] === 'pgfsm' && labels[CLUSTER_LABEL] === cluster.metadata.name;
+}
+
+/** The resource `kubectl` knows each child kind by, for the commands pgfsm's messages suggest. */
+const KUBECTL_RESOURCE: Record<string, string> = {
+  Secret: 'secret',
+  ConfigMap: 'configmap',
+  Cluster: 'clusters.postgresql.cnpg.io',
+  Pooler: 'poolers.postgresql.cnpg.io',
+};
+
+/**
+ * Why an orphan without a mark is left alone, and the one command that hands it over. No write follows:
+ * the object is not adopted, overwritten, or deleted (not even under the Delete policy: it is not ours).
+ */
+export function notAdoptableMessage(what: string, kind: string, namespace: string, name: string): string {
+  return (
+    `${what} exists without an owner and was not created by pgfsm: it is not adopted, changed or deleted. ` +
+    `To hand it over to this PostgresCluster, annotate it: kubectl annotate -n ${namespace} ` +
+    `${KUBECTL_RESOURCE[kind] ?? kind} ${name} ${ADOPT_ANNOTATION}=true; otherwise delete or rename it`
+  );
 }
 
 export const describeOwner = (owners: OwnerReference[] | undefined) => {
@@ -96,6 +136,7 @@ export const Reason = {
   SuperUserSecretReady: 'SuperUserSecretReady',
   UserSecretPending: 'UserSecretPending',
   SuperUserSecretFailed: 'SuperUserSecretFailed',
+  SecretNotAdoptable: 'SecretNotAdoptable',
   // class and spec
   ClusterClassNotFound: 'ClusterClassNotFound',
   InvalidConfiguration: 'InvalidConfiguration',
@@ -118,6 +159,7 @@ export const Reason = {
   CNPGPluginError: 'CNPGPluginError',
   CNPGImageError: 'CNPGImageError',
   ClusterOwnedByOther: 'ClusterOwnedByOther',
+  ClusterNotAdoptable: 'ClusterNotAdoptable',
   ClusterSuperuserSecretMismatch: 'ClusterSuperuserSecretMismatch',
   ClusterSpecRejected: 'ClusterSpecRejected',
   // managed roles
@@ -132,12 +174,14 @@ export const Reason = {
   PoolerDeleting: 'PoolerDeleting',
   AllInstancesReady: 'AllInstancesReady',
   PoolerOwnedByOther: 'PoolerOwnedByOther',
+  PoolerNotAdoptable: 'PoolerNotAdoptable',
   PoolerSpecRejected: 'PoolerSpecRejected',
   // configmap
   ConfigMapReconciled: 'ConfigMapReconciled',
   ConfigMapPending: 'ConfigMapPending',
   ConfigMapDrifted: 'ConfigMapDrifted',
   ConfigMapOwnedByOther: 'ConfigMapOwnedByOther',
+  ConfigMapNotAdoptable: 'ConfigMapNotAdoptable',
   // a failed write, on the condition of its component (or on Ready for the finalizer)
   ClusterApplyFailed: 'ClusterApplyFailed',
   PoolerReconciliationFailed: 'PoolerReconciliationFailed',

@@ -60,5 +60,6 @@ describe('one judgment per component', () => {
       }
     }
     expect(judged).toBeGreaterThan(10_000);
-  });
+    // Seven thousand worlds take about four seconds alone, more beside other suites: past the default 5 s.
+  }, 60_000);
 });

@@ -9,6 +9,8 @@ import {
   childLabels,
   childNames,
   EventReason,
+  mayAdopt,
+  notAdoptableMessage,
   ownerReferenceTo,
   ownershipOf,
   Reason,
@@ -115,8 +117,10 @@ function adoptionBlocker(cnpg: CnpgCluster, desired: CnpgCluster): string | unde
 }
 
 /**
- * Missing: create it. Foreign, or orphaned with another superuser Secret: a person's. Orphaned: adopt
- * it. Drifted: repair it. Otherwise CNPG's phase and ready instances tell how it is.
+ * Missing: create it. Foreign, orphaned without a mark (`mayAdopt`: a CNPG Cluster nobody owns is a
+ * database someone runs; taking it over silently would rewrite its spec and, under the Delete policy,
+ * delete it), or orphaned with another superuser Secret: a person's. Orphaned and marked: adopt it.
+ * Drifted: repair it. Otherwise CNPG's phase and ready instances tell how it is.
  */
 export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster): Judgment {
   const { cnpg, cluster } = observation;
@@ -135,6 +139,12 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
     return judgment(heldByOther(Reason.ClusterOwnedByOther, `CNPG cluster ${name}`, cnpg.metadata.ownerReferences));
   }
   if (ownership === 'orphan') {
+    if (!mayAdopt(cnpg.metadata, cluster)) {
+      const ns = desired.metadata.namespace ?? '';
+      return judgment(
+        verdict('Failed', Reason.ClusterNotAdoptable, notAdoptableMessage(`CNPG cluster ${name}`, 'Cluster', ns, name)),
+      );
+    }
     const blocker = adoptionBlocker(cnpg, desired);
     if (blocker) return judgment(verdict('Failed', Reason.ClusterSuperuserSecretMismatch, blocker));
     return judgment(

@@ -9,6 +9,8 @@ import {
   childNames,
   DEFAULT_PORT,
   EventReason,
+  mayAdopt,
+  notAdoptableMessage,
   ownerReferenceTo,
   ownershipOf,
   Reason,
@@ -80,7 +82,10 @@ export function configMapDrift(observed: ConfigMap, desired: ConfigMap): string[
     .sort();
 }
 
-/** Missing: create it. Foreign: a person's. Orphaned: adopt it. Drifted: restore our keys. */
+/**
+ * Missing: create it. Foreign, or orphaned without a mark (`mayAdopt`): a person's, never applied over.
+ * Orphaned and marked: adopt it. Drifted: restore our keys.
+ */
 export function judgeConfigMap(observation: Observation, desired: ConfigMap): Judgment {
   const { configMap, cluster } = observation;
   const name = desired.metadata.name;
@@ -94,6 +99,12 @@ export function judgeConfigMap(observation: Observation, desired: ConfigMap): Ju
   const ownership = ownershipOf(configMap.metadata.ownerReferences, cluster);
   if (ownership === 'foreign') {
     return judgment(heldByOther(Reason.ConfigMapOwnedByOther, `ConfigMap ${name}`, configMap.metadata.ownerReferences));
+  }
+  if (ownership === 'orphan' && !mayAdopt(configMap.metadata, cluster)) {
+    const ns = desired.metadata.namespace ?? '';
+    return judgment(
+      verdict('Failed', Reason.ConfigMapNotAdoptable, notAdoptableMessage(`ConfigMap ${name}`, 'ConfigMap', ns, name)),
+    );
   }
   const drift = configMapDrift(configMap, desired);
   const what = drift.length ? `keys ${drift.join(', ')} differ` : 'adopting it';

@@ -8,7 +8,16 @@ import { CNPG_API_VERSION, type ObjectRef, type Pooler, type PoolerView } from '
 import type { Observation } from '../observation.ts';
 import { ownedKeysAnnotation, ownedMapDrifted } from '../owned-keys.ts';
 import { heldByOther, type Judgment, judgment, type Verdict, verdict } from '../verdict.ts';
-import { childLabels, childNames, EventReason, ownerReferenceTo, ownershipOf, Reason } from '../vocabulary.ts';
+import {
+  childLabels,
+  childNames,
+  EventReason,
+  mayAdopt,
+  notAdoptableMessage,
+  ownerReferenceTo,
+  ownershipOf,
+  Reason,
+} from '../vocabulary.ts';
 
 export const POOLER_TYPES = ['rw', 'ro'] as const;
 export type PoolerType = (typeof POOLER_TYPES)[number];
@@ -59,22 +68,30 @@ export function poolerDrift(observed: Pooler, desired: Pooler): string[] {
   return drift;
 }
 
+/** Ours, or an orphan marked for adoption (`mayAdopt`). */
+function isOursToTouch(view: PoolerView, observation: Observation): boolean {
+  const ownership = ownershipOf(view.pooler.metadata.ownerReferences, observation.cluster);
+  if (ownership === 'orphan') return mayAdopt(view.pooler.metadata, observation.cluster);
+  return ownership === 'ours';
+}
+
 const views = (observation: Observation) =>
   POOLER_TYPES.map((type) => [type, observation.poolers[type]] as [PoolerType, PoolerView | undefined]);
 
 /**
- * Disabled: delete the poolers that are not someone else's. Enabled, per pooler: missing, create it;
- * foreign, a person's (the whole step fails, the other pooler is still repaired); orphaned, adopt it;
- * drifted, repair it; otherwise wait for its ready replicas.
+ * Disabled: delete the poolers that are ours or ours to adopt. Enabled, per pooler: missing, create it;
+ * foreign, or orphaned without a mark (`mayAdopt`), a person's (the whole step fails, the other pooler is
+ * still repaired); orphaned and marked, adopt it; drifted, repair it; otherwise wait for its ready replicas.
  */
 export function judgePoolers(observation: Observation, config: MergedConfig): Judgment {
   return config.pooler ? judgeEnabled(observation, config.pooler) : judgeDisabled(observation);
 }
 
 function judgeDisabled(observation: Observation): Judgment {
-  // A pooler of our name that someone else controls is theirs: never deleted, so never waited for.
+  // A pooler of our name that someone else controls, or that nobody owns and nobody handed over, is
+  // theirs: never deleted, so never waited for.
   const effects: Effect[] = views(observation)
-    .filter(([, v]) => v && ownershipOf(v.pooler.metadata.ownerReferences, observation.cluster) !== 'foreign')
+    .filter(([, v]) => v && isOursToTouch(v, observation))
     .map(([type]) => {
       const ref = poolerRef(observation, type);
       return {
@@ -114,6 +131,15 @@ function judgeEnabled(observation: Observation, pooler: PoolerConfig): Judgment 
       foreign ??= heldByOther(Reason.PoolerOwnedByOther, `Pooler ${name}`, owners);
       continue;
     }
+    if (ownership === 'orphan' && !mayAdopt(view.pooler.metadata, cluster)) {
+      const ns = desired.metadata.namespace ?? '';
+      foreign ??= verdict(
+        'Failed',
+        Reason.PoolerNotAdoptable,
+        notAdoptableMessage(`Pooler ${name}`, 'Pooler', ns, name),
+      );
+      continue;
+    }
     const drift = poolerDrift(view.pooler, desired);
     if (ownership === 'orphan' || drift.length > 0) {
       updating = true;
@@ -131,7 +157,8 @@ function judgeEnabled(observation: Observation, pooler: PoolerConfig): Judgment 
       notes.push(`${type} pooler has ${view.readyReplicas}/${wanted} ready instances`);
     }
   }
-  // A foreign pooler fails the step, yet the other one is still written: it is ours and needs it anyway.
+  // A pooler not ours to take fails the step, yet the other one is still written: it is ours and needs it
+  // anyway.
   if (foreign) return judgment(foreign, ...effects);
   if (updating) return judgment(verdict('Provisioning', Reason.PoolerUpdating, notes.join('; ')), ...effects);
   if (creating) return judgment(verdict('Provisioning', Reason.PoolerCreating, notes.join('; ')), ...effects);

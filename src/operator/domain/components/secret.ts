@@ -7,6 +7,8 @@ import {
   childLabels,
   childNames,
   EventReason,
+  mayAdopt,
+  notAdoptableMessage,
   ownerReferenceTo,
   ownershipOf,
   PASSWORD_KEY,
@@ -22,8 +24,9 @@ export const secretRef = (observation: Observation): ObjectRef => ({
 });
 
 /**
- * Missing: create it. Foreign, or without a password: a person's to fix (a Secret without a password is
- * not taken over: it stays its author's to fix, or delete). Orphaned: adopt it. Otherwise ready.
+ * Missing: create it. Foreign, orphaned without a mark (`mayAdopt`), or without a password: a person's to
+ * fix (a Secret pgfsm did not create may hold a team's own credentials and other keys; one without a
+ * password stays its author's to fix, or delete). Orphaned and marked: adopt it. Otherwise ready.
  */
 export function judgeSecret(observation: Observation): Judgment {
   const { secret, cluster } = observation;
@@ -44,6 +47,15 @@ export function judgeSecret(observation: Observation): Judgment {
   if (ownership === 'foreign') {
     return judgment(
       heldByOther(Reason.SuperUserSecretFailed, `Superuser secret ${ref.name}`, secret.metadata.ownerReferences),
+    );
+  }
+  if (ownership === 'orphan' && !mayAdopt(secret.metadata, cluster)) {
+    return judgment(
+      verdict(
+        'Failed',
+        Reason.SecretNotAdoptable,
+        notAdoptableMessage(`Superuser secret ${ref.name}`, 'Secret', ref.namespace, ref.name),
+      ),
     );
   }
   if (!secret.keys.includes(PASSWORD_KEY)) {
