@@ -197,6 +197,31 @@ describe('pgfsm CRDs on a real API server', () => {
       });
     });
 
+    it('rejects a role password Secret name that is no DNS-1123 subdomain, accepts look-alikes', async () => {
+      // '/' would turn pgfsm's GET of the Secret into a subresource request, refused on every pass.
+      for (const name of ['team/app-password', 'App-Password', 'app..password', '-app', 'app.', 'app_password']) {
+        await expectInvalid(
+          createCluster(unique('secret-name'), {
+            class: 'c',
+            managedRoles: [{ name: 'app' }, { name: 'batch', passwordSecretRef: { name } }],
+          }),
+          'spec.managedRoles[1].passwordSecretRef.name',
+          "passwordSecretRef.name must be a Secret's name, a DNS-1123 subdomain",
+        );
+      }
+      await createCluster(unique('secret-name-ok'), {
+        class: 'c',
+        managedRoles: [
+          { name: 'a', passwordSecretRef: { name: 'team.app-password' } },
+          { name: 'b', passwordSecretRef: { name: '1' } },
+          {
+            name: 'c',
+            passwordSecretRef: { name: `${'x'.repeat(63)}.${'y'.repeat(63)}.${'z'.repeat(63)}.${'w'.repeat(61)}` },
+          },
+        ],
+      });
+    });
+
     it('rejects parameters CNPG fixes, naming the parameter, accepts others', async () => {
       for (const key of ['port', 'listen_addresses', 'data_directory', 'shared_preload_libraries']) {
         await expectInvalid(

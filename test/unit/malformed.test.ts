@@ -5,9 +5,12 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { observeCluster } from '../../src/operator/core/observe.ts';
+import { explain } from '../../src/operator/explain/index.ts';
 import {
   clusterObject,
   conditionOf,
+  getCluster,
   NS,
   passwordSecret,
   simulationWith,
@@ -143,5 +146,29 @@ describe('malformed PostgresClusters', () => {
     } as never);
     await sim.run(10);
     expect(passes()).toBeGreaterThan(before);
+  });
+
+  it('a role Secret name no Secret can have is never asked for, fails the spec naming it, and explain offers no Secret to create', async () => {
+    const roles = [{ name: 'app', passwordSecretRef: { name: 'team/app-password' } }];
+    const sim = simulationWith([clusterObject('slash', { managedRoles: roles })]);
+    const asked: string[] = [];
+    const get = sim.ports.secrets.get.bind(sim.ports.secrets);
+    sim.ports.secrets.get = (ref) => {
+      asked.push(ref.name);
+      return get(ref);
+    };
+    for (let i = 0; i < 2; i++)
+      expect((await sim.reconcileNow({ namespace: NS, name: 'slash' })).error).toBeUndefined();
+    expect(asked).not.toContain('team/app-password');
+    expect(statusOf(sim, 'slash').state).toBe('Failed.InvalidSpec');
+    expect(conditionOf(sim, 'slash', 'ClusterReady').message).toMatch(
+      /^spec\.managedRoles\[0\]\.passwordSecretRef\.name: team\/app-password is no Secret name/,
+    );
+    const cluster = getCluster(sim, 'slash');
+    if (!cluster) throw new Error('slash is gone');
+    const observation = await observeCluster(sim.ports, cluster);
+    const { hints } = explain({ observation, settings: sim.settings, now: sim.clock.now() });
+    expect(hints.some((h) => h.startsWith('fix spec.managedRoles[0].passwordSecretRef.name: '))).toBe(true);
+    expect(hints.filter((h) => h.startsWith('create Secret'))).toEqual([]);
   });
 });

@@ -188,6 +188,15 @@ export const HUGEPAGES_PREFIX = 'hugepages-';
 export const DNS_1035_LABEL = '^[a-z]([-a-z0-9]*[a-z0-9])?$';
 
 /**
+ * Kubernetes names Secrets (and most objects) by DNS-1123 subdomains: dot-separated labels of lower-case letters,
+ * digits and '-', each starting and ending with a letter or digit, at most 253 characters in all. A role's
+ * passwordSecretRef that is none can name no Secret; one with '/' would even turn the GET into a subresource request.
+ */
+export const DNS_1123_SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+export const isDns1123Subdomain = (name: string): boolean =>
+  name.length <= 253 && new RegExp(DNS_1123_SUBDOMAIN).test(name);
+
+/**
  * Size bounds, so that no object pgfsm writes can outgrow the API server's limits (about 1.5 MiB per object in
  * etcd, 256 KiB for all annotations together). Worst case, the CNPG Cluster carries the class's and the cluster's
  * parameters merged (2 × 256 × (128 + 1024) bytes ≈ 576 KiB), one pg_hba list (256 × 1024 = 256 KiB) and the

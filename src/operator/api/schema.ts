@@ -9,6 +9,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import {
   BOOLEAN_PARAMETERS,
   COMPARED_RESOURCES,
+  DNS_1123_SUBDOMAIN,
   FALSE_SPELLINGS,
   FIXED_PARAMETERS,
   HUGEPAGES_PREFIX,
@@ -241,7 +242,20 @@ export const ManagedRole = Type.Object({
     ],
   }),
   // CNPG reads the keys `username` and `password` of this Secret; no other key can be chosen.
-  passwordSecretRef: Type.Optional(Type.Object({ name: Type.String({ minLength: 1, maxLength: 253 }) })),
+  passwordSecretRef: Type.Optional(
+    Type.Object({
+      name: Type.String({
+        minLength: 1,
+        maxLength: 253,
+        'x-kubernetes-validations': [
+          cel(
+            `self.matches(r'${DNS_1123_SUBDOMAIN}')`,
+            "passwordSecretRef.name must be a Secret's name, a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', starting and ending with a letter or digit)",
+          ),
+        ],
+      }),
+    }),
+  ),
   exists: Type.Optional(Type.Boolean({ default: true, description: 'false removes the role from PostgreSQL' })),
 });
 

@@ -1,4 +1,5 @@
 /** Reads one PostgresCluster's world through the ports: the observation of a tick. */
+import { isDns1123Subdomain } from '../api/cnpg-rules.ts';
 import type { PostgresCluster } from '../api/schema.ts';
 import { cnpgRef } from '../domain/components/cluster.ts';
 import { configMapRef } from '../domain/components/configmap.ts';
@@ -20,7 +21,9 @@ export async function observeCluster(ports: Ports, cluster: PostgresCluster): Pr
     ...new Set(
       (Array.isArray(cluster.spec?.managedRoles) ? cluster.spec.managedRoles : [])
         .map((r) => r?.passwordSecretRef?.name)
-        .filter((n): n is string => typeof n === 'string' && n.length > 0),
+        // A name no Secret can have is not asked for: one with '/' would be a subresource request, refused
+        // on every pass. The merge check names the field instead.
+        .filter((n): n is string => typeof n === 'string' && isDns1123Subdomain(n)),
     ),
   ];
   const [clusterClass, secret, cnpg, rw, ro, configMap, ...roleSecrets] = await Promise.all([

@@ -13,6 +13,7 @@ import {
   FAILOVER_SLOTS_PREFIX,
   FIXED_PARAMETERS,
   HUGEPAGES_PREFIX,
+  isDns1123Subdomain,
   isReservedRole,
   LIMITS,
   MEMORY_PARAMETERS,
@@ -148,6 +149,14 @@ export function mergeConfig(observation: Observation): MergeResult {
   for (const [i, role] of (spec.managedRoles ?? []).entries()) {
     if (roleNames.has(role.name)) return invalid(`spec.managedRoles[${i}].name`, `duplicate role ${role.name}`);
     roleNames.add(role.name);
+    // The CRD refuses such a name since its rule exists; an object stored before it still gets here.
+    const secret = role.passwordSecretRef?.name;
+    if (secret !== undefined && !isDns1123Subdomain(secret)) {
+      return invalid(
+        `spec.managedRoles[${i}].passwordSecretRef.name`,
+        `${secret} is no Secret name: it must be a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', starting and ending with a letter or digit)`,
+      );
+    }
   }
 
   const config: MergedConfig = {

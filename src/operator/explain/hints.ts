@@ -2,6 +2,7 @@
  * What a person can do about it, when there is something to do: one line per actionable fact. Hints
  * come from the blocker and the facts; a cluster that only needs time gets none.
  */
+import { isDns1123Subdomain } from '../api/cnpg-rules.ts';
 import type { Assessment } from '../domain/assessment.ts';
 import { deletionPolicyOf } from '../domain/deletion.ts';
 import { PASSWORD_KEY } from '../domain/vocabulary.ts';
@@ -59,7 +60,10 @@ function foreignHints(facts: ObservedFacts): string[] {
 function factHints(input: HintInput): string[] {
   const { facts, namespace } = input;
   const roleSecrets = facts.roles
-    .filter((r) => r.secret !== null && r.secretExists === false && r.state !== 'absent')
+    // A name no Secret can have (stored before the CRD's rule) is not one to create: the merge check names the field.
+    .filter(
+      (r) => r.secret !== null && isDns1123Subdomain(r.secret) && r.secretExists === false && r.state !== 'absent',
+    )
     .map((r) => `create Secret ${namespace}/${r.secret} with keys username and password (role ${r.name})`);
   const failedRoles = facts.roles
     .filter((r) => r.state === 'failed')

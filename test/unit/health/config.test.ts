@@ -292,6 +292,20 @@ describe('CNPG admission rules after the merge', () => {
     expect(mergeConfig(observation({ managedRoles: [{ name: 'postgres_app' }, { name: 'pgadmin' }] })).ok).toBe(true);
   });
 
+  it('a role password Secret name that no Secret can have (stored before the CRD rule)', () => {
+    for (const name of ['app/password', 'App-Password', 'app..password', '-app', 'app.', 'a_b']) {
+      const roles = [{ name: 'app' }, { name: 'batch', passwordSecretRef: { name } }];
+      const r = invalid(mergeConfig(observation({ managedRoles: roles })));
+      expect(r.field).toBe('spec.managedRoles[1].passwordSecretRef.name');
+      expect(r.message).toContain('DNS-1123 subdomain');
+    }
+    for (const name of ['app-password', 'app.password', '1', 'a.b-c.d9', 'x'.repeat(253)]) {
+      expect(mergeConfig(observation({ managedRoles: [{ name: 'app', passwordSecretRef: { name } }] })).ok, name).toBe(
+        true,
+      );
+    }
+  });
+
   it('a fixed parameter, from the class or the cluster', () => {
     const fromClass = invalid(mergeConfig(observation({}, classWith({ postgresqlConfig: { port: '5433' } }))));
     expect(fromClass.field).toBe('class standard spec.config.postgresqlConfig.port');
