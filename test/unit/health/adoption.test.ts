@@ -87,6 +87,11 @@ describe('adopt only what is ours to adopt', () => {
     },
   );
 
+  it('the ConfigMap message says when the annotation is seen: ConfigMaps are watched by pgfsm’s label only', () => {
+    const { health } = assess(world({ configMap: 'unmarked' }), defaultSettings);
+    expect(health.configMap?.message).toContain('at its next resync (10 minutes)');
+  });
+
   it('a value other than "true" is no hand-over', () => {
     const observation = world({ configMap: 'unmarked' });
     if (!observation.configMap) throw new Error('no ConfigMap');

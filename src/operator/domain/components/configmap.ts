@@ -102,8 +102,15 @@ export function judgeConfigMap(observation: Observation, desired: ConfigMap): Ju
   }
   if (ownership === 'orphan' && !mayAdopt(configMap.metadata, cluster)) {
     const ns = desired.metadata.namespace ?? '';
+    // pgfsm watches ConfigMaps through its own label only (watching every ConfigMap would cost too much),
+    // so the annotation wakes nobody: say when it will be seen.
+    const seen = 'pgfsm watches ConfigMaps by its label only and sees the annotation at its next resync (10 minutes)';
     return judgment(
-      verdict('Failed', Reason.ConfigMapNotAdoptable, notAdoptableMessage(`ConfigMap ${name}`, 'ConfigMap', ns, name)),
+      verdict(
+        'Failed',
+        Reason.ConfigMapNotAdoptable,
+        `${notAdoptableMessage(`ConfigMap ${name}`, 'ConfigMap', ns, name)}; ${seen}`,
+      ),
     );
   }
   const drift = configMapDrift(configMap, desired);
