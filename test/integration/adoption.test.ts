@@ -1,0 +1,107 @@
+/**
+ * Adopt only what is ours to adopt, against a real API server and real garbage collection: an ownerless
+ * Secret or ConfigMap of a child's name that pgfsm did not create is not adopted, changed or deleted (not
+ * under the Delete policy), until a person hands it over with `pgfsm.io/adopt=true`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
+import {
+  conditions,
+  createClass,
+  createCluster,
+  eventsAbout,
+  getCluster,
+  NS,
+  type OperatorHandle,
+  runOperator,
+  setUpWorld,
+  sleep,
+  untilState,
+  type World,
+  waitFor,
+} from './support/e2e.ts';
+
+let cp: ControlPlane;
+let world: World;
+let operator: OperatorHandle | undefined;
+
+const gone = async (read: () => Promise<unknown>) =>
+  read().then(
+    () => false,
+    (error: { code?: number }) => {
+      if (error.code === 404) return true;
+      throw error;
+    },
+  );
+
+const deleteCluster = (name: string) =>
+  world.custom.deleteNamespacedCustomObject({
+    group: 'pgfsm.io',
+    version: 'v1alpha1',
+    namespace: NS,
+    plural: 'postgresclusters',
+    name,
+  });
+
+beforeAll(async () => {
+  cp = await startControlPlane();
+  world = await setUpWorld(cp);
+  await createClass(world, 'standard');
+  operator = await runOperator(world);
+});
+
+afterAll(async () => {
+  await operator?.stop();
+  await world?.stop();
+  await cp?.stop();
+});
+
+describe('adopt only what is ours to adopt, on a real API server', () => {
+  it('a team’s Secret of the superuser name is not adopted until annotated, then kept with its keys', async () => {
+    await world.core.createNamespacedSecret({
+      namespace: NS,
+      body: {
+        metadata: { name: 'ledger-superuser' },
+        stringData: { username: 'postgres', password: 'theirs', 'team-api-token': 'keep-me' },
+      },
+    });
+    await createCluster(world, 'ledger', { class: 'standard', clusterDeletionPolicy: 'Delete' });
+    await untilState(world, 'ledger', 'Failed.Secret');
+    expect((await conditions(world, 'ledger')).SecretsReady).toBe('False/SecretNotAdoptable');
+    const secret = await world.core.readNamespacedSecret({ name: 'ledger-superuser', namespace: NS });
+    expect(secret.metadata?.ownerReferences ?? []).toEqual([]);
+    const warnings = (await eventsAbout(world, 'ledger')).filter((e) => e.reason === 'SecretNotAdoptable');
+    expect(warnings).toHaveLength(1);
+
+    // The hand-over: the Secret watch sees the annotation and the pass continues at once.
+    await world.core.patchNamespacedSecret({
+      name: 'ledger-superuser',
+      namespace: NS,
+      body: [{ op: 'add', path: '/metadata/annotations', value: { 'pgfsm.io/adopt': 'true' } }],
+    });
+    await untilState(world, 'ledger', 'Ready');
+    const adopted = await world.core.readNamespacedSecret({ name: 'ledger-superuser', namespace: NS });
+    expect(adopted.metadata?.ownerReferences?.map((o) => o.uid)).toEqual([
+      (await getCluster(world, 'ledger'))?.metadata.uid,
+    ]);
+    expect(Object.keys(adopted.data ?? {}).sort()).toEqual(['password', 'team-api-token', 'username']);
+  });
+
+  it('an unowned ConfigMap of the endpoints name survives a Delete deletion; what the cluster owns is deleted', async () => {
+    await world.core.createNamespacedConfigMap({
+      namespace: NS,
+      body: { metadata: { name: 'journal-endpoints' }, data: { NOTE: 'kept by the platform team' } },
+    });
+    await createCluster(world, 'journal', { class: 'standard', clusterDeletionPolicy: 'Delete' });
+    await untilState(world, 'journal', 'Failed.ConfigMap');
+    expect((await conditions(world, 'journal')).ConfigMapsReady).toBe('False/ConfigMapNotAdoptable');
+
+    await deleteCluster('journal');
+    await waitFor('journal gone', async () => ((await getCluster(world, 'journal')) ? undefined : true));
+    await sleep(2_000);
+    const kept = await world.core.readNamespacedConfigMap({ name: 'journal-endpoints', namespace: NS });
+    expect(kept.data).toEqual({ NOTE: 'kept by the platform team' });
+    expect(kept.metadata?.ownerReferences ?? []).toEqual([]);
+    expect(await gone(() => world.core.readNamespacedSecret({ name: 'journal-superuser', namespace: NS }))).toBe(true);
+  });
+});
