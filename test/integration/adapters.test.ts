@@ -761,6 +761,67 @@ describe('error mapping', () => {
     expect(secret.message).toBe(`get Secret ${namespace}/x: HTTP 403 Forbidden`);
   });
 
+  it('a create in a namespace being deleted is namespaceTerminating, for every child kind; reads and status writes still work', async () => {
+    // A PostgresCluster holding our finalizer keeps its namespace Terminating for as long as the test needs.
+    const doomed = `${namespace}-doomed`;
+    await core().createNamespace({ body: { metadata: { name: doomed } } });
+    await custom().createNamespacedCustomObject({
+      ...clusters,
+      namespace: doomed,
+      body: {
+        apiVersion: API_VERSION,
+        kind: 'PostgresCluster',
+        metadata: { name: 'last', finalizers: [FINALIZER] },
+        spec: { class: 'standard' },
+      },
+    });
+    const owner = await ports.clusters.get({ namespace: doomed, name: 'last' });
+    if (!owner) throw new Error('PostgresCluster last was not created');
+    await core().deleteNamespace({ name: doomed });
+    const child = <T extends { metadata: { namespace?: string } }>(object: T): T => ({
+      ...object,
+      metadata: { ...object.metadata, namespace: doomed },
+    });
+    const creates: Array<[string, () => Promise<unknown>]> = [
+      [
+        'create Secret',
+        () =>
+          ports.secrets.create({
+            ref: { ...ref('Secret', 'last-superuser', 'v1'), namespace: doomed },
+            username: 'postgres',
+            labels: childLabels('last'),
+            owner: ownerReferenceTo(owner),
+          }),
+      ],
+      ['apply ConfigMap', () => ports.configMaps.apply(child(configMap(owner, 'last-config', { a: '1' })))],
+      ['apply Cluster', () => ports.cnpgClusters.apply(child(cnpgCluster(owner, { instances: 1 })), 'cluster')],
+    ];
+    // The admission plugin sees the namespace's phase through its informer: wait until it refuses.
+    const deadline = Date.now() + 20_000;
+    let first = await failure(creates[0]?.[1]() ?? Promise.resolve());
+    while (first.errorClass !== 'namespaceTerminating' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      first = await failure(creates[0]?.[1]() ?? Promise.resolve());
+    }
+    expect(first).toEqual({
+      errorClass: 'namespaceTerminating',
+      message: `create Secret ${doomed}/last-superuser: HTTP 403 Forbidden`,
+    });
+    for (const [what, create] of creates.slice(1)) {
+      const error = await failure(create());
+      expect(error.errorClass, what).toBe('namespaceTerminating');
+      expect(error.message, what).toContain('because it is being terminated');
+    }
+    // What a pass still does there works: reading and writing the status.
+    const cluster = await ports.clusters.get({ namespace: doomed, name: 'last' });
+    if (!cluster) throw new Error('PostgresCluster last is gone');
+    await ports.clusters.writeStatus(cluster, { phase: 'Provisioning' });
+    expect(await ports.configMaps.get({ ...ref('ConfigMap', 'last-config', 'v1'), namespace: doomed })).toBeUndefined();
+    // Let the namespace go.
+    const latest = await ports.clusters.get({ namespace: doomed, name: 'last' });
+    if (latest) await ports.clusters.removeFinalizer(latest, FINALIZER);
+  });
+
   it('maps status codes and transport failures onto error classes, without response bodies', () => {
     const api = (code: number, body: object) => new ApiException(code, 'x', JSON.stringify(body), {});
     const classOf = (error: unknown, sensitive = false) => toPortError(error, { what: 'op', sensitive }).errorClass;
@@ -773,6 +834,18 @@ describe('error mapping', () => {
     expect(classOf(api(422, { reason: 'Invalid' }))).toBe('rejected');
     expect(classOf(api(400, { reason: 'BadRequest' }))).toBe('rejected');
     expect(classOf(api(403, { reason: 'Forbidden' }))).toBe('forbidden');
+    // The NamespaceLifecycle refusal, by its cause, or by its message when the details are lost; not a 401 or a
+    // namespace merely named in an RBAC denial.
+    const terminating = 'unable to create new content in namespace ns because it is being terminated';
+    const cause = { reason: 'NamespaceTerminating', message: terminating, field: 'metadata.namespace' };
+    expect(classOf(api(403, { reason: 'Forbidden', details: { causes: [cause] } }), true)).toBe('namespaceTerminating');
+    expect(classOf(api(403, { reason: 'Forbidden', message: `secrets "x" is forbidden: ${terminating}` }))).toBe(
+      'namespaceTerminating',
+    );
+    expect(
+      classOf(api(403, { reason: 'Forbidden', message: 'User "x" cannot create secrets in namespace "ns"' })),
+    ).toBe('forbidden');
+    expect(classOf(api(403, { reason: 'Forbidden', details: { causes: [null, { reason: 7 }] } }))).toBe('forbidden');
     expect(classOf(api(401, {}))).toBe('forbidden');
     expect(classOf(api(503, {}))).toBe('other');
     expect(classOf(Object.assign(new Error('connect'), { code: 'ETIMEDOUT' }))).toBe('timeout');

@@ -12,6 +12,11 @@ export type ErrorClass =
   /** The API server or an admission webhook refused the object: sending it again changes nothing. */
   | 'rejected'
   | 'forbidden'
+  /**
+   * The namespace is being deleted and refuses new objects (403 with cause NamespaceTerminating). Its
+   * deletion takes the PostgresCluster too: nothing to fix, report or retry sooner than usual.
+   */
+  | 'namespaceTerminating'
   | 'other';
 
 export class PortError extends Error {
@@ -31,6 +36,9 @@ export class PortError extends Error {
 
 export const classOf = (error: unknown): ErrorClass => (error instanceof PortError ? error.errorClass : 'other');
 
+/** A write refused because its namespace is being deleted: a pass skips it quietly (see reconcile.ts). */
+export const isNamespaceTerminating = (error: unknown): boolean => classOf(error) === 'namespaceTerminating';
+
 /** What the queue does with a key after an error of this class. */
 export type Retry = 'immediate' | 'afterDelay' | 'backoff';
 
@@ -41,6 +49,8 @@ export function retryFor(errorClass: ErrorClass): Retry {
     case 'tooManyRequests':
     case 'serverTimeout':
     case 'timeout':
+    // Asking again soon cannot help; the namespace's deletion ends this cluster anyway.
+    case 'namespaceTerminating':
       return 'afterDelay';
     default:
       return 'backoff';

@@ -17,7 +17,7 @@ import { type Effect, type KubeEvent, warning } from '../domain/effects.ts';
 import type { Settings, TickEvent } from '../domain/observation.ts';
 import { remembering } from '../domain/rejections.ts';
 import { COMPONENTS, CONDITION_OF, READY_EVENT_OF, Reason, WRITE_FAILURE_REASON } from '../domain/vocabulary.ts';
-import { classOf, messageOf, retryFor, worstError } from './errors.ts';
+import { classOf, isNamespaceTerminating, messageOf, retryFor, worstError } from './errors.ts';
 import { executeEffects, type PendingEvent } from './execute.ts';
 import { observeCluster } from './observe.ts';
 import type { ClusterKey, Ports } from './ports.ts';
@@ -141,6 +141,9 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
     ({ taken, effects } = tick(snapshot, event));
     execution = withAnnouncementsOf(execution, effects);
   }
+  // A namespace being deleted refuses new objects, and its deletion takes this PostgresCluster too: no
+  // failure to report (no Warning, no failure condition) nor to retry sooner than the state's own requeue.
+  if (isNamespaceTerminating(execution.failure?.error)) execution = { ...execution, failure: undefined };
   // The final state is reached by removing the finalizer. If that failed, the object is still there and
   // the pass ends in the step that failed, whose status records the failure (and so warns only once).
   const next = taken.status === 'done' && execution.failure ? (restoreState(FINALIZER_STEP) ?? taken) : taken;

@@ -10,6 +10,9 @@
  * prefixes its message with `admission webhook "<name>" denied the request`; a webhook that denies
  * without a status answers 403, told apart from RBAC's 403 by that prefix. The refusal's message is kept
  * whole (`PortError.refusal`): it is what the user needs to fix the spec.
+ *
+ * A create in a namespace being deleted is refused with 403 too, by the NamespaceLifecycle admission plugin
+ * (cause NamespaceTerminating): `namespaceTerminating`, which a pass skips quietly instead of warning.
  */
 import { ApiException } from '@kubernetes/client-node';
 import { type ErrorClass, PortError } from '../core/errors.ts';
@@ -17,6 +20,8 @@ import { type ErrorClass, PortError } from '../core/errors.ts';
 interface ApiStatus {
   reason?: string;
   message?: string;
+  /** `details.causes[].reason` (a StatusCause's type), e.g. NamespaceTerminating. */
+  causes?: string[];
 }
 
 /** The `Status` object of an error response, when the body is one (it usually arrives as raw JSON text). */
@@ -30,23 +35,42 @@ function statusOf(body: unknown): ApiStatus {
     }
   }
   if (typeof value !== 'object' || value === null) return {};
-  const { reason, message } = value as Record<string, unknown>;
+  const { reason, message, details } = value as Record<string, unknown>;
+  const list = (details as { causes?: unknown } | null | undefined)?.causes;
+  const causes = (Array.isArray(list) ? list : [])
+    .map((cause) => (cause as { reason?: unknown } | null)?.reason)
+    .filter((cause): cause is string => typeof cause === 'string');
   return {
     ...(typeof reason === 'string' ? { reason } : {}),
     ...(typeof message === 'string' ? { message } : {}),
+    ...(causes.length > 0 ? { causes } : {}),
   };
 }
 
 /** How the API server begins the message of a request an admission webhook denied (k8s.io/apiserver). */
 const WEBHOOK_DENIAL = /^admission webhook "[^"]*" denied the request/;
 
-export function classOfStatus(code: number, reason?: string, message?: string): ErrorClass {
+/**
+ * The NamespaceLifecycle admission plugin refuses a create in a namespace being deleted with 403 Forbidden, a
+ * cause of type NamespaceTerminating and this message; the message alone is kept as a fallback for proxies
+ * or clients that drop the details.
+ */
+const NAMESPACE_TERMINATING_CAUSE = 'NamespaceTerminating';
+const NAMESPACE_TERMINATING = /unable to create new content in namespace \S+ because it is being terminated/;
+
+export function classOfStatus(code: number, reason?: string, message?: string, causes: string[] = []): ErrorClass {
   if (code === 409) return 'conflict';
   if (code === 429) return 'tooManyRequests';
   if (code === 504 || (code === 500 && reason === 'ServerTimeout')) return 'serverTimeout';
   if (code === 404) return 'notFound';
   if (code === 422 || code === 400) return 'rejected';
   if (message !== undefined && WEBHOOK_DENIAL.test(message)) return 'rejected';
+  if (
+    code === 403 &&
+    (causes.includes(NAMESPACE_TERMINATING_CAUSE) || (message !== undefined && NAMESPACE_TERMINATING.test(message)))
+  ) {
+    return 'namespaceTerminating';
+  }
   if (code === 401 || code === 403) return 'forbidden';
   return 'other';
 }
@@ -83,7 +107,7 @@ export function toPortError(error: unknown, context: ErrorContext): PortError {
   if (error instanceof PortError) return error;
   if (error instanceof ApiException) {
     const status = statusOf(error.body);
-    const errorClass = classOfStatus(error.code, status.reason, status.message);
+    const errorClass = classOfStatus(error.code, status.reason, status.message, status.causes);
     const reason = status.reason ? ` ${status.reason}` : '';
     const said = context.sensitive ? undefined : status.message;
     const detail = said ? `: ${oneLine(said)}` : '';
