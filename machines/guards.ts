@@ -137,15 +137,17 @@ export const GUARDS = {
       return COMPONENTS.every((c) => isReady(x, c) || UPDATE_REASONS.has(x.health[c]?.reason ?? ''));
     },
   },
+  // The two deletion steps lead on to the next cleanup write, so each asks for the deletion timestamp
+  // itself: the world decides what is destroyed, never a stored Deleting state alone.
   poolersGone: {
-    meaning: 'Neither the rw nor the ro Pooler exists any more',
+    meaning: 'Deletion is requested and neither the rw nor the ro Pooler exists any more',
     check: 'poolersGone',
-    holds: (event) => poolersGone(event.observation),
+    holds: (event) => deletionRequested(event.observation) && poolersGone(event.observation),
   },
   policyApplied: {
-    meaning: 'No Cluster, Secret or ConfigMap still names this PostgresCluster as its owner',
+    meaning: 'Deletion is requested and no Cluster, Secret or ConfigMap still names this PostgresCluster as its owner',
     check: 'policyApplied',
-    holds: (event) => policyApplied(event.observation),
+    holds: (event) => deletionRequested(event.observation) && policyApplied(event.observation),
   },
 } satisfies Record<string, GuardEntry<never>>;
 

@@ -342,9 +342,13 @@ export const postgresClusterMachine = base
           tick: [...gates('suspendRequested'), { target: 'Provisioning' }],
         },
       },
+      // Every transition that plans cleanup (deleting, releasing, removing the finalizer) checks the
+      // deletion timestamp itself, not only the gate that leads here (`poolersGone` and `policyApplied`
+      // ask it too): a Deleting state restored from a status written by hand must not destroy a live
+      // cluster. The shell checks again before the write (src/operator/core/execute.ts).
       Deleting: {
         initial: 'Poolers',
-        on: { tick: { target: '.Poolers', reenter: true } },
+        on: { tick: { guard: 'deletionRequested', target: '.Poolers', reenter: true } },
         states: {
           Poolers: {
             meta: waitingMeta('Deletes both Poolers and waits until they are gone', 'Deleting', 'observe'),
@@ -372,7 +376,7 @@ export const postgresClusterMachine = base
               requeue: 'none',
             }),
             entry: 'removeFinalizer',
-            always: { target: '#postgresCluster.Deleted' },
+            always: { guard: 'deletionRequested', target: '#postgresCluster.Deleted' },
           },
         },
       },

@@ -40,5 +40,12 @@ export function deadlineExceeded(clock: Clock): boolean {
   return at !== undefined && clock.now > at;
 }
 
+/**
+ * The message a summary condition carries when it has nothing more to say than the state: `State Ready`.
+ * With the `Reconciling` reason of a waiting state (`stateReason`), it is how every status names the state
+ * it was written in, besides `status.state`: what lets a pass tell a stored state from one written by hand.
+ */
+export const stateMessage = (state: string) => `State ${state}`;
+
 /** The reasons a state publishes, built where every reason is (the vocabulary). */
 export { deadlineReason, stateReason } from '../src/operator/domain/vocabulary.ts';

@@ -13,6 +13,7 @@ import { encodeState, metaOf } from '../../machines/state-path.ts';
 import type { PostgresCluster } from '../../src/operator/api/schema.ts';
 import { reconcile } from '../../src/operator/core/reconcile.ts';
 import { defaultSettings } from '../../src/operator/domain/observation.ts';
+import { EventReason } from '../../src/operator/domain/vocabulary.ts';
 import { NAMESPACE } from '../../src/tools/fixtures/observations.ts';
 import { allSamples, progressionSamples, type SampleTick, sampleWebhook } from '../../src/tools/fixtures/samples.ts';
 import { MemoryApiServer } from '../../src/tools/memory/api-server.ts';
@@ -117,6 +118,11 @@ async function drive(path: Path, restartAt?: number, check = false): Promise<Run
         expectStatusMatchesState(stored as PostgresCluster, expected, metaOf(step.state));
       }
       expectTransitionEvents(previous, expected, outcome.events);
+      // Every state the core stores fits the world it stored it in: never discarded as written by hand.
+      expect(
+        outcome.events.filter((e) => e.reason === EventReason.StoredStateDiscarded),
+        where,
+      ).toEqual([]);
       const published = JSON.stringify([stored?.status ?? null, events.events]);
       expect(published).not.toContain(FIXTURE_PASSWORD);
       for (const s of api.list('Secret')) {

@@ -1,8 +1,8 @@
 /** Executes the writes the machine asked for, in order, through the ports. */
 import type { PostgresCluster } from '../api/schema.ts';
-import type { Effect, KubeEvent, Write } from '../domain/effects.ts';
+import { type Effect, type KubeEvent, type Write, warning } from '../domain/effects.ts';
 import type { CnpgCluster, ConfigMap, KubeObject, ObjectRef, Pooler } from '../domain/objects.ts';
-import { FINALIZER } from '../domain/vocabulary.ts';
+import { EventReason, FINALIZER } from '../domain/vocabulary.ts';
 import type { ChildPort, Ports } from './ports.ts';
 
 function childPort(ports: Ports, ref: Pick<ObjectRef, 'kind'>): ChildPort<KubeObject> {
@@ -49,6 +49,35 @@ async function write(ports: Ports, cluster: PostgresCluster, effect: Write): Pro
   }
 }
 
+/** What the shell knows of the world besides the cluster itself, to judge a destructive write. */
+export interface WorldFacts {
+  /** The observed spec switches the connection pooler off (merged with the class, and valid). */
+  poolerSwitchedOff: boolean;
+}
+
+/**
+ * Why a write must not run now, or undefined. The last line of defence against a machine that was
+ * misled (a `status.state` written by hand, a bug): the world decides what is destroyed, not the stored
+ * state. Deleting a child, releasing our owner reference from it and removing the finalizer are cleanup,
+ * and cleanup happens only once the PostgresCluster carries a deletion timestamp — which only a delete
+ * of the object sets, never a status patch.
+ *
+ * The one delete the pipeline makes on a live cluster is a Pooler's, when the observed spec switches the
+ * pooler off: that removes a stateless proxy, not the database, and must keep working. It is scoped by
+ * the world rather than by which action planned it, so a Deleting state entered by mistake cannot use
+ * it: a Pooler is deleted without a deletion timestamp only while the spec says the pooler is off.
+ */
+export function destructionRefused(effect: Write, cluster: PostgresCluster, world: WorldFacts): string | undefined {
+  if (cluster.metadata.deletionTimestamp) return undefined;
+  const destructive =
+    effect.type === 'removeFinalizer' ||
+    effect.type === 'releaseOwner' ||
+    (effect.type === 'delete' && !(effect.ref.kind === 'Pooler' && world.poolerSwitchedOff));
+  if (!destructive) return undefined;
+  const target = 'ref' in effect ? ` ${effect.ref.kind} ${effect.ref.name}` : '';
+  return `${effect.type}${target} refused: the PostgresCluster has no deletionTimestamp, so nothing of it is destroyed or released`;
+}
+
 /** An event to emit; `announcement` marks a transition's own event rather than a write's report. */
 export interface PendingEvent {
   event: KubeEvent;
@@ -60,16 +89,30 @@ export interface Execution {
   events: PendingEvent[];
   /** The first write that failed; nothing after it ran. */
   failure?: { effect: Write; error: unknown };
+  /** A destructive write refused without a deletion timestamp; nothing after it ran (see `destructionRefused`). */
+  refused?: { effect: Write; why: string };
   writes: number;
 }
 
-export async function executeEffects(ports: Ports, cluster: PostgresCluster, effects: Effect[]): Promise<Execution> {
+export async function executeEffects(
+  ports: Ports,
+  cluster: PostgresCluster,
+  effects: Effect[],
+  world: WorldFacts,
+): Promise<Execution> {
   const events: PendingEvent[] = [];
   let writes = 0;
   for (const effect of effects) {
     if (effect.type === 'event') {
       events.push({ event: effect.event, announcement: true });
       continue;
+    }
+    const why = destructionRefused(effect, cluster, world);
+    if (why) {
+      // Never silent: a Warning on the object (and the outcome carries it for the driver's log). The
+      // writes after it are not made either: they were planned as one sequence with this one.
+      events.push({ event: warning(EventReason.DestructiveWriteRefused, 'Refuse', why), announcement: false });
+      return { events, refused: { effect, why }, writes };
     }
     try {
       await write(ports, cluster, effect);

@@ -8,7 +8,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { initialTransition, transition } from 'xstate';
 import { postgresClusterMachine } from '../../../machines/postgres-cluster.ts';
-import { encodeState, metaOf, restoreState } from '../../../machines/state-path.ts';
+import { encodeState, impliedState, metaOf, restoreState, storedStateMisfit } from '../../../machines/state-path.ts';
 import { FINALIZER_STEP, isDeletingState } from '../../../machines/states.ts';
 import { deadlineAt } from '../../../machines/summary.ts';
 import type { Condition, PostgresCluster, PostgresClusterStatus } from '../api/schema.ts';
@@ -16,7 +16,14 @@ import { assess } from '../domain/assessment.ts';
 import { type Effect, type KubeEvent, warning } from '../domain/effects.ts';
 import type { Settings, TickEvent } from '../domain/observation.ts';
 import { remembering } from '../domain/rejections.ts';
-import { COMPONENTS, CONDITION_OF, READY_EVENT_OF, Reason, WRITE_FAILURE_REASON } from '../domain/vocabulary.ts';
+import {
+  COMPONENTS,
+  CONDITION_OF,
+  EventReason,
+  READY_EVENT_OF,
+  Reason,
+  WRITE_FAILURE_REASON,
+} from '../domain/vocabulary.ts';
 import { classOf, isNamespaceTerminating, messageOf, retryFor, worstError } from './errors.ts';
 import { executeEffects, type PendingEvent } from './execute.ts';
 import { observeCluster } from './observe.ts';
@@ -126,10 +133,24 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
   const now = ports.clock.now();
   const previous = cluster.status;
   const from = previous?.state;
-  const snapshot = restoreState(from) ?? initialTransition(postgresClusterMachine)[0];
   let event: TickEvent = { type: 'tick', now, observation, settings };
+  // The world decides, the stored state is only a hint: one that does not fit the world (written by
+  // hand, garbage, Deleting without a deletion timestamp) is replaced by the state the world implies,
+  // with one Warning naming it, and the pass goes on from there as from a stored state.
+  const misfit = storedStateMisfit(from, cluster);
+  const discarded = misfit
+    ? warning(
+        EventReason.StoredStateDiscarded,
+        'Discard',
+        `status.state ${JSON.stringify(from ?? null)} discarded: ${misfit}; the state is recomputed from the world`,
+      )
+    : undefined;
+  const snapshot = misfit ? impliedState(event) : (restoreState(from) ?? initialTransition(postgresClusterMachine)[0]);
   let { taken, effects } = tick(snapshot, event);
-  let execution = await executeEffects(ports, cluster, effects);
+  // Only what the shell itself cannot see: whether the observed spec switches the pooler off.
+  const assessment = assess(observation, settings);
+  const world = { poolerSwitchedOff: assessment.merge.ok && !assessment.config?.pooler };
+  let execution = await executeEffects(ports, cluster, effects, world);
   const refusal = refusalOf(execution.failure);
   if (refusal) {
     // The API server refused the spec itself, which no retry changes: this tick is taken again knowing
@@ -146,7 +167,8 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
   if (isNamespaceTerminating(execution.failure?.error)) execution = { ...execution, failure: undefined };
   // The final state is reached by removing the finalizer. If that failed, the object is still there and
   // the pass ends in the step that failed, whose status records the failure (and so warns only once).
-  const next = taken.status === 'done' && execution.failure ? (restoreState(FINALIZER_STEP) ?? taken) : taken;
+  const unfinished = execution.failure !== undefined || execution.refused !== undefined;
+  const next = taken.status === 'done' && unfinished ? (restoreState(FINALIZER_STEP) ?? taken) : taken;
   const to = encodeState(next.value);
   const errors: unknown[] = execution.failure ? [execution.failure.error] : [];
   // The machine's Deleting states are where cleanup happens (they are entered on the deletion timestamp).
@@ -159,7 +181,7 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
   let statusFailed = false;
   let status = previous;
   const meta = metaOf(next);
-  const since = to === from && previous?.stateSince ? Date.parse(previous.stateSince) : now;
+  const since = !misfit && to === from && previous?.stateSince ? Date.parse(previous.stateSince) : now;
   // The final state is reached by removing the finalizer: the object is on its way out, no status.
   if (next.status !== 'done') {
     status = projectStatus({
@@ -186,6 +208,7 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
   // A transition that was not stored will be taken again next pass: announce it then, not twice.
   const pending: PendingEvent[] = statusFailed ? execution.events.filter((e) => !e.announcement) : execution.events;
   const events = [
+    ...(discarded ? [discarded] : []),
     ...pending.map((e) => e.event),
     // Readiness is announced as the pipeline confirms it, not while only observing (Pending, Suspended, Deleting).
     ...(statusFailed || meta.conditions !== 'pipeline'

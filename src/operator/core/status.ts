@@ -4,7 +4,7 @@
  * never be stale, and a fresh operator computes the same status from the stored objects alone.
  */
 import type { StateMeta } from '../../../machines/meta.ts';
-import { deadlineExceeded, summaryOf } from '../../../machines/summary.ts';
+import { deadlineExceeded, stateMessage, summaryOf } from '../../../machines/summary.ts';
 import type { Condition, PostgresClusterStatus } from '../api/schema.ts';
 import { type Assessment, rolesStatus } from '../domain/assessment.ts';
 import type { OwnerReference } from '../domain/objects.ts';
@@ -85,7 +85,7 @@ function activeDraft(input: StatusInput, components: Draft[]): Draft | undefined
 function summaryConditions(input: StatusInput, components: Draft[]): Draft[] {
   const { meta, state } = input;
   const active = activeDraft(input, components);
-  const why = active ? active.message : `State ${state}`;
+  const why = active ? active.message : stateMessage(state);
   const stalledByDeadline = deadlineExceeded(input);
   // The rule every state publishes by (machines/summary.ts); a failed write only takes Ready away.
   const summary = summaryOf(meta, stalledByDeadline);
@@ -101,7 +101,7 @@ function summaryConditions(input: StatusInput, components: Draft[]): Draft[] {
       'Reconciling',
       reconciling,
       reconciling ? stateReason(state) : meta.phase,
-      reconciling ? why : `State ${state}`,
+      reconciling ? why : stateMessage(state),
     ),
     stalledByDeadline
       ? draft('Stalled', true, deadlineReason(state), `No progress in ${state} for more than ${minutes} min: ${why}`)
@@ -109,7 +109,7 @@ function summaryConditions(input: StatusInput, components: Draft[]): Draft[] {
           'Stalled',
           stalled,
           stalled ? (active?.reason ?? meta.phase) : meta.phase,
-          stalled ? why : `State ${state}`,
+          stalled ? why : stateMessage(state),
         ),
   ];
 }

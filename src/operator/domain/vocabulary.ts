@@ -251,6 +251,9 @@ const EVENT_TYPE = {
   ClusterNotReady: 'Warning',
   Suspended: 'Normal',
   Resumed: 'Normal',
+  // the world decides, not the stored state (a status.state written by hand)
+  StoredStateDiscarded: 'Warning',
+  DestructiveWriteRefused: 'Warning',
 } as const satisfies Record<string, 'Normal' | 'Warning'>;
 
 export type EventReason = keyof typeof EVENT_TYPE;

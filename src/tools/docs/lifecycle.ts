@@ -7,7 +7,7 @@
  */
 import { initialTransition, transition } from 'xstate';
 import { postgresClusterMachine } from '../../../machines/postgres-cluster.ts';
-import { encodeState, restoreState, storableStates } from '../../../machines/state-path.ts';
+import { encodeState, namingCondition, restoreState, storableStates } from '../../../machines/state-path.ts';
 import type { PostgresCluster, PostgresClusterStatus } from '../../operator/api/schema.ts';
 import { reconcile } from '../../operator/core/reconcile.ts';
 import type { Effect, KubeEvent, Write } from '../../operator/domain/effects.ts';
@@ -105,7 +105,13 @@ export async function explore(
       for (const [mode, since] of runs) {
         // The sample's own status carries what the world remembers (a refused write), the rest is the run's.
         const remembered = tick.observation.cluster.status;
-        const stored = from ? { ...remembered, state: from, stateSince: new Date(since).toISOString() } : undefined;
+        // The seeded status names its state in its conditions too, as every status pgfsm writes does;
+        // a `status.state` alone would be discarded as written by hand (StoredStateDiscarded).
+        const at = new Date(since).toISOString();
+        const others = (remembered?.conditions ?? []).filter((c) => c.type !== 'Reconciling');
+        const stored = from
+          ? { ...remembered, state: from, stateSince: at, conditions: [...others, namingCondition(from, at)] }
+          : undefined;
         const cluster = withStatus(tick, stored);
         const { ports, recorder } = frozenPorts(tick.observation, cluster, mode, tick.now);
         const key = { namespace: cluster.metadata.namespace, name: cluster.metadata.name };
