@@ -5,7 +5,7 @@ import { cnpgRef } from '../domain/components/cluster.ts';
 import { configMapRef } from '../domain/components/configmap.ts';
 import { poolerRef } from '../domain/components/pooler.ts';
 import { secretRef } from '../domain/components/secret.ts';
-import { namedClass } from '../domain/config.ts';
+import { namedClass, referencedRoleSecrets } from '../domain/config.ts';
 import type { SecretView } from '../domain/objects.ts';
 import type { Observation } from '../domain/observation.ts';
 import type { Ports } from './ports.ts';
@@ -17,15 +17,9 @@ export async function observeCluster(ports: Ports, cluster: PostgresCluster): Pr
   // The spec may be anything (stored before the CRD rules, or with validation off): read what can be
   // read, and leave the rest to the merge check, which stops this cluster alone in Failed.InvalidSpec.
   const className = namedClass(cluster);
-  const roleSecretNames = [
-    ...new Set(
-      (Array.isArray(cluster.spec?.managedRoles) ? cluster.spec.managedRoles : [])
-        .map((r) => r?.passwordSecretRef?.name)
-        // A name no Secret can have is not asked for: one with '/' would be a subresource request, refused
-        // on every pass. The merge check names the field instead.
-        .filter((n): n is string => typeof n === 'string' && isDns1123Subdomain(n)),
-    ),
-  ];
+  // A name no Secret can have is not asked for: one with '/' would be a subresource request, refused on
+  // every pass. The merge check names the field instead.
+  const roleSecretNames = referencedRoleSecrets(cluster).filter(isDns1123Subdomain);
   const [clusterClass, secret, cnpg, rw, ro, configMap, ...roleSecrets] = await Promise.all([
     className ? ports.classes.get(className) : undefined,
     ports.secrets.get(secretRef(base)),

@@ -81,12 +81,29 @@ function firstSchemaError(schema: typeof PostgresClusterSpec | typeof PostgresCl
  * or written with validation off): undefined when it names none, which makes the spec invalid rather than
  * its class missing.
  */
-export function namedClass(cluster: { spec?: unknown }): string | undefined {
-  const spec = cluster.spec;
-  if (typeof spec !== 'object' || spec === null) return undefined;
-  const name = (spec as { class?: unknown }).class;
+export function namedClass(cluster: unknown): string | undefined {
+  const name = untrustedSpec(cluster).class;
   return typeof name === 'string' && name.length > 0 ? name : undefined;
 }
+
+/**
+ * The names of the Secrets a cluster's managed roles refer to, each once, read from a spec that may be
+ * anything (as `namedClass`): what the watch mapping and the observation both need.
+ */
+export function referencedRoleSecrets(cluster: unknown): string[] {
+  const roles = untrustedSpec(cluster).managedRoles;
+  const names = (Array.isArray(roles) ? roles : []).map((role: unknown) => {
+    const ref = isRecord(role) && isRecord(role.passwordSecretRef) ? role.passwordSecretRef : {};
+    return ref.name;
+  });
+  return [...new Set(names.filter((n): n is string => typeof n === 'string' && n.length > 0))];
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const untrustedSpec = (cluster: unknown): Record<string, unknown> =>
+  isRecord(cluster) && isRecord(cluster.spec) ? cluster.spec : {};
 
 /** Major version as a number ("17.2" -> 17). */
 const major = (version: string) => Number(/^(\d+)/.exec(version)?.[1] ?? Number.NaN);

@@ -5,6 +5,7 @@
  */
 import { GROUP, type PostgresCluster } from '../api/schema.ts';
 import type { ClusterKey } from '../core/ports.ts';
+import { namedClass, referencedRoleSecrets } from '../domain/config.ts';
 import type { KubeObject, Pooler } from '../domain/objects.ts';
 import { CLUSTER_LABEL, clusterNameOfChild } from '../domain/vocabulary.ts';
 import type { SourceEvent } from './sources.ts';
@@ -34,15 +35,6 @@ function keyOf(object: unknown): ClusterKey | undefined {
   const name = stringOf(metadata.name);
   return name ? { namespace: stringOf(metadata.namespace) ?? '', name } : undefined;
 }
-
-const specOf = (cluster: unknown) => recordOf(recordOf(cluster).spec);
-
-/** The names of the password Secrets a cluster's roles refer to, whatever its `managedRoles` holds. */
-const roleSecretNames = (cluster: unknown): string[] =>
-  arrayOf(specOf(cluster).managedRoles).flatMap((role) => {
-    const name = stringOf(recordOf(recordOf(role).passwordSecretRef).name);
-    return name ? [name] : [];
-  });
 
 /** The keys of the cached clusters that pass a test; a cluster without a readable key is skipped. */
 const keysWhere = (clusters: readonly unknown[], test: (cluster: unknown) => boolean): ClusterKey[] =>
@@ -107,7 +99,7 @@ function clusterByDerivedName(object: KubeObject, lookups: MappingLookups): Clus
 /** Password Secrets of managed roles are the user's: no owner, no label. Every cluster naming one. */
 function clustersUsingRoleSecret(secret: KubeObject, lookups: MappingLookups): ClusterKey[] {
   const name = secret.metadata.name;
-  return keysWhere(lookups.clusters(secret.metadata.namespace ?? ''), (c) => roleSecretNames(c).includes(name));
+  return keysWhere(lookups.clusters(secret.metadata.namespace ?? ''), (c) => referencedRoleSecrets(c).includes(name));
 }
 
 function dedupe(keys: ClusterKey[]): ClusterKey[] {
@@ -127,7 +119,7 @@ export function clustersFor(event: SourceEvent, lookups: MappingLookups): Cluste
     }
     case 'PostgresClusterClass':
       // Cluster-scoped: clusters in every namespace may use it.
-      return keysWhere(lookups.clusters(), (c) => specOf(c).class === object.metadata.name);
+      return keysWhere(lookups.clusters(), (c) => namedClass(c) === object.metadata.name);
     default:
       break;
   }
