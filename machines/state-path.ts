@@ -34,11 +34,14 @@ export function restoreState(stored: string | undefined): Snapshot | undefined {
   }
 }
 
-/** Every state a PostgresCluster can be stored in (atomic, not final), in machine order. */
-export const storableStates = (): string[] =>
+/** Every state a PostgresCluster can be stored in (atomic, not final), in machine order; walked once. */
+const STORABLE: readonly string[] = Object.freeze(
   leaves(lifecycleChart)
     .filter((s) => s.type === 'atomic')
-    .map((s) => s.path);
+    .map((s) => s.path),
+);
+const STORABLE_SET: ReadonlySet<string> = new Set(STORABLE);
+export const storableStates = (): string[] => [...STORABLE];
 
 /** The meta of the active atomic state (compound parents declare none): what the status projects. */
 export function metaOf(snapshot: Snapshot): StateMeta {
@@ -77,7 +80,7 @@ export function storedStateMisfit(
   if (isDeletingState(stored) && !cluster.metadata.deletionTimestamp) {
     return 'it names deletion, but the PostgresCluster has no deletionTimestamp';
   }
-  if (!storableStates().includes(stored)) return 'it is not a state pgfsm stores';
+  if (!STORABLE_SET.has(stored)) return 'it is not a state pgfsm stores';
   const named =
     reconciling !== undefined &&
     ((reconciling.status === 'True' && reconciling.reason === stateReason(stored)) ||

@@ -12,7 +12,7 @@ import { encodeState, impliedState, metaOf, restoreState, storedStateMisfit } fr
 import { FINALIZER_STEP, isDeletingState } from '../../../machines/states.ts';
 import { deadlineAt } from '../../../machines/summary.ts';
 import type { Condition, PostgresCluster, PostgresClusterStatus } from '../api/schema.ts';
-import { assess } from '../domain/assessment.ts';
+import { assessTick } from '../domain/assessment.ts';
 import { type Effect, type KubeEvent, warning } from '../domain/effects.ts';
 import type { Settings, TickEvent } from '../domain/observation.ts';
 import { remembering } from '../domain/rejections.ts';
@@ -148,7 +148,7 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
   const snapshot = misfit ? impliedState(event) : (restoreState(from) ?? initialTransition(postgresClusterMachine)[0]);
   let { taken, effects } = tick(snapshot, event);
   // Only what the shell itself cannot see: whether the observed spec switches the pooler off.
-  const assessment = assess(observation, settings);
+  const assessment = assessTick(event);
   const world = { poolerSwitchedOff: assessment.merge.ok && !assessment.config?.pooler };
   let execution = await executeEffects(ports, cluster, effects, world);
   const refusal = refusalOf(execution.failure);
@@ -187,7 +187,8 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
     status = projectStatus({
       state: to,
       meta,
-      assessment: assess(observation, settings),
+      // The assessment the machine's guards already made of this tick's observation (memoised).
+      assessment: assessTick(event),
       previous,
       now,
       since,

@@ -6,7 +6,7 @@
 import { desiredCnpgCluster, judgeCnpgCluster } from './components/cluster.ts';
 import { desiredConfigMap, judgeConfigMap } from './components/configmap.ts';
 import { type DesiredRoles, desiredRoles, judgeManagedRoles, rolesStatus } from './components/managed-roles.ts';
-import { judgePoolers, poolersServing } from './components/pooler.ts';
+import { judgePoolers } from './components/pooler.ts';
 import { judgeSecret } from './components/secret.ts';
 import { type MergedConfig, type MergeResult, mergeConfig, namedClass } from './config.ts';
 import type { Effect } from './effects.ts';
@@ -86,7 +86,8 @@ export function assess(observation: Observation, settings: Settings): Assessment
     roles,
     health: mapComponents(judgments, (j) => j.verdict),
     plans: mapComponents(judgments, (j) => j.effects),
-    poolersServing: poolersServing(observation, config),
+    // The pooler's own judgment, before refusals are taken out: what `poolersServing` asks.
+    poolersServing: config.pooler !== undefined && judged.pooler.verdict.state === 'Ready',
     rejections,
   };
 }

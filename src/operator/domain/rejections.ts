@@ -63,7 +63,10 @@ export function withoutRefusedWrites(
   judged: Judgment,
   stored: readonly RejectedWrite[],
 ): { judgment: Judgment; used: RejectedWrite[] } {
-  if (!isRejectable(component)) return { judgment: judged, used: [] };
+  // Hashing every object sent on every pass would be wasted work: only compare when a refusal is stored.
+  if (!isRejectable(component) || !stored.some((r) => r.component === component)) {
+    return { judgment: judged, used: [] };
+  }
   const used: RejectedWrite[] = [];
   let message: string | undefined;
   const effects = judged.effects.filter((effect: Effect) => {
