@@ -1,13 +1,18 @@
 /**
  * Loading the Kubernetes client configuration. client-node silently falls back to
  * http://localhost:8080 when it finds nothing; an operator must refuse that and say what to do.
+ * Every KubeConfig loaded here reuses its connections (connection.ts): one pooled keep-alive agent per API
+ * server for all the clients, informers and the Lease made from it.
  */
 import { KubeConfig } from '@kubernetes/client-node';
+import { type KeepAliveOptions, withKeepAlive } from './connection.ts';
 
 export interface KubeConfigOptions {
   /** Path to a kubeconfig file; default: $KUBECONFIG, ~/.kube/config, then in-cluster. */
   kubeconfig?: string;
   context?: string;
+  /** Bounds of the pooled connections (connection.ts); the defaults suit the operator. */
+  keepAlive?: KeepAliveOptions;
 }
 
 export class KubeConfigError extends Error {}
@@ -24,5 +29,5 @@ export function loadKubeConfig(options: KubeConfigOptions = {}): KubeConfig {
         'with a ServiceAccount (refusing client-node’s silent fallback to http://localhost:8080)',
     );
   }
-  return kc;
+  return withKeepAlive(kc, options.keepAlive);
 }
