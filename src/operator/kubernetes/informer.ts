@@ -403,6 +403,9 @@ export class Informer<T extends KubeObject> implements ObjectSource<T> {
     const url = new URL(`${server.replace(/\/+$/, '')}${this.path}`);
     for (const [key, value] of Object.entries(query)) url.searchParams.set(key, value);
     const options: RequestOptions = {};
+    // Authentication and the agent both come from the KubeConfig: the agent is the pooled keep-alive one
+    // of this API server when the KubeConfig was loaded by loadKubeConfig (connection.ts), so lists reuse
+    // the connections of the API clients and a watch takes one from the pool and returns it when it ends.
     await this.kc.applyToHTTPSOptions(options);
     const accept = this.options.metadataOnly ? `application/json;as=${partialAs};${PARTIAL}` : 'application/json';
     const send = url.protocol === 'http:' ? httpRequest : httpsRequest;

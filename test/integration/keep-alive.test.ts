@@ -1,0 +1,176 @@
+/**
+ * Connections, counted where the server sees them: the operator (leader election on, the real ports and
+ * informers, the ServiceAccount of deploy/rbac) talks to the real API server through a loopback TLS proxy
+ * that terminates TLS, so it counts every TLS handshake the operator makes and every HTTP request it sends.
+ * With the pooled keep-alive agent of src/operator/kubernetes/connection.ts, taking ten clusters to Ready
+ * costs hundreds of requests over a handful of connections: one per watch plus the few that carry the
+ * passes, the Lease and the events at their busiest moment. Before it, every request was a handshake.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, Agent as HttpsAgent, request as httpsRequest, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allSources } from '../../src/operator/driver/sources.ts';
+import { connectionPoolOf, withKeepAlive } from '../../src/operator/kubernetes/connection.ts';
+import { createWatchSources } from '../../src/operator/kubernetes/watch-sources.ts';
+import { createPki, type Pki } from '../../src/tools/control-plane/certs.ts';
+import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
+import {
+  createClass,
+  createCluster,
+  NS,
+  type OperatorHandle,
+  runOperator,
+  setUpWorld,
+  untilState,
+  type World,
+} from './support/e2e.ts';
+
+/** Hop-by-hop headers a proxy must not forward. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
+
+/**
+ * A TLS-terminating reverse proxy to the API server that counts the handshakes and requests of its clients.
+ * Its own idle timeout is kube-apiserver's (90 s), so every connection it counts was opened by the client.
+ */
+class CountingProxy {
+  handshakes = 0;
+  requests = 0;
+  url = '';
+  private readonly server: Server;
+  private readonly upstream: HttpsAgent;
+
+  constructor(target: string, upstreamCa: Buffer, serving: { cert: Buffer; key: Buffer }) {
+    this.upstream = new HttpsAgent({ keepAlive: true, ca: upstreamCa });
+    this.server = createServer({ ...serving, keepAliveTimeout: 90_000 }, (req, res) => {
+      this.requests++;
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !HOP_BY_HOP.has(name)));
+      const forward = httpsRequest(
+        `${target}${req.url ?? '/'}`,
+        { method: req.method ?? 'GET', headers, agent: this.upstream },
+        (answer) => {
+          const back = Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !HOP_BY_HOP.has(name)));
+          res.writeHead(answer.statusCode ?? 502, back);
+          answer.pipe(res);
+          answer.on('error', () => res.destroy());
+        },
+      );
+      forward.on('error', () => res.destroy());
+      // The client gave up (an informer aborting its watch): so does the request upstream.
+      res.on('close', () => {
+        if (!res.writableFinished) forward.destroy();
+      });
+      req.pipe(forward);
+    });
+    this.server.on('secureConnection', () => this.handshakes++);
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `https://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  close(): void {
+    this.server.closeAllConnections();
+    this.server.close();
+    this.upstream.destroy();
+  }
+}
+
+const CLUSTERS = 10;
+
+let cp: ControlPlane;
+let world: World;
+let dir: string;
+let pki: Pki;
+let proxy: CountingProxy;
+let operatorKc: KubeConfig;
+let operator: OperatorHandle | undefined;
+
+/** A kubeconfig for the proxy with the operator's ServiceAccount token. */
+function viaProxy(token: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [
+      {
+        name: 'proxy',
+        server: proxy.url,
+        caData: readFileSync(pki.caCert).toString('base64'),
+        skipTLSVerify: false,
+      },
+    ],
+    users: [{ name: 'pgfsm', token }],
+    contexts: [{ name: 'proxy', cluster: 'proxy', user: 'pgfsm' }],
+    currentContext: 'proxy',
+  });
+  return kc;
+}
+
+beforeAll(async () => {
+  cp = await startControlPlane();
+  world = await setUpWorld(cp);
+  await createClass(world, 'standard');
+  dir = mkdtempSync(join(tmpdir(), 'pgfsm-keep-alive-'));
+  pki = await createPki(join(dir, 'pki'));
+  const upstreamCa = Buffer.from(cp.kubeConfig.getCurrentCluster()?.caData ?? '', 'base64');
+  proxy = new CountingProxy(cp.url, upstreamCa, {
+    cert: readFileSync(pki.serverCert),
+    key: readFileSync(pki.serverKey),
+  });
+  await proxy.listen();
+  const token = await cp.tokenFor({ namespace: 'pgfsm-system', name: 'pgfsm' });
+  operatorKc = withKeepAlive(viaProxy(token));
+  // The proxy counts honestly: without the pool, each request is a handshake of its own.
+  const plain = viaProxy(token).makeApiClient(CoreV1Api);
+  for (let i = 0; i < 3; i++) await plain.listNamespacedConfigMap({ namespace: NS });
+  expect(proxy.handshakes).toBe(3);
+  expect(proxy.requests).toBe(3);
+  proxy.handshakes = 0;
+  proxy.requests = 0;
+});
+
+afterAll(async () => {
+  await operator?.stop();
+  if (operatorKc) connectionPoolOf(operatorKc)?.destroy();
+  proxy?.close();
+  await world?.stop();
+  await cp?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('connections to the API server', () => {
+  it('takes ten clusters to Ready over a handful of kept connections', async () => {
+    const informers = allSources(createWatchSources(operatorKc)).length;
+    operator = await runOperator({ ...world, operatorKc }, { leaderElect: true });
+    const names = Array.from({ length: CLUSTERS }, (_, i) => `keep-${i}`);
+    for (const name of names) await createCluster(world, name, { class: 'standard', instances: 1 });
+    for (const name of names) await untilState(world, name, 'Ready', 120_000);
+    const { handshakes, requests } = proxy;
+    console.log(
+      `${CLUSTERS} clusters to Ready: ${requests} requests over ${handshakes} TLS connections (${informers} informers)`,
+    );
+    expect(requests).toBeGreaterThanOrEqual(100);
+    // One connection per watch, plus those the busiest moment needed at once: the workers' parallel reads
+    // of a pass, the Lease and the events (measured: 3). Without the pool it would be one per request.
+    expect(handshakes).toBeLessThanOrEqual(informers + 10);
+    expect(requests).toBeGreaterThanOrEqual(10 * handshakes);
+  });
+
+  it('makes no new connection for steady work on warm connections', async () => {
+    const before = proxy.handshakes;
+    const requestsBefore = proxy.requests;
+    // Five more clusters, one after another: their passes reuse the pooled connections, already open.
+    for (let i = 0; i < 5; i++) {
+      await createCluster(world, `more-${i}`, { class: 'standard', instances: 1 });
+      await untilState(world, `more-${i}`, 'Ready', 60_000);
+    }
+    console.log(
+      `5 more clusters: ${proxy.requests - requestsBefore} requests, ${proxy.handshakes - before} new connections`,
+    );
+    expect(proxy.requests - requestsBefore).toBeGreaterThanOrEqual(50);
+    expect(proxy.handshakes - before).toBeLessThanOrEqual(2);
+  });
+});
