@@ -1,0 +1,372 @@
+/**
+ * Least privilege, checked against the code rather than by reading it: every verb deploy/rbac grants is
+ * used by some adapter call, and every request the adapters make is granted.
+ *
+ * The adapters of src/operator/kubernetes/ (informers, ports, event sink, lease elector) run against a
+ * fake API server that records each request and translates it into the RBAC attributes the real server
+ * would authorize (group, resource[/subresource], verb). The table below names, for each granted verb,
+ * the adapter call that needs it; each row's call must make that request. A verb granted without a row,
+ * a row without a grant, or a request no grant covers fails the test. The real-API-server tests run the
+ * operator with the ServiceAccount of deploy/rbac, so a missing verb also fails there, as a 403.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import type { PostgresCluster } from '../../src/operator/api/schema.ts';
+import type { Ports } from '../../src/operator/core/ports.ts';
+import type { CnpgCluster, ConfigMap, ObjectRef, Pooler } from '../../src/operator/domain/objects.ts';
+import { ownerReferenceTo } from '../../src/operator/domain/vocabulary.ts';
+import { allSources } from '../../src/operator/driver/sources.ts';
+import { kubernetesPorts } from '../../src/operator/kubernetes/index.ts';
+import { LeaseElector } from '../../src/operator/kubernetes/leader.ts';
+import { createWatchSources } from '../../src/operator/kubernetes/watch-sources.ts';
+
+const DEPLOY = fileURLToPath(new URL('../../deploy/rbac/', import.meta.url));
+
+type Rule = { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] };
+
+/** `group resource verb`, the unit RBAC authorizes (`''` is the core group). */
+const key = (group: string, resource: string, verb: string) => `${group || 'core'} ${resource} ${verb}`;
+
+const rulesOf = (file: string, kind: string): Rule[] =>
+  parseAllDocuments(readFileSync(join(DEPLOY, file), 'utf8'))
+    .map((d) => d.toJS() as { kind: string; rules: Rule[] })
+    .filter((o) => o.kind === kind)
+    .flatMap((o) => o.rules);
+
+const granted = (rules: Rule[]) =>
+  rules.flatMap((r) => r.apiGroups.flatMap((g) => r.resources.flatMap((res) => r.verbs.map((v) => key(g, res, v)))));
+
+// ---- the fake API server ----------------------------------------------------------------------------
+
+interface Recorded {
+  method: string;
+  path: string;
+  keys: string[];
+}
+
+/**
+ * The RBAC attributes of a request, as the API server derives them: a GET of a collection is `list`, or
+ * `watch` with `watch=true`; PATCH is `patch`, and a server-side apply also needs `create` (it creates
+ * what is missing, and the server authorizes that as a create).
+ */
+function attributesOf(method: string, url: URL, contentType: string): string[] {
+  const parts = url.pathname.split('/').filter(Boolean);
+  const [root, ...rest] = parts;
+  const group = root === 'api' ? '' : (rest.shift() ?? '');
+  rest.shift(); // version
+  if (rest[0] === 'namespaces' && rest.length >= 3) rest.splice(0, 2);
+  const [resource = '', name, subresource] = rest;
+  const full = subresource ? `${resource}/${subresource}` : resource;
+  const verbs: string[] = [];
+  if (method === 'GET')
+    verbs.push(name ? 'get' : ['1', 'true'].includes(url.searchParams.get('watch') ?? '') ? 'watch' : 'list');
+  if (method === 'POST') verbs.push('create');
+  if (method === 'PUT') verbs.push('update');
+  if (method === 'DELETE') verbs.push(name ? 'delete' : 'deletecollection');
+  if (method === 'PATCH') verbs.push('patch', ...(contentType.startsWith('application/apply-patch') ? ['create'] : []));
+  return verbs.map((v) => key(group, full, v));
+}
+
+const readBody = (req: IncomingMessage) =>
+  new Promise<string>((resolve) => {
+    let body = '';
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => resolve(body));
+  });
+
+let server: Server;
+let kc: KubeConfig;
+const recorded: Recorded[] = [];
+/** Objects written, by path, so that a read after a write (the lease) sees it. */
+const stored = new Map<string, Record<string, unknown>>();
+
+function startFakeApi(): Promise<void> {
+  server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const body = await readBody(req);
+    const method = req.method ?? 'GET';
+    recorded.push({ method, path: url.pathname, keys: attributesOf(method, url, req.headers['content-type'] ?? '') });
+    const send = (status: number, object: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(object));
+    };
+    const segments = url.pathname.split('/').filter(Boolean);
+    const isLease = url.pathname.includes('/leases');
+    if (method === 'GET' && url.searchParams.has('watch')) {
+      // A watch that stays open and quiet until the test ends.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.flushHeaders();
+      return;
+    }
+    const plural = segments.at(-2) ?? '';
+    if (recorded.at(-1)?.keys.some((k) => k.endsWith(' list'))) {
+      send(200, { kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items: [] });
+      return;
+    }
+    if (method === 'GET') {
+      const known = stored.get(url.pathname);
+      if (known) send(200, known);
+      else if (isLease)
+        send(404, { kind: 'Status', apiVersion: 'v1', status: 'Failure', code: 404, reason: 'NotFound' });
+      else
+        send(200, {
+          apiVersion: 'v1',
+          kind: 'Object',
+          metadata: {
+            name: segments.at(-1),
+            namespace: 'ns',
+            resourceVersion: '7',
+            uid: `uid-${plural}`,
+            ownerReferences: [owner],
+          },
+          data: { key: 'dmFsdWU=' },
+        });
+      return;
+    }
+    if (method === 'DELETE') {
+      send(200, { kind: 'Status', apiVersion: 'v1', status: 'Success' });
+      return;
+    }
+    const object = body ? (JSON.parse(body) as Record<string, unknown>) : {};
+    const metadata = { ...(object.metadata as object), resourceVersion: String(recorded.length) };
+    const written = { ...object, metadata };
+    const name = (object.metadata as { name?: string } | undefined)?.name;
+    stored.set(method === 'POST' && name ? `${url.pathname}/${name}` : url.pathname, written);
+    send(method === 'POST' ? 201 : 200, written);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+}
+
+/** The request keys made while `action` ran. */
+async function requestsOf(action: () => Promise<unknown>): Promise<string[]> {
+  const from = recorded.length;
+  await action();
+  return recorded.slice(from).flatMap((r) => r.keys);
+}
+
+// ---- the calls ------------------------------------------------------------------------------------
+
+const NS = 'ns';
+const cluster: PostgresCluster = {
+  apiVersion: 'pgfsm.io/v1alpha1',
+  kind: 'PostgresCluster',
+  metadata: { name: 'orders', namespace: NS, uid: 'uid-orders', resourceVersion: '3' },
+  spec: { class: 'standard' },
+} as PostgresCluster;
+const owner = ownerReferenceTo(cluster);
+const ref = (apiVersion: string, kind: string, name: string): ObjectRef => ({ apiVersion, kind, namespace: NS, name });
+const cnpg = {
+  apiVersion: 'postgresql.cnpg.io/v1',
+  kind: 'Cluster',
+  metadata: { name: 'orders', namespace: NS, ownerReferences: [owner] },
+  spec: { instances: 1 },
+} as unknown as CnpgCluster;
+const pooler = {
+  apiVersion: 'postgresql.cnpg.io/v1',
+  kind: 'Pooler',
+  metadata: { name: 'orders-pooler-rw', namespace: NS, ownerReferences: [owner] },
+  spec: { cluster: { name: 'orders' } },
+} as unknown as Pooler;
+const configMap = {
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'orders-endpoints', namespace: NS, ownerReferences: [owner] },
+  data: { A: 'b' },
+} as ConfigMap;
+const secretRef = ref('v1', 'Secret', 'orders-superuser');
+
+let ports: Ports;
+
+/** Starts every informer (all namespaces), waits until each has listed and watched, stops them. */
+async function runInformers(): Promise<void> {
+  const sources = allSources(createWatchSources(kc));
+  const from = recorded.length;
+  for (const s of sources) s.start();
+  const watched = () => new Set(recorded.slice(from).flatMap((r) => r.keys.filter((k) => k.endsWith(' watch')))).size;
+  const deadline = Date.now() + 10_000;
+  while (watched() < sources.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await Promise.all(sources.map((s) => s.stop()));
+}
+
+/** A first campaign (no Lease yet: read, create) and a renewal (read, update). */
+async function runLease(): Promise<void> {
+  for (const path of stored.keys()) if (path.includes('/leases')) stored.delete(path);
+  const elector = new LeaseElector(kc, {
+    namespace: 'pgfsm-system',
+    name: 'pgfsm-leader',
+    identity: 'me',
+    leaseDurationMs: 600,
+    renewDeadlineMs: 400,
+    retryPeriodMs: 50,
+  });
+  let led = false;
+  elector.start({ onStartedLeading: () => (led = true), onStoppedLeading: () => {} });
+  const deadline = Date.now() + 10_000;
+  const renewed = () => recorded.some((r) => r.method === 'PUT' && r.path.includes('/leases/'));
+  while (!(led && renewed()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await elector.stop();
+}
+
+type Call = () => Promise<unknown>;
+
+/** Every granted verb, and the adapter call that needs it. */
+const USES: Record<string, { by: string; call: Call } | { admission: string; holds: () => boolean }> = {
+  'pgfsm.io postgresclusters get': {
+    by: 'PostgresClusterPort.get',
+    call: () => ports.clusters.get({ namespace: NS, name: 'orders' }),
+  },
+  'pgfsm.io postgresclusters list': { by: 'Informer (clusters)', call: runInformers },
+  'pgfsm.io postgresclusters watch': { by: 'Informer (clusters)', call: runInformers },
+  'pgfsm.io postgresclusters patch': {
+    by: 'PostgresClusterPort.addFinalizer',
+    call: () => ports.clusters.addFinalizer(cluster, 'pgfsm.io/finalizer'),
+  },
+  'pgfsm.io postgresclusters/status patch': {
+    by: 'PostgresClusterPort.writeStatus',
+    call: () => ports.clusters.writeStatus(cluster, { state: 'Pending' } as never),
+  },
+  'pgfsm.io postgresclusters/finalizers update': {
+    admission:
+      'owner references with blockOwnerDeletion (ownerReferenceTo) need it where OwnerReferencesPermissionEnforcement runs',
+    holds: () => owner.blockOwnerDeletion === true,
+  },
+  'pgfsm.io postgresclusterclasses get': { by: 'ClassPort.get', call: () => ports.classes.get('standard') },
+  'pgfsm.io postgresclusterclasses list': { by: 'Informer (classes)', call: runInformers },
+  'pgfsm.io postgresclusterclasses watch': { by: 'Informer (classes)', call: runInformers },
+  'postgresql.cnpg.io clusters get': {
+    by: 'CnpgClusterPort.apply (reads the live object first)',
+    call: () => ports.cnpgClusters.apply(cnpg, 'cluster'),
+  },
+  'postgresql.cnpg.io clusters create': {
+    by: 'CnpgClusterPort.apply (server-side apply creates)',
+    call: () => ports.cnpgClusters.apply(cnpg, 'cluster'),
+  },
+  'postgresql.cnpg.io clusters patch': {
+    by: 'CnpgClusterPort.setOwner / releaseOwner (merge patch; apply patches too)',
+    call: () => ports.cnpgClusters.releaseOwner(ref('postgresql.cnpg.io/v1', 'Cluster', 'orders'), owner.uid),
+  },
+  'postgresql.cnpg.io clusters delete': {
+    by: 'CnpgClusterPort.delete',
+    call: () => ports.cnpgClusters.delete(ref('postgresql.cnpg.io/v1', 'Cluster', 'orders')),
+  },
+  'postgresql.cnpg.io clusters list': { by: 'Informer (cnpgClusters)', call: runInformers },
+  'postgresql.cnpg.io clusters watch': { by: 'Informer (cnpgClusters)', call: runInformers },
+  'postgresql.cnpg.io poolers get': {
+    by: 'PoolerPort.view',
+    call: () => ports.poolers.view(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw')),
+  },
+  'postgresql.cnpg.io poolers create': {
+    by: 'PoolerPort.apply (server-side apply creates)',
+    call: () => ports.poolers.apply(pooler),
+  },
+  'postgresql.cnpg.io poolers patch': { by: 'PoolerPort.apply', call: () => ports.poolers.apply(pooler) },
+  'postgresql.cnpg.io poolers delete': {
+    by: 'PoolerPort.delete (pooler switched off, or Delete policy)',
+    call: () => ports.poolers.delete(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw')),
+  },
+  'postgresql.cnpg.io poolers list': { by: 'Informer (poolers)', call: runInformers },
+  'postgresql.cnpg.io poolers watch': { by: 'Informer (poolers)', call: runInformers },
+  'core secrets get': { by: 'SecretPort.get (key names)', call: () => ports.secrets.get(secretRef) },
+  'core secrets create': {
+    by: 'SecretPort.create (the superuser Secret, once)',
+    call: () => ports.secrets.create({ ref: secretRef, username: 'postgres', labels: {}, owner }),
+  },
+  'core secrets patch': {
+    by: 'SecretPort.setOwner / releaseOwner (merge patch)',
+    call: () => ports.secrets.releaseOwner(secretRef, owner.uid),
+  },
+  'core secrets delete': { by: 'SecretPort.delete (Delete policy)', call: () => ports.secrets.delete(secretRef) },
+  'core secrets list': { by: 'Informer (secrets, metadata only)', call: runInformers },
+  'core secrets watch': { by: 'Informer (secrets, metadata only)', call: runInformers },
+  'core configmaps get': {
+    by: 'ConfigMapPort.get',
+    call: () => ports.configMaps.get(ref('v1', 'ConfigMap', 'orders-endpoints')),
+  },
+  'core configmaps create': {
+    by: 'ConfigMapPort.apply (server-side apply creates)',
+    call: () => ports.configMaps.apply(configMap),
+  },
+  'core configmaps patch': { by: 'ConfigMapPort.apply', call: () => ports.configMaps.apply(configMap) },
+  'core configmaps delete': {
+    by: 'ConfigMapPort.delete (Delete policy)',
+    call: () => ports.configMaps.delete(ref('v1', 'ConfigMap', 'orders-endpoints')),
+  },
+  'core configmaps list': { by: 'Informer (configMaps)', call: runInformers },
+  'core configmaps watch': { by: 'Informer (configMaps)', call: runInformers },
+  'apps deployments get': {
+    by: 'PoolerPort.view (ready replicas)',
+    call: () => ports.poolers.view(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw')),
+  },
+  'apps deployments list': { by: 'Informer (deployments)', call: runInformers },
+  'apps deployments watch': { by: 'Informer (deployments)', call: runInformers },
+  'events.k8s.io events create': {
+    by: 'EventSink.emit (first occurrence)',
+    call: () => ports.events.emit(cluster, { type: 'Normal', reason: 'First', action: 'Test', message: 'one' }),
+  },
+  'events.k8s.io events patch': {
+    by: 'EventSink.emit (a repeat bumps the series)',
+    call: async () => {
+      const event = { type: 'Normal', reason: 'Repeated', action: 'Test', message: 'twice' } as const;
+      await ports.events.emit(cluster, event);
+      await ports.events.emit(cluster, event);
+    },
+  },
+  'coordination.k8s.io leases get': { by: 'LeaseElector (read)', call: runLease },
+  'coordination.k8s.io leases create': { by: 'LeaseElector (first campaign)', call: runLease },
+  'coordination.k8s.io leases update': { by: 'LeaseElector (renew)', call: runLease },
+};
+
+beforeAll(async () => {
+  await startFakeApi();
+  const { port } = server.address() as AddressInfo;
+  kc = new KubeConfig();
+  kc.loadFromOptions({
+    // client-node refuses plain HTTP unless TLS verification is off (there is no TLS to verify).
+    clusters: [{ name: 'fake', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+    users: [{ name: 'pgfsm', token: 'test' }],
+    contexts: [{ name: 'fake', cluster: 'fake', user: 'pgfsm' }],
+    currentContext: 'fake',
+  });
+  ports = kubernetesPorts(kc, { reportingInstance: 'test' });
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+describe('deploy/rbac grants exactly what the adapters request', () => {
+  const clusterRole = granted(rulesOf('cluster-role.yaml', 'ClusterRole'));
+  const leaderRole = granted(rulesOf('leader-election.yaml', 'Role'));
+  const grants = [...clusterRole, ...leaderRole];
+
+  it('every granted verb has a row naming the call that uses it, and every row is granted', () => {
+    expect(new Set(grants).size, 'a verb is granted twice').toBe(grants.length);
+    expect([...grants].sort()).toEqual(Object.keys(USES).sort());
+  });
+
+  it.each(Object.entries(USES))('%s: used by its call', async (granted, use) => {
+    if ('admission' in use) {
+      // Authorized by admission, not requested: the grant stands only while its reason holds.
+      expect(use.holds(), use.admission).toBe(true);
+      return;
+    }
+    const made = await requestsOf(use.call);
+    expect(made, use.by).toContain(granted);
+  });
+
+  it('every request the calls made is granted (none is missing from the roles)', () => {
+    const made = new Set(recorded.flatMap((r) => r.keys));
+    expect(made.size).toBeGreaterThan(20);
+    const missing = [...made].filter((k) => !grants.includes(k));
+    expect(missing).toEqual([]);
+  });
+});
