@@ -4,7 +4,7 @@
  * src/driver talks to the API server itself.
  */
 import type { PostgresCluster, PostgresClusterClass } from '../api/schema.ts';
-import type { CnpgCluster, ConfigMap, KubeObject, Pooler } from '../domain/objects.ts';
+import type { CnpgCluster, KubeObject, Pooler } from '../domain/objects.ts';
 
 export interface SourceEvent<T extends KubeObject = KubeObject> {
   type: 'add' | 'update' | 'delete';
@@ -44,7 +44,7 @@ export interface WatchSources {
   cnpgClusters: ObjectSource<CnpgCluster>;
   poolers: ObjectSource<Pooler>;
   secrets: ObjectSource<KubeObject>;
-  configMaps: ObjectSource<ConfigMap>;
+  configMaps: ObjectSource<KubeObject>;
   deployments: ObjectSource<KubeObject>;
 }
 

@@ -11,8 +11,14 @@ import {
   VERSION,
 } from '../api/schema.ts';
 import type { ClassPort, PostgresClusterPort } from '../core/ports.ts';
-import { call, getOrUndefined, unlessGone } from './errors.ts';
+import { OwnWrites } from '../core/versions.ts';
+import { call, getOrUndefined } from './errors.ts';
 import { customObjectOf, mergePatch, type RawObject } from './objects.ts';
+
+const resourceVersionOf = (object: unknown): string | undefined => {
+  const version = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
+  return typeof version === 'string' ? version : undefined;
+};
 
 const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -32,6 +38,7 @@ export function mergePatchFrom(previous: unknown, next: unknown): unknown {
 }
 
 export function postgresClusterPort(custom: CustomObjectsApi): PostgresClusterPort {
+  const versions = new OwnWrites();
   const type = { group: GROUP, version: VERSION, plural: 'postgresclusters' };
   const at = (c: PostgresCluster) => ({ ...type, namespace: c.metadata.namespace, name: c.metadata.name });
   const what = (verb: string, c: PostgresCluster) =>
@@ -43,10 +50,12 @@ export function postgresClusterPort(custom: CustomObjectsApi): PostgresClusterPo
    * A cluster that is already gone needs no finalizer change.
    */
   const writeFinalizers = async (cluster: PostgresCluster, finalizers: string[]) => {
-    const body = { metadata: { resourceVersion: cluster.metadata.resourceVersion, finalizers } };
-    await unlessGone({ what: what('update finalizers of', cluster) }, () =>
+    const body = { metadata: { resourceVersion: versions.versionOf(cluster), finalizers } };
+    const written = await getOrUndefined({ what: what('update finalizers of', cluster) }, () =>
       custom.patchNamespacedCustomObject({ ...at(cluster), body }, mergePatch),
     );
+    if (written === undefined || finalizers.length === 0) versions.forget(cluster);
+    else versions.wrote(cluster, resourceVersionOf(written));
   };
 
   return {
@@ -69,14 +78,23 @@ export function postgresClusterPort(custom: CustomObjectsApi): PostgresClusterPo
         );
     },
     /**
-     * Not conditional on resourceVersion: the finalizer write of the same pass has already moved it on,
-     * and the status is the core's own projection of what it just observed and did.
+     * Conditional on the resourceVersion the pass read (or its own finalizer write moved it to): a status
+     * computed from an old view — a stale cache, a paused leader — fails with 409 and the pass runs again
+     * on the newer object, instead of overwriting a newer status. The patch is computed against the
+     * status that was read, which the condition guarantees is the stored one.
      */
     async writeStatus(cluster, status: PostgresClusterStatus) {
-      const body = { status: mergePatchFrom(cluster.status, status) };
-      await call({ what: what('write status of', cluster) }, () =>
-        custom.patchNamespacedCustomObjectStatus({ ...at(cluster), body }, mergePatch),
-      );
+      const body = {
+        metadata: { resourceVersion: versions.versionOf(cluster) },
+        status: mergePatchFrom(cluster.status, status),
+      };
+      try {
+        await call({ what: what('write status of', cluster) }, () =>
+          custom.patchNamespacedCustomObjectStatus({ ...at(cluster), body }, mergePatch),
+        );
+      } finally {
+        versions.forget(cluster);
+      }
     },
   };
 }

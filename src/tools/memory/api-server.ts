@@ -236,11 +236,21 @@ export class MemoryApiServer {
     return this.store(next, 'update');
   }
 
-  /** Replaces `status` (a merge patch of the whole status on the /status subresource). */
-  updateStatus(ref: Pick<ObjectRef, 'kind' | 'namespace' | 'name'>, status: unknown): StoredObject {
+  /**
+   * Replaces `status` (a merge patch of the whole status on the /status subresource), conditional on
+   * `resourceVersion` when given, as a patch carrying `metadata.resourceVersion` is.
+   */
+  updateStatus(
+    ref: Pick<ObjectRef, 'kind' | 'namespace' | 'name'>,
+    status: unknown,
+    resourceVersion?: string,
+  ): StoredObject {
     this.check(ref.kind, 'updateStatus');
     const existing = this.objects.get(refKey(ref));
     if (!existing) throw new PortError('notFound', `${ref.kind} ${ref.name} not found`);
+    if (resourceVersion !== undefined && resourceVersion !== existing.metadata.resourceVersion) {
+      throw new PortError('conflict', `${ref.kind} ${ref.name} was modified`);
+    }
     const next = structuredClone(existing);
     next.status = structuredClone(status);
     return this.store(next, 'updateStatus', true);

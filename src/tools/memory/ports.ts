@@ -6,6 +6,7 @@ import type {
   PostgresClusterStatus,
 } from '../../operator/api/schema.ts';
 import type { ChildPort, Clock, EventSink, Ports } from '../../operator/core/ports.ts';
+import { OwnWrites } from '../../operator/core/versions.ts';
 import type { KubeEvent, SecretTemplate } from '../../operator/domain/effects.ts';
 import type {
   CnpgCluster,
@@ -139,14 +140,17 @@ export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSin
    * Updates the stored cluster's finalizers as of the version the caller read (a stale caller conflicts,
    * as on the real API); `edit` returns undefined when there is nothing to change.
    */
+  const versions = new OwnWrites();
   const editFinalizers = (cluster: PostgresCluster, edit: (finalizers: string[]) => string[] | undefined) => {
     const { namespace, name } = cluster.metadata;
     const live = api.get<StoredObject>({ kind: 'PostgresCluster', namespace, name });
     const finalizers = live && edit(live.metadata.finalizers ?? []);
     if (!live || !finalizers) return;
     live.metadata.finalizers = finalizers;
-    live.metadata.resourceVersion = cluster.metadata.resourceVersion;
-    api.update(live);
+    live.metadata.resourceVersion = versions.versionOf(cluster);
+    const written = api.update(live);
+    if (finalizers.length === 0) versions.forget(cluster);
+    else versions.wrote(cluster, written.metadata.resourceVersion);
   };
 
   return {
@@ -162,11 +166,17 @@ export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSin
       async removeFinalizer(cluster, finalizer) {
         editFinalizers(cluster, (finalizers) => finalizers.filter((f) => f !== finalizer));
       },
+      /** Conditional on the version the pass read, as on the real API (kubernetes/postgres-cluster.ts). */
       async writeStatus(cluster, status: PostgresClusterStatus) {
-        api.updateStatus(
-          { kind: 'PostgresCluster', namespace: cluster.metadata.namespace, name: cluster.metadata.name },
-          status,
-        );
+        try {
+          api.updateStatus(
+            { kind: 'PostgresCluster', namespace: cluster.metadata.namespace, name: cluster.metadata.name },
+            status,
+            versions.versionOf(cluster),
+          );
+        } finally {
+          versions.forget(cluster);
+        }
       },
     },
     classes: {

@@ -12,7 +12,7 @@
 import type { Clock } from '../../operator/core/ports.ts';
 import type { KubeObject } from '../../operator/domain/objects.ts';
 import type { ObjectSource, SourceEvent, WatchSources } from '../../operator/driver/sources.ts';
-import { metadataOf, slim, type WatchShape, watchSourcesFrom } from '../../operator/kubernetes/watch-sources.ts';
+import { cachedFormOf, type WatchShape, watchSourcesFrom } from '../../operator/kubernetes/watch-sources.ts';
 import type { Change, MemoryApiServer } from './api-server.ts';
 
 interface Shape<T extends KubeObject> {
@@ -113,13 +113,12 @@ export class MemoryObjectSource<T extends KubeObject> implements ObjectSource<T>
 /** The watch sources `pgfsm run` would have, shaped as it shapes them, over the in-memory API. */
 export function memoryWatchSources(api: MemoryApiServer, clock: Clock): WatchSources {
   return watchSourcesFrom(
-    <T extends KubeObject>({ resource, metadataOnly, label, filter }: WatchShape) =>
+    <T extends KubeObject>(shape: WatchShape) =>
       new MemoryObjectSource<T>(api, clock, {
-        kind: resource.kind,
-        resource: resource.plural,
-        transform: (object) => (metadataOnly ? metadataOf(object) : slim(object)) as T,
-        filter: (object) =>
-          (!label || object.metadata.labels?.[label.key] === label.value) && (filter?.(object) ?? true),
+        kind: shape.resource.kind,
+        resource: shape.resource.plural,
+        transform: (object) => cachedFormOf(shape)(object) as T,
+        filter: (object) => shape.filter?.(object) ?? true,
       }),
   );
 }

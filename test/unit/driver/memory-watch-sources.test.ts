@@ -35,7 +35,7 @@ describe('memory watch sources', () => {
     expect(clusters.list()).toEqual([]);
   });
 
-  it('keep Secrets and Deployments as metadata only, ConfigMaps managed by pgfsm, Deployments owned by a Pooler', () => {
+  it('keep Secrets and ConfigMaps as metadata only, and of Deployments those a Pooler owns, with their ready replicas', () => {
     const api = new MemoryApiServer();
     const sources = memoryWatchSources(api, clock);
     const seen: string[] = [];
@@ -45,21 +45,30 @@ describe('memory watch sources', () => {
     }
     api.create(object('Secret', 's', { data: { password: 'c2VjcmV0' } }));
     expect(sources.secrets.get(NS, 's')).toEqual({ apiVersion: 'v1', kind: 'Secret', metadata: expect.any(Object) });
-    api.create(object('ConfigMap', 'theirs', { data: {} }));
-    const ours = { labels: { 'app.kubernetes.io/managed-by': 'pgfsm' } };
-    api.create({ ...object('ConfigMap', 'ours'), metadata: { name: 'ours', namespace: NS, ...ours } } as StoredObject);
+    // Every ConfigMap, ours or not: a foreign one with our child's name must be seen to be refused.
+    api.create(object('ConfigMap', 'theirs', { data: { k: 'v' } }));
+    expect(sources.configMaps.get(NS, 'theirs')).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: expect.any(Object),
+    });
     const pooler = { apiVersion: 'postgresql.cnpg.io/v1', kind: 'Pooler', name: 'p', uid: 'u' };
     api.create(object('Deployment', 'lone', { apiVersion: 'apps/v1' }));
     api.create({
-      ...object('Deployment', 'p', { apiVersion: 'apps/v1', status: { readyReplicas: 1 } }),
+      ...object('Deployment', 'p', { apiVersion: 'apps/v1', spec: { replicas: 2 }, status: { readyReplicas: 1 } }),
       metadata: { name: 'p', namespace: NS, ownerReferences: [pooler] },
     } as StoredObject);
     expect(sources.deployments.list().map((d) => d.metadata.name)).toEqual(['p']);
-    expect(sources.deployments.get(NS, 'p')).not.toHaveProperty('status');
-    // A ConfigMap that loses the label leaves the watch, as with a label selector.
-    const live = api.get({ kind: 'ConfigMap', namespace: NS, name: 'ours' }) as StoredObject;
-    api.put({ ...live, metadata: { ...live.metadata, labels: {} } });
-    expect(seen).toEqual(['add Secret/s', 'add ConfigMap/ours', 'add Deployment/p', 'delete ConfigMap/ours']);
+    expect(sources.deployments.get(NS, 'p')).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: expect.objectContaining({ name: 'p' }),
+      status: { readyReplicas: 1 },
+    });
+    // A Deployment that loses its Pooler owner leaves the watch, as it would a server-side selector.
+    const live = api.get({ kind: 'Deployment', namespace: NS, name: 'p' }) as StoredObject;
+    api.put({ ...live, metadata: { ...live.metadata, ownerReferences: [] } });
+    expect(seen).toEqual(['add Secret/s', 'add ConfigMap/theirs', 'add Deployment/p', 'delete Deployment/p']);
   });
 
   it('see a change a listener makes while another change is delivered after that change, never before', () => {

@@ -1,0 +1,131 @@
+/**
+ * The ports a reconcile pass uses, reading from the informers' caches instead of the API, as
+ * controller-runtime's cache-backed client does: the watches that wake a cluster already hold its
+ * world, so a pass makes no read request for what they hold, and a Ready cluster whose world does not
+ * change costs nothing but its watches. Writes go to the API unchanged.
+ *
+ * Where a stale view could cause a wrong write, and what guards it:
+ * - The status and the finalizers are written conditional on the resourceVersion the pass read
+ *   (the PostgresCluster port): a pass decided on an old cluster fails with a conflict and runs again.
+ * - A cluster being deleted is read fresh: deletion is where the policy decides between deleting and
+ *   releasing the children, and a just-edited policy must not be missed in favour of a cached one.
+ * - Children are changed by apply or owner patches conditional on their resourceVersion, read at write
+ *   time by the adapter, and a Secret is created (never applied): a stale child conflicts, it is never
+ *   overwritten.
+ * - What the caches keep as metadata only (Secrets, ConfigMaps) has its content — a Secret's key names,
+ *   a ConfigMap's data — read by one GET each time its resourceVersion moves, and remembered under it.
+ *   The cache says whether the object exists and which version it is; a version is immutable, so the
+ *   content remembered under it is exact.
+ */
+import type { OwnerReference } from '../api/schema.ts';
+import type { ChildPort, ClusterKey, Ports } from '../core/ports.ts';
+import type { KubeObject, ObjectRef, PoolerView } from '../domain/objects.ts';
+import type { ObjectSource, WatchSources } from './sources.ts';
+
+/** A copy per read: the caches' objects are shared, and nothing downstream may change them by accident. */
+const copy = <T>(object: T): T => structuredClone(object);
+
+/**
+ * Content that only a GET can give, remembered per object under the resourceVersion it was read at.
+ * Entries go when the object leaves the cache, so memory follows what exists.
+ */
+class ContentByVersion<T extends KubeObject> {
+  private readonly read = new Map<string, T>();
+
+  constructor(
+    private readonly source: ObjectSource,
+    private readonly fetch: (ref: ObjectRef) => Promise<T | undefined>,
+  ) {
+    source.on((event) => {
+      if (event.type === 'delete')
+        this.read.delete(keyOf(event.object.metadata.namespace ?? '', event.object.metadata.name));
+    });
+  }
+
+  async get(ref: ObjectRef): Promise<T | undefined> {
+    const cached = this.source.get(ref.namespace, ref.name);
+    if (!cached) return undefined;
+    const key = keyOf(ref.namespace, ref.name);
+    const known = this.read.get(key);
+    if (known && known.metadata.resourceVersion === cached.metadata.resourceVersion) return copy(known);
+    const fresh = await this.fetch(ref);
+    if (fresh) this.read.set(key, fresh);
+    else this.read.delete(key);
+    return fresh && copy(fresh);
+  }
+}
+
+const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
+
+const readyReplicasOf = (deployment: KubeObject | undefined): number => {
+  const ready = (deployment as { status?: { readyReplicas?: unknown } } | undefined)?.status?.readyReplicas;
+  return typeof ready === 'number' ? ready : 0;
+};
+
+/** `ports` with every read a pass makes served from `sources` (see the module comment for the exceptions). */
+export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
+  const cached =
+    <T extends KubeObject>(source: ObjectSource<T>) =>
+    async (ref: ObjectRef): Promise<T | undefined> => {
+      const object = source.get(ref.namespace, ref.name);
+      return object && copy(object);
+    };
+  const secretContent = new ContentByVersion(sources.secrets, (ref) => ports.secrets.get(ref));
+  const configMapContent = new ContentByVersion(sources.configMaps, (ref) => ports.configMaps.get(ref));
+  const cachedPooler = cached(sources.poolers);
+
+  return {
+    ...ports,
+    clusters: {
+      addFinalizer: (cluster, finalizer) => ports.clusters.addFinalizer(cluster, finalizer),
+      removeFinalizer: (cluster, finalizer) => ports.clusters.removeFinalizer(cluster, finalizer),
+      writeStatus: (cluster, status) => ports.clusters.writeStatus(cluster, status),
+      async get(key: ClusterKey) {
+        const cluster = sources.clusters.get(key.namespace, key.name);
+        if (!cluster) return undefined;
+        return cluster.metadata.deletionTimestamp ? ports.clusters.get(key) : copy(cluster);
+      },
+    },
+    classes: {
+      async get(name: string) {
+        const clusterClass = sources.classes.get('', name);
+        return clusterClass && copy(clusterClass);
+      },
+    },
+    secrets: {
+      ...writesOf(ports.secrets),
+      get: (ref) => secretContent.get(ref),
+      create: (template) => ports.secrets.create(template),
+    },
+    cnpgClusters: {
+      ...writesOf(ports.cnpgClusters),
+      get: cached(sources.cnpgClusters),
+      apply: (object, part) => ports.cnpgClusters.apply(object, part),
+    },
+    poolers: {
+      ...writesOf(ports.poolers),
+      apply: (object) => ports.poolers.apply(object),
+      get: cachedPooler,
+      async view(ref: ObjectRef): Promise<PoolerView | undefined> {
+        const pooler = await cachedPooler(ref);
+        if (!pooler) return undefined;
+        // CNPG runs each pooler as a Deployment of the same name; its ready replicas are the readiness signal.
+        return { pooler, readyReplicas: readyReplicasOf(sources.deployments.get(ref.namespace, ref.name)) };
+      },
+    },
+    configMaps: {
+      ...writesOf(ports.configMaps),
+      get: (ref) => configMapContent.get(ref),
+      apply: (object) => ports.configMaps.apply(object),
+    },
+  };
+}
+
+/** The writes of a child port, unchanged (the adapters are classes: their methods stay bound to them). */
+function writesOf(port: ChildPort<KubeObject>) {
+  return {
+    delete: (ref: ObjectRef) => port.delete(ref),
+    setOwner: (ref: ObjectRef, owner: OwnerReference) => port.setOwner(ref, owner),
+    releaseOwner: (ref: ObjectRef, ownerUid: string) => port.releaseOwner(ref, ownerUid),
+  };
+}

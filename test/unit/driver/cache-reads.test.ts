@@ -1,0 +1,137 @@
+/**
+ * A pass reads its world from the watches' caches (src/operator/driver/cache-reads.ts): no read request
+ * for what they hold, one GET per new version of what they keep as metadata only (a Secret's key names,
+ * a ConfigMap's data), a fresh read of a cluster being deleted, and status writes conditional on the
+ * version the pass read, so that a pass decided on a stale view conflicts instead of overwriting.
+ */
+import { describe, expect, it } from 'vitest';
+import type { PostgresCluster } from '../../../src/operator/api/schema.ts';
+import { PortError } from '../../../src/operator/core/errors.ts';
+import type { Ports } from '../../../src/operator/core/ports.ts';
+import type { ObjectRef } from '../../../src/operator/domain/objects.ts';
+import { readingFromCaches } from '../../../src/operator/driver/cache-reads.ts';
+import { allSources } from '../../../src/operator/driver/sources.ts';
+import { MemoryApiServer, type StoredObject } from '../../../src/tools/memory/api-server.ts';
+import { memoryPorts } from '../../../src/tools/memory/ports.ts';
+import { memoryWatchSources } from '../../../src/tools/memory/watch-sources.ts';
+
+const clock = { now: () => 0 };
+const NS = 'ns';
+const ref = (kind: string, name: string, apiVersion = 'v1'): ObjectRef => ({ apiVersion, kind, namespace: NS, name });
+const object = (kind: string, name: string, extra: Record<string, unknown> = {}): StoredObject =>
+  ({ apiVersion: 'v1', kind, metadata: { name, namespace: NS }, ...extra }) as StoredObject;
+
+/** The memory ports with every read counted: what the API would be asked. */
+function world() {
+  const api = new MemoryApiServer();
+  const fresh = memoryPorts(api, clock);
+  const reads: string[] = [];
+  const count =
+    <T>(what: string, get: (r: ObjectRef) => Promise<T>) =>
+    (r: ObjectRef) => {
+      reads.push(`${what} ${r.name}`);
+      return get(r);
+    };
+  const counted: Ports = {
+    ...fresh,
+    clusters: {
+      ...fresh.clusters,
+      get: (key) => {
+        reads.push(`PostgresCluster ${key.name}`);
+        return fresh.clusters.get(key);
+      },
+    },
+    secrets: Object.assign(Object.create(fresh.secrets), { get: count('Secret', (r) => fresh.secrets.get(r)) }),
+    configMaps: Object.assign(Object.create(fresh.configMaps), {
+      get: count('ConfigMap', (r) => fresh.configMaps.get(r)),
+    }),
+  };
+  const sources = memoryWatchSources(api, clock);
+  for (const source of allSources(sources)) source.start();
+  return { api, reads, ports: readingFromCaches(counted, sources) };
+}
+
+const cluster = (extra: Record<string, unknown> = {}) =>
+  object('PostgresCluster', 'db', { apiVersion: 'pgfsm.io/v1alpha1', spec: { instances: 1 }, ...extra });
+
+describe('reads from the caches', () => {
+  it('serve the cluster, its children and the poolers’ readiness without asking the API', async () => {
+    const { api, reads, ports } = world();
+    api.create(cluster());
+    api.create(object('Cluster', 'db', { apiVersion: 'postgresql.cnpg.io/v1', spec: {} }));
+    const pooler = api.create(object('Pooler', 'db-pooler-rw', { apiVersion: 'postgresql.cnpg.io/v1', spec: {} }));
+    api.create({
+      ...object('Deployment', 'db-pooler-rw', { apiVersion: 'apps/v1', status: { readyReplicas: 2 } }),
+      metadata: {
+        name: 'db-pooler-rw',
+        namespace: NS,
+        ownerReferences: [
+          { apiVersion: 'postgresql.cnpg.io/v1', kind: 'Pooler', name: 'db-pooler-rw', uid: pooler.metadata.uid ?? '' },
+        ],
+      },
+    } as StoredObject);
+    expect((await ports.clusters.get({ namespace: NS, name: 'db' }))?.spec).toEqual({ instances: 1 });
+    expect(await ports.cnpgClusters.get(ref('Cluster', 'db', 'postgresql.cnpg.io/v1'))).toBeDefined();
+    expect((await ports.poolers.view(ref('Pooler', 'db-pooler-rw')))?.readyReplicas).toBe(2);
+    expect(await ports.poolers.view(ref('Pooler', 'db-pooler-ro'))).toBeUndefined();
+    expect(await ports.configMaps.get(ref('ConfigMap', 'db-endpoints'))).toBeUndefined();
+    expect(await ports.secrets.get(ref('Secret', 'db-superuser'))).toBeUndefined();
+    expect(reads).toEqual([]);
+  });
+
+  it('hand out copies: a caller changing what it read cannot change the cache', async () => {
+    const { api, ports } = world();
+    api.create(cluster());
+    const read = (await ports.clusters.get({ namespace: NS, name: 'db' })) as PostgresCluster;
+    read.spec.instances = 5;
+    expect((await ports.clusters.get({ namespace: NS, name: 'db' }))?.spec.instances).toBe(1);
+  });
+
+  it('read a Secret’s key names and a ConfigMap’s data once per resourceVersion', async () => {
+    const { api, reads, ports } = world();
+    api.create(object('Secret', 's', { data: { password: 'cA==' } }));
+    api.create(object('ConfigMap', 'db-endpoints', { data: { host: 'a' } }));
+    expect((await ports.secrets.get(ref('Secret', 's')))?.keys).toEqual(['password']);
+    expect((await ports.secrets.get(ref('Secret', 's')))?.keys).toEqual(['password']);
+    expect((await ports.configMaps.get(ref('ConfigMap', 'db-endpoints')))?.data).toEqual({ host: 'a' });
+    expect((await ports.configMaps.get(ref('ConfigMap', 'db-endpoints')))?.data).toEqual({ host: 'a' });
+    expect(reads).toEqual(['Secret s', 'ConfigMap db-endpoints']);
+    const live = api.get({ kind: 'ConfigMap', namespace: NS, name: 'db-endpoints' }) as StoredObject;
+    api.put({ ...live, data: { host: 'b' } } as StoredObject);
+    expect((await ports.configMaps.get(ref('ConfigMap', 'db-endpoints')))?.data).toEqual({ host: 'b' });
+    expect(reads).toEqual(['Secret s', 'ConfigMap db-endpoints', 'ConfigMap db-endpoints']);
+    api.delete({ kind: 'Secret', namespace: NS, name: 's' });
+    expect(await ports.secrets.get(ref('Secret', 's'))).toBeUndefined();
+    expect(reads).toHaveLength(3);
+  });
+
+  it('read a cluster being deleted afresh: its deletion policy must be the current one', async () => {
+    const { api, reads, ports } = world();
+    api.create(cluster({ metadata: { name: 'db', namespace: NS, finalizers: ['pgfsm.io/cleanup'] } }));
+    await ports.clusters.get({ namespace: NS, name: 'db' });
+    expect(reads).toEqual([]);
+    api.delete({ kind: 'PostgresCluster', namespace: NS, name: 'db' });
+    expect((await ports.clusters.get({ namespace: NS, name: 'db' }))?.metadata.deletionTimestamp).toBeDefined();
+    expect(reads).toEqual(['PostgresCluster db']);
+  });
+});
+
+describe('status writes', () => {
+  it('conflict when the cluster moved on since the pass read it, and pass after its own finalizer write', async () => {
+    const { api, ports } = world();
+    api.create(cluster());
+    const read = (await ports.clusters.get({ namespace: NS, name: 'db' })) as PostgresCluster;
+    // The pass's own finalizer write moves the version on; its status write still goes through.
+    await ports.clusters.addFinalizer(read, 'pgfsm.io/cleanup');
+    await ports.clusters.writeStatus(read, { state: 'Pending' } as PostgresCluster['status'] & object);
+    expect(api.get<PostgresCluster>({ kind: 'PostgresCluster', namespace: NS, name: 'db' })?.status).toEqual({
+      state: 'Pending',
+    });
+    // A pass that read before that status write is stale now: it must not overwrite it.
+    const error = await ports.clusters
+      .writeStatus(read, { state: 'Provisioning.Secret' } as PostgresCluster['status'] & object)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PortError);
+    expect((error as PortError).errorClass).toBe('conflict');
+  });
+});
