@@ -180,6 +180,25 @@ export const PGBOUNCER_PARAMETERS = [
   'verbose',
 ] as const;
 
+/**
+ * A PostgreSQL parameter name as PostgreSQL's configuration file reads one: an identifier, or two joined by a dot
+ * (an extension's parameter, such as pg_stat_statements.max). CloudNativePG writes each key unquoted into
+ * postgresql.conf and checks none of this: a key such as "work_mem = '1MB'\nport" would set a parameter it fixes.
+ */
+export const PARAMETER_NAME_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*([.][A-Za-z_][A-Za-z0-9_]*)?$';
+export const isParameterName = (key: string): boolean => new RegExp(PARAMETER_NAME_PATTERN).test(key);
+
+/**
+ * One line of a configuration file: no line break and no NUL. CloudNativePG copies parameter values into
+ * postgresql.conf and pgbouncer.ini and pg_hba lines into pg_hba.conf without checking, so a line break would add a
+ * line of the writer's choosing (a PgBouncer "auth_type = trust", a fixed PostgreSQL parameter) and a NUL cannot be
+ * written at all. Tabs stay allowed: pg_hba.conf separates its fields with them.
+ */
+export const SINGLE_LINE_PATTERN = '^[^\\r\\n\\x00]*$';
+
+/** A role name without control characters, which no client can type and which break the files CNPG writes. */
+export const ROLE_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]*$';
+
 /** Resources whose request CNPG refuses above the limit (a zero on either side is not compared). */
 export const COMPARED_RESOURCES = ['cpu', 'memory', 'ephemeral-storage'] as const;
 export const HUGEPAGES_PREFIX = 'hugepages-';

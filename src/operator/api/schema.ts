@@ -18,9 +18,12 @@ import {
   MEMORY_VALUE_PATTERN,
   MIN_MAJOR_UPGRADE_TARGET,
   MIN_POSTGRES_MAJOR,
+  PARAMETER_NAME_PATTERN,
   PGBOUNCER_PARAMETERS,
   RESERVED_ROLE_NAMES,
   RESERVED_ROLE_PREFIXES,
+  ROLE_NAME_PATTERN,
+  SINGLE_LINE_PATTERN,
   TRUE_SPELLINGS,
   WAL_LEVELS,
 } from './cnpg-rules.ts';
@@ -102,14 +105,24 @@ export const ResourceRequirements = Type.Object(
 const FIXED = celList(FIXED_PARAMETERS);
 const BOOLEANS = celList([...TRUE_SPELLINGS, ...FALSE_SPELLINGS]);
 
-/** PostgreSQL parameters: bounded in size, none CNPG fixes, and the values CNPG parses in a form it accepts. */
-const PostgresqlConfig = Type.Record(Type.String(), Type.String({ maxLength: LIMITS.parameterValue }), {
+/** One line of a configuration file, bounded: CNPG copies it into the file as it is. */
+const ConfigLine = (maxLength: number) => Type.String({ maxLength, pattern: SINGLE_LINE_PATTERN });
+
+/**
+ * PostgreSQL parameters: bounded in size, named as PostgreSQL names them, none CNPG fixes, one line each, and the
+ * values CNPG parses in a form it accepts.
+ */
+const PostgresqlConfig = Type.Record(Type.String(), ConfigLine(LIMITS.parameterValue), {
   maxProperties: LIMITS.parameters,
   description: `PostgreSQL parameters (at most ${LIMITS.parameters}); the ones CloudNativePG fixes cannot be set`,
   'x-kubernetes-validations': [
     cel(
       `self.all(k, k.size() <= ${LIMITS.parameterName})`,
       `postgresqlConfig parameter names must be at most ${LIMITS.parameterName} characters`,
+    ),
+    cel(
+      `self.all(k, k.matches(r'${PARAMETER_NAME_PATTERN}'))`,
+      "postgresqlConfig parameter names must be PostgreSQL's: letters, digits and '_', not starting with a digit, with at most one '.' (an extension's parameter)",
     ),
     celNaming(
       `self.all(k, !(k in ${FIXED}))`,
@@ -156,7 +169,7 @@ const configRules = [
 ];
 
 /** PostgreSQL's pg_hba lines, bounded in number and length. */
-const PgHBA = Type.Array(Type.String({ maxLength: LIMITS.pgHbaLine }), { maxItems: LIMITS.pgHbaLines });
+const PgHBA = Type.Array(ConfigLine(LIMITS.pgHbaLine), { maxItems: LIMITS.pgHbaLines });
 
 const Instances = Type.Integer({ minimum: 1, maximum: 10 });
 const PostgresVersion = Type.String({
@@ -179,7 +192,7 @@ export const ConnectionPoolerConfig = Type.Object({
   instances: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, default: 3 })),
   mode: Type.Optional({ ...PoolMode, default: 'transaction' }),
   parameters: Type.Optional(
-    Type.Record(Type.String(), Type.String({ maxLength: LIMITS.parameterValue }), {
+    Type.Record(Type.String(), ConfigLine(LIMITS.parameterValue), {
       maxProperties: LIMITS.poolerParameters,
       description: 'PgBouncer parameters; only the ones CloudNativePG lets a Pooler set',
       'x-kubernetes-validations': [
@@ -234,6 +247,7 @@ export const ManagedRole = Type.Object({
   name: Type.String({
     minLength: 1,
     maxLength: 63,
+    pattern: ROLE_NAME_PATTERN,
     'x-kubernetes-validations': [
       cel(
         `!(self in ${celList(RESERVED_ROLE_NAMES)}) && ${RESERVED_ROLE_PREFIXES.map((prefix) => `!self.startsWith('${prefix}')`).join(' && ')}`,
@@ -258,6 +272,14 @@ export const ManagedRole = Type.Object({
   ),
   exists: Type.Optional(Type.Boolean({ default: true, description: 'false removes the role from PostgreSQL' })),
 });
+
+/**
+ * The transition rules below read both versions' majors with int(). One stored before the schema (or with it off)
+ * may hold something int() cannot read; the rule must then pass rather than fail with an evaluation error, which the
+ * API server would return for every write of the object, status included, leaving the operator unable to report.
+ */
+const MAJORS_UNREADABLE =
+  "!self.postgresVersion.matches('^[0-9]+([.].*)?$') || !oldSelf.postgresVersion.matches('^[0-9]+([.].*)?$')";
 
 export const DeletionPolicy = Type.Union([Type.Literal('Delete'), Type.Literal('Retain')]);
 
@@ -291,7 +313,8 @@ export const PostgresClusterSpec = Type.Object(
     'x-kubernetes-validations': [
       cel('!has(oldSelf.storage) || has(self.storage)', 'storage cannot be removed once set', '.storage'),
       cel(
-        '!has(oldSelf.storage) || !has(self.storage) || quantity(self.storage).compareTo(quantity(oldSelf.storage)) >= 0',
+        // isQuantity: as for MAJORS_UNREADABLE, a stored storage no quantity reads must not block every write.
+        '!has(oldSelf.storage) || !has(self.storage) || !isQuantity(self.storage) || !isQuantity(oldSelf.storage) || quantity(self.storage).compareTo(quantity(oldSelf.storage)) >= 0',
         'storage cannot shrink',
         '.storage',
       ),
@@ -301,12 +324,12 @@ export const PostgresClusterSpec = Type.Object(
         '.postgresVersion',
       ),
       cel(
-        "!has(oldSelf.postgresVersion) || !has(self.postgresVersion) || int(self.postgresVersion.split('.')[0]) >= int(oldSelf.postgresVersion.split('.')[0])",
+        `!has(oldSelf.postgresVersion) || !has(self.postgresVersion) || ${MAJORS_UNREADABLE} || int(self.postgresVersion.split('.')[0]) >= int(oldSelf.postgresVersion.split('.')[0])`,
         'the major version of postgresVersion cannot go down',
         '.postgresVersion',
       ),
       cel(
-        `!has(oldSelf.postgresVersion) || !has(self.postgresVersion) || int(self.postgresVersion.split('.')[0]) <= int(oldSelf.postgresVersion.split('.')[0]) || int(self.postgresVersion.split('.')[0]) >= ${MIN_MAJOR_UPGRADE_TARGET}`,
+        `!has(oldSelf.postgresVersion) || !has(self.postgresVersion) || ${MAJORS_UNREADABLE} || int(self.postgresVersion.split('.')[0]) <= int(oldSelf.postgresVersion.split('.')[0]) || int(self.postgresVersion.split('.')[0]) >= ${MIN_MAJOR_UPGRADE_TARGET}`,
         `a major upgrade of postgresVersion must go to ${MIN_MAJOR_UPGRADE_TARGET} or newer: CloudNativePG cannot upgrade to an older major`,
         '.postgresVersion',
       ),

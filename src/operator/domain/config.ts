@@ -14,6 +14,7 @@ import {
   FIXED_PARAMETERS,
   HUGEPAGES_PREFIX,
   isDns1123Subdomain,
+  isParameterName,
   isReservedRole,
   LIMITS,
   MEMORY_PARAMETERS,
@@ -28,6 +29,7 @@ import {
 import {
   type ConnectionPoolerConfig,
   type DeletionPolicy,
+  MAX_CLUSTER_NAME_LENGTH,
   type ManagedRole,
   type PoolMode,
   PostgresClusterClassSpec,
@@ -218,11 +220,19 @@ function cnpgAdmission(observation: Observation, config: MergedConfig): MergeRes
   /** Where a top-level config field came from: the cluster's spec or its class's config. */
   const source = (key: 'instances' | 'postgresVersion' | 'resources') =>
     spec[key] !== undefined ? `spec.${key}` : classField(clusterClass, `config.${key}`);
-  const parameter = (key: string) =>
-    spec.postgresqlConfig?.[key] !== undefined
-      ? `spec.postgresqlConfig.${key}`
-      : classField(clusterClass, `config.postgresqlConfig.${key}`);
+  // A parameter is named where it is set; one set nowhere (a parameter another one requires) is the cluster's to set.
+  const parameterMap = (key: string) =>
+    spec.postgresqlConfig?.[key] === undefined && clusterClass.spec.config?.postgresqlConfig?.[key] !== undefined
+      ? classField(clusterClass, 'config.postgresqlConfig')
+      : 'spec.postgresqlConfig';
+  const parameter = (key: string) => `${parameterMap(key)}.${key}`;
 
+  if (cluster.metadata.name.length > MAX_CLUSTER_NAME_LENGTH) {
+    return invalid(
+      'metadata.name',
+      `${cluster.metadata.name.length} characters is too long: at most ${MAX_CLUSTER_NAME_LENGTH}, so that the names of its children stay valid (CloudNativePG refuses longer Cluster names)`,
+    );
+  }
   if (!new RegExp(DNS_1035_LABEL).test(cluster.metadata.name)) {
     return invalid(
       'metadata.name',
@@ -246,8 +256,16 @@ function cnpgAdmission(observation: Observation, config: MergedConfig): MergeRes
 
   const parameters = config.postgresqlConfig;
   for (const key of Object.keys(parameters)) {
+    // Such a key is quoted, and only its start: it may hold line breaks or be as long as the object allows.
+    const quoted = () => `${parameterMap(key)}[${JSON.stringify(key.slice(0, 64))}${key.length > 64 ? '…' : ''}]`;
     if (key.length > LIMITS.parameterName) {
-      return invalid(parameter(key), `parameter names must be at most ${LIMITS.parameterName} characters`);
+      return invalid(quoted(), `parameter names must be at most ${LIMITS.parameterName} characters`);
+    }
+    if (!isParameterName(key)) {
+      return invalid(
+        quoted(),
+        "is no PostgreSQL parameter name: letters, digits and '_', not starting with a digit, with at most one '.' (CloudNativePG writes it into postgresql.conf as it is)",
+      );
     }
     if ((FIXED_PARAMETERS as readonly string[]).includes(key)) {
       return invalid(parameter(key), 'cannot be set: CloudNativePG fixes this parameter');
