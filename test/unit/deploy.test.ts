@@ -2,7 +2,9 @@
  * deploy/ and the Dockerfile, statically: every manifest parses; the kustomize base installs the CRDs,
  * the RBAC, the Deployment, its Service and its PodDisruptionBudget; the Deployment matches what the
  * operator needs (probes on the paths the server serves, the lease the Role allows, only variables
- * `pgfsm run` understands); the image is multi-stage, Node 20, non-root and runs the CLI.
+ * `pgfsm run` understands); the namespaced overlay installs the same with namespaced Roles only, in
+ * exactly the namespaces it tells the operator to watch; the image is multi-stage, Node 20, non-root and
+ * runs the CLI.
  *
  * There is no Docker engine where this was written, so the Dockerfile is never built here.
  */
@@ -12,10 +14,11 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { leaseNamespaceOf, type RunOptions, registerRun } from '../../src/operator/cli/run.ts';
+import { leaseNamespaceOf, type RunOptions, registerRun, watchedNamespaces } from '../../src/operator/cli/run.ts';
 import { stopOnSignals } from '../../src/operator/driver/operator.ts';
 import { parseAddress, startServer } from '../../src/operator/driver/server.ts';
 import { runOptions } from '../../src/tools/docs/options.ts';
+import { renderKustomization } from '../../src/tools/install/kustomize.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DEPLOY = join(ROOT, 'deploy');
@@ -43,16 +46,16 @@ function parseFile(path: string): Obj[] {
   });
 }
 
-/** What `kubectl apply -k dir` would send, without transformers (none are used): objects by file. */
+/**
+ * What `kubectl apply -k dir` sends, by the renderer the integration tests install from (it refuses any
+ * kustomize feature it does not implement; its output was compared with `kubectl kustomize`, v5.5.0,
+ * object for object, for deploy/ and deploy/overlays/namespaced/).
+ */
 function build(dir: string, seen: string[] = []): Array<{ file: string; object: Obj }> {
-  const kustomization = parseFile(join(dir, 'kustomization.yaml'))[0] as unknown as { resources?: string[] };
-  return (kustomization.resources ?? []).flatMap((resource) => {
-    const path = join(dir, resource);
-    if (!existsSync(path)) throw new Error(`${relative(ROOT, dir)}/kustomization.yaml: ${resource} does not exist`);
-    seen.push(path);
-    if (statSync(path).isDirectory()) return build(path, seen);
-    return parseFile(path).map((object) => ({ file: relative(ROOT, path), object }));
-  });
+  return renderKustomization(dir, seen).map(({ file, object }) => ({
+    file: relative(ROOT, file),
+    object: object as Obj,
+  }));
 }
 
 const listed: string[] = [];
@@ -295,6 +298,85 @@ describe('the Deployment', () => {
     }>('Service');
     expect(matches(service.spec.selector, labels)).toBe(true);
     expect(service.spec.ports).toContainEqual(expect.objectContaining({ port: 8080, targetPort: 'metrics' }));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// deploy/overlays/namespaced: the same operator, watching a list of namespaces with Roles only there.
+
+const OVERLAY = join(DEPLOY, 'overlays/namespaced');
+const overlayFiles: string[] = [];
+const overlay = build(OVERLAY, overlayFiles).map((i) => i.object);
+const inOverlay = (kind: string) => overlay.filter((o) => o.kind === kind);
+const idOf = (o: Obj) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+const CLASSES_RULE: Rule = {
+  apiGroups: ['pgfsm.io'],
+  resources: ['postgresclusterclasses'],
+  verbs: ['get', 'list', 'watch'],
+};
+const baseClusterRole = one<{ rules: Rule[] }>('ClusterRole', 'pgfsm');
+const overlayDeployment = inOverlay('Deployment')[0] as Obj & Deployment;
+const overlayEnv = Object.fromEntries(
+  (overlayDeployment.spec.template.spec.containers[0]?.env ?? []).flatMap((e) =>
+    e.value !== undefined ? [[e.name, e.value]] : [],
+  ),
+);
+
+describe('the namespaced overlay', () => {
+  it('installs every file of its directory, and the base objects with no second copy', () => {
+    const files = yamlFiles(OVERLAY).filter((f) => !f.endsWith('kustomization.yaml'));
+    for (const file of files) expect(overlayFiles, `${relative(ROOT, file)} is not installed`).toContain(file);
+    const ids = overlay.map(idOf);
+    expect(new Set(ids).size, 'an object is installed twice').toBe(ids.length);
+    expect(ids).toEqual(expect.arrayContaining(objects.map(idOf)));
+  });
+
+  it('tells the operator to watch team-a and team-b, as pgfsm run parses it', async () => {
+    expect(watchedNamespaces(await parseRun(overlayEnv))).toEqual(['team-a', 'team-b']);
+    // Nothing else about the Deployment changes.
+    const { env: _, ...container } = overlayDeployment.spec.template.spec.containers[0] as Container;
+    const { env: __, ...baseContainer } = pod.containers[0] as Container;
+    expect(container).toEqual(baseContainer);
+    const baseEnv = (pod.containers[0]?.env ?? []).map((e) => e.name);
+    expect((overlayDeployment.spec.template.spec.containers[0]?.env ?? []).map((e) => e.name)).toEqual([
+      ...baseEnv,
+      'PGFSM_NAMESPACE',
+    ]);
+  });
+
+  it('grants nothing cluster-wide but reading the classes', () => {
+    const clusterRoles = inOverlay('ClusterRole') as Array<Obj & { rules: Rule[] }>;
+    for (const role of clusterRoles) expect(role.rules, role.metadata.name).toEqual([CLASSES_RULE]);
+    for (const binding of inOverlay('ClusterRoleBinding') as Array<Obj & Binding>) {
+      expect(binding.roleRef.kind).toBe('ClusterRole');
+      expect(clusterRoles.map((r) => r.metadata.name)).toContain(binding.roleRef.name);
+    }
+  });
+
+  it('has one Role per watched namespace with the cluster-wide rules but the classes, bound to the operator', async () => {
+    const watched = watchedNamespaces(await parseRun(overlayEnv)) ?? [];
+    const expected = baseClusterRole.rules.filter((r) => !r.resources.includes('postgresclusterclasses'));
+    expect(expected.length).toBe(baseClusterRole.rules.length - 1);
+    const roles = (inOverlay('Role') as Array<Obj & { rules: Rule[] }>).filter((r) => r.metadata.name === 'pgfsm');
+    expect(roles.map((r) => r.metadata.namespace).sort()).toEqual([...watched].sort());
+    for (const role of roles) expect(role.rules, role.metadata.namespace).toEqual(expected);
+    const subject = { kind: 'ServiceAccount', name: pod.serviceAccountName, namespace: deployment.metadata.namespace };
+    for (const namespace of watched) {
+      const binding = (inOverlay('RoleBinding') as Array<Obj & Binding>).find(
+        (b) => b.metadata.namespace === namespace && b.roleRef.name === 'pgfsm',
+      );
+      expect(binding?.roleRef.kind, namespace).toBe('Role');
+      expect(binding?.subjects).toEqual([subject]);
+    }
+  });
+
+  it('keeps every other object of the base as it is (the leader-election Role among them)', () => {
+    const changed = new Set(['ClusterRole//pgfsm', idOf(deployment)]);
+    const byId = new Map(overlay.map((o) => [idOf(o), o]));
+    for (const object of objects) {
+      if (changed.has(idOf(object))) continue;
+      expect(byId.get(idOf(object)), idOf(object)).toEqual(object);
+    }
   });
 });
 

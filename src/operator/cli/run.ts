@@ -7,11 +7,13 @@ import { readFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Settings } from '../domain/observation.ts';
 import type { Leadership } from '../driver/sources.ts';
+import { parseNamespaceList } from '../kubernetes/multi-namespace.ts';
 import { duration, envOption as option, wholeNumber } from './arguments.ts';
 
 export interface RunOptions {
   kubeconfig?: string;
   context?: string;
+  /** `a,b`, checked when parsed (namespaceList); absent or empty: all namespaces. */
   namespace?: string;
   workers: number;
   requeueDelay: number;
@@ -31,16 +33,34 @@ const bool = (value: string | boolean) => {
   throw new InvalidArgumentError('must be true or false');
 };
 
+/**
+ * `--namespace a,b`: rejected at parse time with a message naming the bad entry, so that a typo stops
+ * the process before it starts informers that would fail with 403 or watch the wrong namespace. The
+ * value stays the string as given; watchedNamespaces turns it into the list.
+ */
+const namespaceList = (value: string): string => {
+  try {
+    parseNamespaceList(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+  return value;
+};
+
+/** The namespaces to watch; undefined for all. */
+export const watchedNamespaces = (options: Pick<RunOptions, 'namespace'>): string[] | undefined =>
+  parseNamespaceList(options.namespace);
+
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
 
-/** The lease lives with the operator: explicit, else the pod's own namespace, else the watched one. */
+/** The lease lives with the operator: explicit, else the pod's own namespace, else the first watched one. */
 export function leaseNamespaceOf(options: Pick<RunOptions, 'leaseNamespace' | 'namespace'>): string {
   if (options.leaseNamespace) return options.leaseNamespace;
   if (process.env.POD_NAMESPACE) return process.env.POD_NAMESPACE;
   try {
     return readFileSync(SERVICE_ACCOUNT_NAMESPACE, 'utf8').trim();
   } catch {
-    return options.namespace ?? 'default';
+    return watchedNamespaces(options)?.[0] ?? 'default';
   }
 }
 
@@ -73,10 +93,11 @@ export async function runOperator(options: RunOptions): Promise<void> {
   });
   const identity = options.identity ?? defaultIdentity();
   const leaseNamespace = leaseNamespaceOf(options);
+  const namespaces = watchedNamespaces(options);
   log.info(
     {
       server: kc.getCurrentCluster()?.server,
-      namespace: options.namespace ?? '(all)',
+      namespace: namespaces?.join(',') ?? '(all)',
       workers: options.workers,
       identity,
       leaderElect: options.leaderElect,
@@ -88,7 +109,7 @@ export async function runOperator(options: RunOptions): Promise<void> {
     ? new LeaseElector(kc, { namespace: leaseNamespace, name: options.leaseName, identity, log })
     : new SoleLeader(identity);
   const operator = await startOperator({
-    sources: createWatchSources(kc, { ...(options.namespace ? { namespace: options.namespace } : {}), log }),
+    sources: createWatchSources(kc, { ...(namespaces ? { namespaces } : {}), log }),
     // Events name this replica, so that two replicas' events are told apart.
     ports: kubernetesPorts(kc, { reportingInstance: identity }),
     settings: settingsOf(options),
@@ -112,7 +133,13 @@ export function registerRun(program: Command): Command {
       ),
     )
     .addOption(option('--context <name>', 'kubeconfig context to use', 'PGFSM_CONTEXT'))
-    .addOption(option('--namespace <name>', 'watch only this namespace (default: all)', 'PGFSM_NAMESPACE'))
+    .addOption(
+      option(
+        '--namespace <names>',
+        'watch only these namespaces, comma-separated: a,b (default: all)',
+        'PGFSM_NAMESPACE',
+      ).argParser(namespaceList),
+    )
     .addOption(option('--workers <n>', 'concurrent reconciles', 'PGFSM_WORKERS').argParser(wholeNumber(1)).default(2))
     .addOption(
       option('--requeue-delay <duration>', 'wait before looking again at a waiting cluster', 'PGFSM_REQUEUE_DELAY')
@@ -142,7 +169,7 @@ export function registerRun(program: Command): Command {
     .addOption(
       option(
         '--lease-namespace <name>',
-        'namespace of the Lease (default: the pod namespace, else --namespace, else default)',
+        'namespace of the Lease (default: the pod namespace, else the first --namespace, else default)',
         'PGFSM_LEASE_NAMESPACE',
       ),
     )

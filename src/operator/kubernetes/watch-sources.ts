@@ -3,13 +3,15 @@
  *
  * Filtering, per kind:
  * - PostgresCluster, PostgresClusterClass: everything (ours by definition; classes are cluster-scoped,
- *   so they are watched cluster-wide even when `namespace` narrows the rest).
+ *   so they are watched cluster-wide even when `namespaces` narrows the rest).
  * - CNPG Cluster and Pooler: everything in scope. Their status is what the lifecycle waits on, and a
  *   foreign object that merely has the name of our child must wake its cluster when it goes away.
- * - ConfigMap: only ours (`app.kubernetes.io/managed-by=pgfsm`).
+ * - ConfigMap: every one in scope, metadata-only. The pass must see a foreign ConfigMap that has our
+ *   child's name (to refuse adopting it), which a label selector would hide; metadata is all a ConfigMap
+ *   of someone else costs. The data of ours is read by a GET when its resourceVersion moves (cache-reads.ts).
  * - Deployment: CNPG puts no label on a pooler's Deployment, only an owner reference to the Pooler, so
- *   no server-side selector can find them. Watched metadata-only and filtered in the client to those
- *   owned by a Pooler, which keeps the cache small.
+ *   no server-side selector can find them. Filtered in the client to those owned by a Pooler and trimmed
+ *   to metadata and `status.readyReplicas` (the pooler's readiness signal), which keeps the cache small.
  * - Secret: NOT label-filtered. The password Secrets of managed roles belong to the user and carry no
  *   label or owner, and a label selector cannot say "ours, or named by some cluster". Requiring users to
  *   label them would make a forgotten label silently delay role creation until the next requeue. Instead
@@ -20,10 +22,10 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, type PostgresCluster, type PostgresClusterClass } from '../api/schema.ts';
-import { CNPG_API_VERSION, type CnpgCluster, type ConfigMap, type KubeObject, type Pooler } from '../domain/objects.ts';
-import { MANAGED_BY_LABEL } from '../domain/vocabulary.ts';
+import { CNPG_API_VERSION, type CnpgCluster, type KubeObject, type Pooler } from '../domain/objects.ts';
 import type { ObjectSource, WatchSources } from '../driver/sources.ts';
 import { Informer, type InformerLog, type InformerOptions, type ResourceType } from './informer.ts';
+import { MultiNamespaceSource } from './multi-namespace.ts';
 
 export const RESOURCES = {
   clusters: { apiVersion: API_VERSION, kind: 'PostgresCluster', plural: 'postgresclusters', namespaced: true },
@@ -46,7 +48,13 @@ export type Timing = Pick<
 >;
 
 export interface WatchSourceOptions {
-  /** Watch one namespace; default all. */
+  /**
+   * Watch only these namespaces (namespaced kinds; classes stay cluster-wide); default all. Several
+   * namespaces mean one informer per kind and namespace, merged (multi-namespace.ts): the token of the
+   * namespaced install may list and watch only inside each of them.
+   */
+  namespaces?: readonly string[];
+  /** One namespace: the same as `namespaces: [namespace]`. */
   namespace?: string;
   log?: InformerLog;
   timing?: Timing;
@@ -68,13 +76,22 @@ const ownedByPooler = (object: KubeObject) =>
     (o) => o.kind === 'Pooler' && o.apiVersion.startsWith(`${CNPG_API_VERSION.split('/')[0]}/`),
   );
 
+/** A Deployment as the cache keeps it: its metadata and how many of its replicas are ready. */
+export const readinessOf = <T extends KubeObject>(object: T): T => {
+  const ready = (object as { status?: { readyReplicas?: unknown } }).status?.readyReplicas;
+  return {
+    ...metadataOf(object),
+    ...(typeof ready === 'number' ? { status: { readyReplicas: ready } } : {}),
+  } as T;
+};
+
 /** How each kind is watched (the reasons are in this module's comment). */
 export interface WatchShape {
   resource: ResourceType;
   /** Ask the server for metadata only, and keep nothing else. */
   metadataOnly?: boolean;
-  /** A server-side label selector `key=value`. */
-  label?: { key: string; value: string };
+  /** What the cache keeps of a full object, when not all of it (default: all but managedFields). */
+  keep?: <T extends KubeObject>(object: T) => T;
   /** A client-side filter, for what no selector can express. */
   filter?: (object: KubeObject) => boolean;
 }
@@ -85,9 +102,13 @@ export const WATCH_SHAPES: Record<keyof WatchSources, WatchShape> = {
   cnpgClusters: { resource: RESOURCES.cnpgClusters },
   poolers: { resource: RESOURCES.poolers },
   secrets: { resource: RESOURCES.secrets, metadataOnly: true },
-  configMaps: { resource: RESOURCES.configMaps, label: { key: MANAGED_BY_LABEL, value: 'pgfsm' } },
-  deployments: { resource: RESOURCES.deployments, metadataOnly: true, filter: ownedByPooler },
+  configMaps: { resource: RESOURCES.configMaps, metadataOnly: true },
+  deployments: { resource: RESOURCES.deployments, keep: readinessOf, filter: ownedByPooler },
 };
+
+/** What the cache keeps of each object of a shape. */
+export const cachedFormOf = (shape: WatchShape): (<T extends KubeObject>(object: T) => T) =>
+  shape.metadataOnly ? metadataOf : (shape.keep ?? slim);
 
 /** Builds one source per watched kind, each typed as the driver reads it, from a maker of sources. */
 export function watchSourcesFrom(make: <T extends KubeObject>(shape: WatchShape) => ObjectSource<T>): WatchSources {
@@ -97,22 +118,35 @@ export function watchSourcesFrom(make: <T extends KubeObject>(shape: WatchShape)
     cnpgClusters: make<CnpgCluster>(WATCH_SHAPES.cnpgClusters),
     poolers: make<Pooler>(WATCH_SHAPES.poolers),
     secrets: make<KubeObject>(WATCH_SHAPES.secrets),
-    configMaps: make<ConfigMap>(WATCH_SHAPES.configMaps),
+    configMaps: make<KubeObject>(WATCH_SHAPES.configMaps),
     deployments: make<KubeObject>(WATCH_SHAPES.deployments),
   };
 }
 
 export function createWatchSources(kc: KubeConfig, options: WatchSourceOptions = {}): WatchSources {
-  const make = <T extends KubeObject>({ resource, metadataOnly, label, filter }: WatchShape): Informer<T> =>
+  const namespaces = options.namespaces ?? (options.namespace !== undefined ? [options.namespace] : undefined);
+  if (namespaces !== undefined && namespaces.length === 0)
+    throw new Error('createWatchSources: an empty namespace list');
+  if (namespaces !== undefined && new Set(namespaces).size !== namespaces.length) {
+    throw new Error(`createWatchSources: a namespace is listed twice in ${namespaces.join(',')}`);
+  }
+  const informer = <T extends KubeObject>(shape: WatchShape, namespace: string | undefined): Informer<T> =>
     new Informer<T>(kc, {
-      resource,
-      transform: metadataOnly ? metadataOf : slim,
+      resource: shape.resource,
+      transform: cachedFormOf(shape),
       ...options.timing,
       ...(options.log ? { log: options.log } : {}),
-      ...(options.namespace && resource.namespaced ? { namespace: options.namespace } : {}),
-      ...(metadataOnly ? { metadataOnly } : {}),
-      ...(label ? { labelSelector: `${label.key}=${label.value}` } : {}),
-      ...(filter ? { filter } : {}),
+      ...(namespace !== undefined ? { namespace } : {}),
+      ...(shape.metadataOnly ? { metadataOnly: true } : {}),
+      ...(shape.filter ? { filter: shape.filter } : {}),
     });
+  const make = <T extends KubeObject>(shape: WatchShape): ObjectSource<T> => {
+    // Cluster-scoped kinds (classes) and the all-namespaces mode: one informer.
+    if (!shape.resource.namespaced || namespaces === undefined) return informer<T>(shape, undefined);
+    const [only] = namespaces;
+    if (namespaces.length === 1 && only !== undefined) return informer<T>(shape, only);
+    const parts = new Map(namespaces.map((n) => [n, informer<T>(shape, n)] as const));
+    return new MultiNamespaceSource<T>(`${shape.resource.plural} in ${namespaces.join(',')}`, parts);
+  };
   return watchSourcesFrom(make);
 }

@@ -21,6 +21,7 @@ import {
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import { packageFile } from '../package-files.ts';
+import { asModel, renderKustomization } from './kustomize.ts';
 
 export const PGFSM_CRDS = [
   packageFile('deploy/crds/pgfsm.io_postgresclusters.yaml'),
@@ -35,6 +36,19 @@ export const RBAC_MANIFESTS = [
   'cluster-role-binding',
   'leader-election',
 ].map((f) => packageFile('deploy/rbac', `${f}.yaml`));
+
+/** The namespaced install mode: Roles in team-a and team-b only, plus reading the classes cluster-wide. */
+export const NAMESPACED_OVERLAY = packageFile('deploy/overlays/namespaced');
+
+const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+
+/**
+ * The RBAC a kustomization installs (with the operator's Namespace and ServiceAccount), as the kustomize
+ * subset of kustomize.ts renders it, typed for createManifests/applyManifests: what a test installs is
+ * then exactly what `kubectl apply -k` would, patches included.
+ */
+export const rbacOf = (dir: string): KubernetesObject[] =>
+  asModel(renderKustomization(dir).flatMap(({ object }) => (RBAC_KINDS.has(object.kind ?? '') ? [object] : [])));
 
 export const CNPG_CLUSTER_CRD = 'clusters.postgresql.cnpg.io';
 
