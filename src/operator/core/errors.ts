@@ -17,6 +17,11 @@ export type ErrorClass =
    * deletion takes the PostgresCluster too: nothing to fix, report or retry sooner than usual.
    */
   | 'namespaceTerminating'
+  /**
+   * Refused before it was sent: this replica no longer holds the leader lease by its own clock
+   * (src/operator/driver/fenced-ports.ts). Its workers are stopping; the next leader does the work.
+   */
+  | 'notLeader'
   | 'other';
 
 export class PortError extends Error {
@@ -51,6 +56,8 @@ export function retryFor(errorClass: ErrorClass): Retry {
     case 'timeout':
     // Asking again soon cannot help; the namespace's deletion ends this cluster anyway.
     case 'namespaceTerminating':
+    // Not hot: the workers stop, and a replica that leads again enqueues every cluster anyway.
+    case 'notLeader':
       return 'afterDelay';
     default:
       return 'backoff';

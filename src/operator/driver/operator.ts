@@ -7,6 +7,7 @@ import type { Ports } from '../core/ports.ts';
 import { reconcile } from '../core/reconcile.ts';
 import type { Settings } from '../domain/observation.ts';
 import { Controller } from './controller.ts';
+import { fencedPorts } from './fenced-ports.ts';
 import type { Logger } from './logger.ts';
 import { OperatorMetrics } from './metrics.ts';
 import { type ProbeServer, sourceChecks, startServer } from './server.ts';
@@ -62,9 +63,11 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const { sources, logger: log, leadership } = options;
   const metrics = options.metrics ?? new OperatorMetrics();
   metrics.observeSources(sources.clusters, allSources(sources));
+  // Every write first checks that this replica still holds the lease, by its own clock (fenced-ports.ts).
+  const ports = fencedPorts(options.ports, leadership);
   const controller = new Controller({
     sources,
-    reconcile: (key) => reconcile(key, { ports: options.ports, settings: options.settings }),
+    reconcile: (key) => reconcile(key, { ports, settings: options.settings }),
     workers: options.workers,
     logger: log,
     metrics,

@@ -11,8 +11,21 @@
  *   down at once when it sees another holder;
  * - on shutdown the leader clears holderIdentity, so a standby takes over at its next retry instead of
  *   waiting for the lease to expire.
+ *
+ * Every judgement of elapsed time uses a monotonic clock (`performance.now()`), never timers alone: a
+ * process paused by SIGSTOP, a VM freeze or a long GC pause runs its overdue timers late, and may run I/O
+ * callbacks (a pass's next write) before them. `isLeader()` therefore measures the renew deadline itself,
+ * from the moment the last successful renewal was sent, and steps down on the spot once it has passed: a
+ * replica resumed after its deadline refuses its first write (fenced-ports.ts), before its timers run.
+ *
+ * Why the deadline counts from when the renewal was sent: another replica can only see the renewed record
+ * once the write has reached the API server, which is after it was sent, and it waits a whole lease
+ * duration from then. So this replica stops writing at least leaseDuration − renewDeadline (5 s by
+ * default) before anyone else may start, a margin that covers a write already on its way when the
+ * deadline passes.
  */
 import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
 import type { Leadership, LeadershipCallbacks } from '../driver/sources.ts';
 
@@ -25,9 +38,14 @@ export interface LeaseElectorOptions {
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
   log?: { info(fields: object, message: string): void; warn(fields: object, message: string): void };
+  /** Monotonic milliseconds that keep counting while the process is paused; default `performance.now()`. */
+  clock?: () => number;
 }
 
-type Attempt = 'held' | 'taken' | 'failed';
+/** `held` carries when the write that won or renewed the lease was sent, on the monotonic clock. */
+type Attempt = { outcome: 'held'; sentAt: number } | { outcome: 'taken' } | { outcome: 'failed' };
+const TAKEN: Attempt = { outcome: 'taken' };
+const FAILED: Attempt = { outcome: 'failed' };
 
 export const defaultIdentity = () => `${hostname()}-${process.pid}`;
 
@@ -39,7 +57,10 @@ export class LeaseElector implements Leadership {
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
+  private readonly now: () => number;
   private leading = false;
+  /** When the last successful acquire or renew was sent (monotonic ms); the renew deadline counts from it. */
+  private renewedAt: number | undefined;
   private running = false;
   private callbacks: LeadershipCallbacks | undefined;
   private tickTimer: ReturnType<typeof setTimeout> | undefined;
@@ -58,11 +79,22 @@ export class LeaseElector implements Leadership {
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
+    this.now = options.clock ?? (() => performance.now());
     if (this.renewDeadlineMs >= this.leaseDurationMs) throw new Error('renew deadline must be shorter than the lease');
   }
 
+  /**
+   * Whether this replica may write now: it leads and its last successful renewal was sent less than the
+   * renew deadline ago, by the monotonic clock. A leader past its deadline steps down here and now
+   * (onStoppedLeading runs before this returns), whether or not its timers have fired yet.
+   */
   isLeader(): boolean {
+    if (this.leading && !this.withinDeadline()) this.stepDown('renew deadline passed');
     return this.leading;
+  }
+
+  private withinDeadline(): boolean {
+    return this.renewedAt !== undefined && this.now() < this.renewedAt + this.renewDeadlineMs;
   }
 
   start(callbacks: LeadershipCallbacks): void {
@@ -94,24 +126,31 @@ export class LeaseElector implements Leadership {
   }
 
   private async tick(): Promise<void> {
-    // A hung request must not stall the loop for good; the deadline timer steps down regardless. The
-    // bound is generous so that a merely slow API server does not look like a failed renewal.
+    // A hung request must not stall the loop for good; the deadline steps down regardless. The bound is
+    // generous so that a merely slow API server does not look like a failed renewal.
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<Attempt>((resolve) => {
-      timer = setTimeout(() => resolve('failed'), this.renewDeadlineMs);
+      timer = setTimeout(() => resolve(FAILED), this.renewDeadlineMs);
     });
     const result = await Promise.race([this.tryAcquireOrRenew().catch((error) => this.failed(error)), timeout]);
     clearTimeout(timer);
     if (!this.running) return;
-    if (result === 'held') {
+    if (result.outcome === 'held') {
       this.lastError = undefined;
-      this.armDeadline();
-      if (!this.leading) {
-        this.leading = true;
-        this.options.log?.info({ lease: this.leaseName(), identity: this.identity }, 'acquired the lease');
-        this.callbacks?.onStartedLeading();
+      this.renewedAt = result.sentAt;
+      // A renewal whose answer came back after the deadline (the process was paused meanwhile) does not
+      // count: the lease is ours on the server, and the next attempt renews it again and leads afresh.
+      if (this.withinDeadline()) {
+        this.armDeadline();
+        if (!this.leading) {
+          this.leading = true;
+          this.options.log?.info({ lease: this.leaseName(), identity: this.identity }, 'acquired the lease');
+          this.callbacks?.onStartedLeading();
+        }
+      } else {
+        this.stepDown('renewed only after the renew deadline');
       }
-    } else if (result === 'taken' && this.leading) {
+    } else if (result.outcome === 'taken' && this.leading) {
       this.stepDown('another replica holds the lease');
     }
     // Candidates spread their attempts a little; the leader renews on the beat.
@@ -128,12 +167,26 @@ export class LeaseElector implements Leadership {
         'lease update failed',
       );
     }
-    return 'failed';
+    return FAILED;
   }
 
+  /**
+   * Steps down when the renew deadline passes without a renewal. The timer only makes a leader with no
+   * write to make notice; the deadline itself is measured on the monotonic clock when it fires (and by
+   * `isLeader()` before every write), so a timer that fires early re-arms and one that fires late, after
+   * a pause, changes nothing that `isLeader()` had not already refused.
+   */
   private armDeadline(): void {
     clearTimeout(this.deadlineTimer);
-    this.deadlineTimer = setTimeout(() => this.stepDown('could not renew the lease'), this.renewDeadlineMs);
+    const left = (this.renewedAt ?? 0) + this.renewDeadlineMs - this.now();
+    this.deadlineTimer = setTimeout(
+      () => {
+        if (!this.leading) return;
+        if (this.withinDeadline()) this.armDeadline();
+        else this.stepDown('could not renew the lease');
+      },
+      Math.max(0, left),
+    );
   }
 
   private stepDown(reason: string): void {
@@ -159,10 +212,12 @@ export class LeaseElector implements Leadership {
 
   private async tryAcquireOrRenew(): Promise<Attempt> {
     const { name, namespace } = this.options;
+    // Wall-clock time is only written into the record, for people to read; it decides nothing here.
     const now = Date.now();
     const durationSeconds = Math.ceil(this.leaseDurationMs / 1000);
     const lease = await this.read();
     if (!lease) {
+      const sentAt = this.now();
       await this.api.createNamespacedLease({
         namespace,
         body: {
@@ -177,15 +232,17 @@ export class LeaseElector implements Leadership {
         },
       });
       this.observed = undefined;
-      return 'held';
+      return { outcome: 'held', sentAt };
     }
     const spec = lease.spec ?? {};
     const holder = spec.holderIdentity ?? '';
     const record = JSON.stringify([holder, spec.renewTime, spec.leaseDurationSeconds, spec.leaseTransitions]);
-    if (this.observed?.record !== record) this.observed = { record, at: now };
+    const seen = this.now();
+    if (this.observed?.record !== record) this.observed = { record, at: seen };
     const validFor = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
-    if (holder !== '' && holder !== this.identity && this.observed.at + validFor > now) return 'taken';
+    if (holder !== '' && holder !== this.identity && this.observed.at + validFor > seen) return TAKEN;
     const mine = holder === this.identity;
+    const sentAt = this.now();
     await this.api.replaceNamespacedLease({
       name,
       namespace,
@@ -201,7 +258,7 @@ export class LeaseElector implements Leadership {
         },
       },
     });
-    return 'held';
+    return { outcome: 'held', sentAt };
   }
 
   /** Clears the holder so that a standby need not wait for the lease to expire. */

@@ -1,0 +1,120 @@
+/**
+ * Fencing: every write a pass makes asks the leadership first, and is refused (PortError `notLeader`)
+ * unless this replica still holds the lease by its own monotonic clock (LeaseElector.isLeader measures
+ * the renew deadline from the last successful renewal; src/operator/kubernetes/leader.ts).
+ *
+ * Stopping the workers when leadership is lost is not enough on its own: a process paused by SIGSTOP (a
+ * frozen VM, a long GC pause) resumes in the middle of a pass, or with overdue queue timers and buffered
+ * watch events, and would run them before its renew timer notices anything. Asking before each write
+ * closes that: the first write after the pause is refused, the pass ends, the workers stop, and the
+ * replica that took over meanwhile is the only one writing. The conditional writes (resourceVersion on
+ * status, finalizers and child writes) are the second line: they stop a stale pass from overwriting what
+ * changed since it read, but not from writing where nothing changed yet.
+ *
+ * Reads pass through untouched: a standby reading its caches harms nobody.
+ */
+import type { OwnerReference } from '../api/schema.ts';
+import { PortError } from '../core/errors.ts';
+import type { ChildPort, Ports } from '../core/ports.ts';
+import type { KubeObject, ObjectRef } from '../domain/objects.ts';
+import type { Leadership } from './sources.ts';
+
+/** Throws `notLeader` unless `leadership` holds the lease right now. */
+function fenceOf(leadership: Pick<Leadership, 'isLeader' | 'identity'>) {
+  return (what: string): void => {
+    if (!leadership.isLeader())
+      throw new PortError('notLeader', `${what} refused: ${leadership.identity} does not hold the leader lease`);
+  };
+}
+
+type Fence = ReturnType<typeof fenceOf>;
+
+/** The writes every child port has. */
+function fencedChild(
+  port: Pick<ChildPort<KubeObject>, 'delete' | 'setOwner' | 'releaseOwner'>,
+  kind: string,
+  fence: Fence,
+) {
+  return {
+    delete: async (ref: ObjectRef) => {
+      fence(`delete ${kind}`);
+      return port.delete(ref);
+    },
+    setOwner: async (ref: ObjectRef, owner: OwnerReference) => {
+      fence(`set owner of ${kind}`);
+      return port.setOwner(ref, owner);
+    },
+    releaseOwner: async (ref: ObjectRef, ownerUid: string) => {
+      fence(`release ${kind}`);
+      return port.releaseOwner(ref, ownerUid);
+    },
+  };
+}
+
+/**
+ * `ports` whose writes (apply, create, delete, owner references, finalizers, status, events) each check
+ * `leadership` just before they start. Methods are bound to their ports, so adapter classes keep `this`.
+ */
+export function fencedPorts(ports: Ports, leadership: Pick<Leadership, 'isLeader' | 'identity'>): Ports {
+  const fence = fenceOf(leadership);
+  const { clusters, secrets, cnpgClusters, poolers, configMaps, events } = ports;
+  // Every port is listed, none spread: a port or a write added later fails to compile here until fenced.
+  return {
+    classes: ports.classes,
+    clock: ports.clock,
+    clusters: {
+      get: (key) => clusters.get(key),
+      addFinalizer: async (cluster, finalizer) => {
+        fence('add finalizer');
+        return clusters.addFinalizer(cluster, finalizer);
+      },
+      removeFinalizer: async (cluster, finalizer) => {
+        fence('remove finalizer');
+        return clusters.removeFinalizer(cluster, finalizer);
+      },
+      writeStatus: async (cluster, status) => {
+        fence('write status');
+        return clusters.writeStatus(cluster, status);
+      },
+    },
+    secrets: {
+      get: (ref) => secrets.get(ref),
+      ...fencedChild(secrets, 'Secret', fence),
+      create: async (template) => {
+        fence('create Secret');
+        return secrets.create(template);
+      },
+    },
+    cnpgClusters: {
+      get: (ref) => cnpgClusters.get(ref),
+      ...fencedChild(cnpgClusters, 'Cluster', fence),
+      apply: async (object, part) => {
+        fence('apply Cluster');
+        return cnpgClusters.apply(object, part);
+      },
+    },
+    poolers: {
+      get: (ref) => poolers.get(ref),
+      view: (ref) => poolers.view(ref),
+      ...fencedChild(poolers, 'Pooler', fence),
+      apply: async (object) => {
+        fence('apply Pooler');
+        return poolers.apply(object);
+      },
+    },
+    configMaps: {
+      get: (ref) => configMaps.get(ref),
+      ...fencedChild(configMaps, 'ConfigMap', fence),
+      apply: async (object) => {
+        fence('apply ConfigMap');
+        return configMaps.apply(object);
+      },
+    },
+    events: {
+      emit: async (regarding, event) => {
+        fence(`event ${event.reason}`);
+        return events.emit(regarding, event);
+      },
+    },
+  };
+}
