@@ -1,8 +1,17 @@
 /** Executes the writes the machine asked for, in order, through the ports. */
-import type { PostgresCluster } from '../api/schema.ts';
+import { isDeepStrictEqual } from 'node:util';
+import type { OwnerReference, PostgresCluster } from '../api/schema.ts';
 import { type Effect, type KubeEvent, type Write, warning } from '../domain/effects.ts';
-import type { CnpgCluster, ConfigMap, KubeObject, ObjectRef, Pooler } from '../domain/objects.ts';
+import {
+  type CnpgCluster,
+  type ConfigMap,
+  type KubeObject,
+  type ObjectRef,
+  type Pooler,
+  refOf,
+} from '../domain/objects.ts';
 import { EventReason, FINALIZER } from '../domain/vocabulary.ts';
+import { classOf, type ErrorClass } from './errors.ts';
 import type { ChildPort, Ports } from './ports.ts';
 
 function childPort(ports: Ports, ref: Pick<ObjectRef, 'kind'>): ChildPort<KubeObject> {
@@ -48,6 +57,73 @@ async function write(ports: Ports, cluster: PostgresCluster, effect: Write): Pro
       return childPort(ports, effect.ref).releaseOwner(effect.ref, effect.ownerUid);
   }
 }
+
+/**
+ * Error classes in which the API server answered, and said no: the write did not happen. After any other
+ * (a timeout, a connection cut, a 5xx) the request may have been carried out and only its answer lost.
+ */
+const ANSWERED: ReadonlySet<ErrorClass> = new Set<ErrorClass>([
+  'conflict',
+  'rejected',
+  'forbidden',
+  'notFound',
+  'namespaceTerminating',
+  'tooManyRequests',
+]);
+
+/**
+ * Whether `actual` holds everything `expected` says: its fields, recursively, with the same values; list
+ * items in order, each holding the one sent. What others added (defaults, status, other managers'
+ * fields) does not matter; anything sent and not found does.
+ */
+export function holds(actual: unknown, expected: unknown): boolean {
+  if (expected === undefined) return true;
+  if (Array.isArray(expected)) {
+    return Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => holds(actual[i], e));
+  }
+  if (typeof expected === 'object' && expected !== null) {
+    if (typeof actual !== 'object' || actual === null || Array.isArray(actual)) return false;
+    const fields = actual as Record<string, unknown>;
+    return Object.entries(expected).every(([k, v]) => holds(fields[k], v));
+  }
+  return isDeepStrictEqual(actual, expected);
+}
+
+const ownedBy = (object: KubeObject, owner: OwnerReference) =>
+  (object.metadata.ownerReferences ?? []).some((o) => holds(o, owner));
+
+/**
+ * After a write whose answer was lost: whether the object read back is what the write meant to leave —
+ * the created Secret owned by this cluster, every field applied in place, the owner reference set. Only
+ * then is the write counted as done; otherwise (or when the read fails too) it stays a failure.
+ */
+async function landed(ports: Ports, effect: Write): Promise<boolean> {
+  try {
+    switch (effect.type) {
+      case 'createSecret': {
+        const secret = await ports.secrets.get(effect.secret.ref);
+        return secret !== undefined && ownedBy(secret, effect.secret.owner);
+      }
+      case 'apply': {
+        const ref = refOf(effect.object);
+        return holds(await childPort(ports, ref).get(ref), effect.object);
+      }
+      case 'setOwner': {
+        const object = await childPort(ports, effect.ref).get(effect.ref);
+        return object !== undefined && ownedBy(object, effect.owner);
+      }
+      default:
+        return false;
+    }
+  } catch {
+    return false;
+  }
+}
+
+/** A write that failed in a way that leaves open whether it happened, and that a read can settle. */
+const mayHaveLanded = (effect: Write, error: unknown) =>
+  (effect.type === 'createSecret' || effect.type === 'apply' || effect.type === 'setOwner') &&
+  !ANSWERED.has(classOf(error));
 
 /** What the shell knows of the world besides the cluster itself, to judge a destructive write. */
 export interface WorldFacts {
@@ -118,7 +194,12 @@ export async function executeEffects(
       await write(ports, cluster, effect);
       writes++;
     } catch (error) {
-      return { events, failure: { effect, error }, writes };
+      // A lost answer is not a failure when the write evidently happened: reported as done, with its own
+      // event, rather than as a failure whose Warning says the object was not created.
+      if (!(mayHaveLanded(effect, error) && (await landed(ports, effect)))) {
+        return { events, failure: { effect, error }, writes };
+      }
+      writes++;
     }
     if (effect.event) events.push({ event: effect.event, announcement: false });
   }

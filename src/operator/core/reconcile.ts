@@ -3,7 +3,8 @@
  *
  * observe through the ports → restore the machine from `status.state` → one tick through the machine →
  * execute its writes in order → project the status → persist it once, only if it changed → emit the
- * events → return the requeue decision. Nothing survives between passes except what is stored.
+ * events → return the requeue decision. Nothing survives between passes except what is stored, and the
+ * announcements of a pass whose status write failed (announcements.ts), held for the next one.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { initialTransition, transition } from 'xstate';
@@ -24,8 +25,9 @@ import {
   Reason,
   WRITE_FAILURE_REASON,
 } from '../domain/vocabulary.ts';
+import { type Announcements, type Handover, notIn } from './announcements.ts';
 import { classOf, isNamespaceTerminating, messageOf, retryFor, worstError } from './errors.ts';
-import { executeEffects, type PendingEvent } from './execute.ts';
+import { executeEffects } from './execute.ts';
 import { observeCluster } from './observe.ts';
 import type { ClusterKey, Ports } from './ports.ts';
 import { refusalOf, withAnnouncementsOf } from './refusal.ts';
@@ -51,12 +53,27 @@ export interface ReconcileOutcome {
   statusWritten: boolean;
   /** Writes to the world other than the status. */
   writes: number;
+  /** The events sent. */
   events: KubeEvent[];
+  /** The events the sink could not send even after its own retries; absent when every event was sent. */
+  unsent?: UnsentEvent[];
+}
+
+export interface UnsentEvent {
+  event: KubeEvent;
+  /** Why the last attempt failed. */
+  error: unknown;
 }
 
 export interface ReconcileOptions {
   ports: Ports;
   settings: Settings;
+  /**
+   * Where a pass whose status write failed leaves its status and announcements for the next pass of the
+   * object (announcements.ts): one per operator process. Without it they are dropped, and announcements
+   * are lost whenever the next pass does not take the same transition again.
+   */
+  announcements?: Announcements;
 }
 
 const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
@@ -111,7 +128,10 @@ function failureEvent(failure: WriteFailure, previous: PostgresClusterStatus | u
   return [warning(failure.reason, 'Write', failure.message)];
 }
 
-export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileOptions): Promise<ReconcileOutcome> {
+export async function reconcile(
+  key: ClusterKey,
+  { ports, settings, announcements }: ReconcileOptions,
+): Promise<ReconcileOutcome> {
   const outcome = (o: Partial<ReconcileOutcome> & Pick<ReconcileOutcome, 'requeue'>): ReconcileOutcome => ({
     key,
     found: true,
@@ -122,9 +142,22 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
   });
   let cluster: PostgresCluster | undefined;
   let observation: Awaited<ReturnType<typeof observeCluster>>;
+  /** The object as stored: the status write is decided against it, and a failed one held with it. */
+  let stored: PostgresCluster;
+  let handover: Handover | undefined;
   try {
     cluster = await ports.clusters.get(key);
-    if (!cluster) return outcome({ found: false, requeue: { kind: 'none' } });
+    if (!cluster) {
+      announcements?.forget(key);
+      return outcome({ found: false, requeue: { kind: 'none' } });
+    }
+    stored = cluster;
+    // The pass before this one computed a status from this same stored status but could not store it:
+    // this pass goes on from that status, as it would have had the write succeeded (announcements.ts).
+    // One that does not fit the object any more is not taken over; its announcements still are.
+    handover = announcements?.pending(cluster);
+    const status = handover?.status;
+    if (handover && !storedStateMisfit(status?.state, { ...cluster, status })) cluster = { ...cluster, status };
     observation = await observeCluster(ports, cluster);
   } catch (error) {
     return outcome({ requeue: requeueAfterError(error, settings), error });
@@ -195,7 +228,7 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
       settings,
       ...(failure ? { failure } : {}),
     });
-    if (!isDeepStrictEqual(status, previous)) {
+    if (!isDeepStrictEqual(status, stored.status)) {
       try {
         await ports.clusters.writeStatus(cluster, status);
         statusWritten = true;
@@ -206,22 +239,45 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
     }
   }
 
-  // A transition that was not stored will be taken again next pass: announce it then, not twice.
-  const pending: PendingEvent[] = statusFailed ? execution.events.filter((e) => !e.announcement) : execution.events;
-  const events = [
+  // The pass's one-time announcements: what the status it stores keeps the next pass from saying again.
+  // Readiness is announced as the pipeline confirms it, not while only observing (Pending, Suspended, Deleting).
+  const readiness = meta.conditions === 'pipeline' ? readinessEvents(previous?.conditions, status?.conditions) : [];
+  const failed = failure ? failureEvent(failure, previous) : [];
+  const announced = [
     ...(discarded ? [discarded] : []),
-    ...pending.map((e) => e.event),
-    // Readiness is announced as the pipeline confirms it, not while only observing (Pending, Suspended, Deleting).
-    ...(statusFailed || meta.conditions !== 'pipeline'
-      ? []
-      : readinessEvents(previous?.conditions, status?.conditions)),
-    ...(failure && !statusFailed ? failureEvent(failure, previous) : []),
+    ...execution.events.filter((e) => e.announcement).map((e) => e.event),
+    ...readiness,
+    ...failed,
   ];
+  // What the pass before could not announce, as far as this pass does not say it itself.
+  const earlier = notIn(handover?.events ?? [], announced);
+  let events: KubeEvent[];
+  if (statusFailed) {
+    // Not stored, so not to be announced yet: held, with the status, for the next pass, which starts from
+    // the same stored status but may not take this transition again (this pass may have changed the
+    // world). The reports of the writes made stand: those writes are not made again.
+    announcements?.hold(stored, status, [...earlier, ...announced]);
+    events = execution.events.filter((e) => !e.announcement).map((e) => e.event);
+  } else {
+    announcements?.forget(key);
+    events = [
+      ...earlier,
+      ...(discarded ? [discarded] : []),
+      ...execution.events.map((e) => e.event),
+      ...readiness,
+      ...failed,
+    ];
+  }
+  const sent: KubeEvent[] = [];
+  const unsent: UnsentEvent[] = [];
   for (const e of events) {
     try {
       await ports.events.emit(cluster, e);
-    } catch {
-      // Events are best effort; a lost event must not fail the pass or repeat its writes.
+      sent.push(e);
+    } catch (error) {
+      // The sink has retried already. An event it could not send must not fail the pass nor repeat its
+      // writes: it is reported as not sent (the driver logs it), not as an event.
+      unsent.push({ event: e, error });
     }
   }
 
@@ -245,6 +301,7 @@ export async function reconcile(key: ClusterKey, { ports, settings }: ReconcileO
     ...(error !== undefined ? { error } : {}),
     statusWritten,
     writes: execution.writes,
-    events,
+    events: sent,
+    ...(unsent.length > 0 ? { unsent } : {}),
   });
 }

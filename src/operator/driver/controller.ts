@@ -208,10 +208,16 @@ export class Controller {
     if (outcome.to !== undefined && outcome.from !== outcome.to) {
       this.log.info({ ...fields, transition: transitionOf(outcome.from, outcome.to) }, 'transition');
     }
+    // Only what was sent is logged as an event: the log must not claim an event the cluster does not show.
     for (const event of outcome.events) {
       const line = { ...fields, reason: event.reason, action: event.action, detail: event.message };
       if (event.type === 'Warning') this.log.warn(line, 'event');
       else this.log.info(line, 'event');
+    }
+    for (const { event, error } of outcome.unsent ?? []) {
+      // Named by its reason and action only: the line says which event is missing, not what it said.
+      const line = { ...fields, reason: 'EventNotSent', eventReason: event.reason, action: event.action };
+      this.log.warn({ ...line, error: describeError(error) }, 'event not sent');
     }
     if (outcome.error !== undefined) {
       const line = { ...fields, reason: classOf(outcome.error), error: describeError(outcome.error) };

@@ -3,6 +3,7 @@
  * stopped in the right order. Everything that talks to Kubernetes comes in through interfaces (watch
  * sources, leadership, ports), so this module runs unchanged against fakes.
  */
+import { Announcements } from '../core/announcements.ts';
 import type { Ports } from '../core/ports.ts';
 import { reconcile } from '../core/reconcile.ts';
 import type { Settings } from '../domain/observation.ts';
@@ -65,9 +66,11 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   metrics.observeSources(sources.clusters, allSources(sources));
   // Every write first checks that this replica still holds the lease, by its own clock (fenced-ports.ts).
   const ports = fencedPorts(options.ports, leadership);
+  // What a pass whose status write failed could not announce, for the next pass: in this process's memory.
+  const announcements = new Announcements();
   const controller = new Controller({
     sources,
-    reconcile: (key) => reconcile(key, { ports, settings: options.settings }),
+    reconcile: (key) => reconcile(key, { ports, settings: options.settings, announcements }),
     workers: options.workers,
     logger: log,
     metrics,

@@ -2,11 +2,17 @@
  * Events as `events.k8s.io/v1` objects, de-duplicated into series the way client-go's events broadcaster
  * does: the first occurrence creates an Event, a repeat within the series window bumps that Event's
  * `series` instead of adding an object, and a repeat after a quiet window starts a new Event.
+ *
+ * A write that fails on the way (a timeout, a cut connection, a 5xx, a 409, a 429) is tried again a couple
+ * of times within the pass, after short delays; one the API server refused on its merits (forbidden,
+ * invalid, namespace gone) is not. What still fails is thrown, and the pass reports the event as not sent.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { EventsV1Api, type EventsV1Event, type KubeConfig, V1MicroTime } from '@kubernetes/client-node';
 import type { PostgresCluster } from '../api/schema.ts';
+import { classOf, type ErrorClass } from '../core/errors.ts';
 import type { Clock, EventSink } from '../core/ports.ts';
 import type { KubeEvent } from '../domain/effects.ts';
 import { call, isNotFound } from './errors.ts';
@@ -19,6 +25,21 @@ const MAX_SERIES = 4096;
 /** API limits: `note` 1 kB, `reason` and `action` 128 characters, `reportingInstance` 128. */
 const NOTE_BYTES = 1024;
 const SHORT = 128;
+/** The waits before the second and the third attempt: short, as the pass waits for them. */
+export const EVENT_RETRY_DELAYS_MS: readonly number[] = [200, 1000];
+/**
+ * Refusals that no retry changes: RBAC, an invalid Event, a namespace gone or being deleted, a name taken
+ * (the same name is sent again).
+ */
+const FINAL: ReadonlySet<ErrorClass> = new Set<ErrorClass>([
+  'forbidden',
+  'rejected',
+  'notFound',
+  'namespaceTerminating',
+  'conflict',
+]);
+/** Answers that say the Event was not created; after any other failure it may have been. */
+const ANSWERED: ReadonlySet<ErrorClass> = new Set<ErrorClass>([...FINAL, 'tooManyRequests']);
 
 interface Series {
   namespace: string;
@@ -31,6 +52,8 @@ export interface EventSinkOptions {
   clock: Clock;
   reportingController?: string;
   reportingInstance?: string;
+  /** The waits between attempts of one write; one attempt more than delays. Default EVENT_RETRY_DELAYS_MS. */
+  retryDelaysMs?: readonly number[];
 }
 
 /** `2026-11-30T12:00:00.123000Z`: MicroTime wants exactly six fractional digits; a ms clock gives the first three. */
@@ -49,12 +72,27 @@ export class KubernetesEventSink implements EventSink {
   private readonly controller: string;
   private readonly instance: string;
   private readonly series = new Map<string, Series>();
+  private readonly retryDelaysMs: readonly number[];
 
   constructor(kc: KubeConfig, options: EventSinkOptions) {
     this.api = kc.makeApiClient(EventsV1Api);
     this.clock = options.clock;
     this.controller = options.reportingController ?? 'pgfsm';
     this.instance = (options.reportingInstance ?? `${this.controller}-${hostname()}`).slice(0, SHORT);
+    this.retryDelaysMs = options.retryDelaysMs ?? EVENT_RETRY_DELAYS_MS;
+  }
+
+  /** `write`, tried again after each delay while it fails on the way rather than on its merits. */
+  private async retrying<T>(write: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await write();
+      } catch (error) {
+        const delay = this.retryDelaysMs[attempt];
+        if (delay === undefined || FINAL.has(classOf(error))) throw error;
+        await sleep(delay);
+      }
+    }
   }
 
   async emit(regarding: PostgresCluster, event: KubeEvent): Promise<void> {
@@ -79,8 +117,11 @@ export class KubernetesEventSink implements EventSink {
     const body = { series: { count, lastObservedTime: microTime(now) } };
     const what = `patch Event ${open.namespace}/${open.name}`;
     try {
-      await call({ what }, () =>
-        this.api.patchNamespacedEvent({ namespace: open.namespace, name: open.name, body }, mergePatch),
+      // The count is absolute: a patch repeated after a lost answer sets the same count again.
+      await this.retrying(() =>
+        call({ what }, () =>
+          this.api.patchNamespacedEvent({ namespace: open.namespace, name: open.name, body }, mergePatch),
+        ),
       );
     } catch (error) {
       if (isNotFound(error)) return false;
@@ -108,9 +149,19 @@ export class KubernetesEventSink implements EventSink {
       reportingController: this.controller,
       reportingInstance: this.instance,
     };
-    await call({ what: `create Event ${event.reason} for ${namespace}/${name}` }, () =>
-      this.api.createNamespacedEvent({ namespace, body }),
-    );
+    const what = `create Event ${event.reason} for ${namespace}/${name}`;
+    let unanswered = false;
+    await this.retrying(async () => {
+      try {
+        await call({ what }, () => this.api.createNamespacedEvent({ namespace, body }));
+      } catch (error) {
+        // Every attempt sends the same name: "already exists" after an attempt whose answer never came is
+        // that attempt's Event, created all the same, not a second one to make.
+        if (unanswered && classOf(error) === 'conflict') return;
+        unanswered ||= !ANSWERED.has(classOf(error));
+        throw error;
+      }
+    });
     return eventName;
   }
 

@@ -5,6 +5,7 @@ import type {
   PostgresClusterClass,
   PostgresClusterStatus,
 } from '../../operator/api/schema.ts';
+import { PortError } from '../../operator/core/errors.ts';
 import type { ChildPort, Clock, EventSink, Ports } from '../../operator/core/ports.ts';
 import { OwnWrites } from '../../operator/core/versions.ts';
 import type { KubeEvent, SecretTemplate } from '../../operator/domain/effects.ts';
@@ -29,8 +30,18 @@ export interface RecordedEvent extends KubeEvent {
 
 export class MemoryEventSink implements EventSink {
   readonly events: RecordedEvent[] = [];
+  /** Emits still to fail, as the Kubernetes sink fails once its own retries are spent. */
+  private failures = 0;
   constructor(private readonly clock: Clock) {}
+  /** The next `times` emits fail (with a timeout) and record nothing. */
+  failNext(times = 1): void {
+    this.failures += times;
+  }
   async emit(regarding: PostgresCluster, event: KubeEvent): Promise<void> {
+    if (this.failures > 0) {
+      this.failures--;
+      throw new PortError('timeout', `injected timeout on create Event ${event.reason}`);
+    }
     const { namespace, name, uid } = regarding.metadata;
     this.events.push({ ...event, regarding: { namespace, name, ...(uid ? { uid } : {}) }, time: this.clock.now() });
   }

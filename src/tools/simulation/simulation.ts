@@ -12,6 +12,7 @@
  * again, so a probe (`reconcileNow`) never races a pass of the driver.
  */
 import { pino } from 'pino';
+import { Announcements } from '../../operator/core/announcements.ts';
 import type { ClusterKey, Ports } from '../../operator/core/ports.ts';
 import { keyString } from '../../operator/core/ports.ts';
 import { type ReconcileOutcome, reconcile } from '../../operator/core/reconcile.ts';
@@ -32,6 +33,11 @@ export interface SimulationOptions {
   onPass?: (outcome: ReconcileOutcome, now: number) => void;
   /** Seed of the driver's jitter. */
   seed?: number;
+  /**
+   * Wraps each operator process's ports, e.g. with injected faults that the in-memory API cannot express
+   * (a write that lands but whose response is lost).
+   */
+  ports?: (ports: Ports) => Ports;
 }
 
 /**
@@ -49,6 +55,8 @@ const HOT_LOOP_WINDOW_MS = 100;
 interface OperatorProcess {
   readonly sources: WatchSources;
   readonly ports: Ports;
+  /** What a pass whose status write failed left to announce: in the process's memory, lost on restart. */
+  readonly announcements: Announcements;
   readonly controller: Controller;
   /** Restarted: a pass it had taken but not begun never runs. */
   killed: boolean;
@@ -64,6 +72,7 @@ export class Simulation {
   private readonly timers: VirtualTimers;
   private readonly random: () => number;
   private readonly onPass: SimulationOptions['onPass'];
+  private readonly wrapPorts: (ports: Ports) => Ports;
   private operator: OperatorProcess;
   /** Shut-down processes still finishing (a restart drains the old process like SIGTERM does). */
   private stopping: Promise<void>[] = [];
@@ -82,6 +91,7 @@ export class Simulation {
     this.timers = new VirtualTimers(this.clock);
     this.random = seededRandom(options.seed ?? 20261130);
     this.onPass = options.onPass;
+    this.wrapPorts = options.ports ?? ((ports) => ports);
     this.closeGate();
     this.operator = this.startProcess();
   }
@@ -105,7 +115,8 @@ export class Simulation {
    * requeue decision is only returned); what it writes wakes the driver through the watches as usual.
    */
   async reconcileNow(key: ClusterKey): Promise<ReconcileOutcome> {
-    const outcome = await reconcile(key, { ports: this.operator.ports, settings: this.settings });
+    const { ports, announcements } = this.operator;
+    const outcome = await reconcile(key, { ports, settings: this.settings, announcements });
     this.record(outcome);
     return outcome;
   }
@@ -150,10 +161,11 @@ export class Simulation {
 
   private startProcess(): OperatorProcess {
     const sources = memoryWatchSources(this.api, this.clock);
-    const ports = memoryPorts(this.api, this.clock, this.events);
+    const ports = this.wrapPorts(memoryPorts(this.api, this.clock, this.events));
     const operator: OperatorProcess = {
       sources,
       ports,
+      announcements: new Announcements(),
       killed: false,
       controller: new Controller({
         sources,
@@ -177,7 +189,8 @@ export class Simulation {
     if (operator.killed) throw new Error('the operator process was restarted before this pass began');
     this.countPass(keyString(key));
     this.driverPasses++;
-    const outcome = await reconcile(key, { ports: operator.ports, settings: this.settings });
+    const { ports, announcements } = operator;
+    const outcome = await reconcile(key, { ports, settings: this.settings, announcements });
     this.record(outcome);
     return outcome;
   }

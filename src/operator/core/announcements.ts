@@ -1,0 +1,115 @@
+/**
+ * What a pass whose status write failed leaves for the next pass of the same object: the status it could
+ * not store and the announcements it could not make.
+ *
+ * A pass announces its transition, the conditions that turned True and its new failures only once the
+ * status that records them is stored: the stored status is what keeps the next pass from announcing them
+ * again. When the status write fails (a 409, a timeout) the next pass starts from the old stored status,
+ * but not in the old world: the failed pass may have written to it (re-created a child), so the next pass
+ * takes another path — it may stay where it was stored and announce neither the failed pass's transition
+ * nor the return from it. Dropping the announcements loses them; emitting them at once repeats them when
+ * the next pass takes the same transition again.
+ *
+ * So both are held here, with the stored status the failed pass started from. The next pass of that
+ * object that starts from that same stored status goes on from the held status instead, as it would have
+ * had the write succeeded: it takes the transitions and announces the changes that follow the failed
+ * pass's, and once its own status is stored (or nothing needed storing) it makes the held announcements
+ * too, except what it says itself (told apart by reason and message). If the failed write landed after
+ * all (its answer was lost), the next pass starts from the very status held, which changes nothing but
+ * the announcements. A pass that starts from any other stored status drops what is held: someone else
+ * stored the progress, and announced it. This is the memory of one operator process (one per process):
+ * a crash between the failed write and the next pass still loses the announcements.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { PostgresCluster, PostgresClusterStatus } from '../api/schema.ts';
+import type { KubeEvent } from '../domain/effects.ts';
+import { type ClusterKey, keyString } from './ports.ts';
+
+/** Bounds, so that an API outage over many clusters cannot grow the memory without limit. */
+export const MAX_HELD_OBJECTS = 1024;
+export const MAX_HELD_EVENTS = 64;
+
+interface Held {
+  /** The object's uid: a PostgresCluster deleted and created again under the same name is another object. */
+  uid: string | undefined;
+  /** The stored status the failed pass started from, as the API returns it (undefined fields dropped). */
+  from: unknown;
+  /** The status it tried to store, likewise. */
+  attempted: PostgresClusterStatus | undefined;
+  events: KubeEvent[];
+}
+
+/** What a pass takes over from the pass before it whose status write failed. */
+export interface Handover {
+  /** The status to go on from: the one the failed pass computed. */
+  status: PostgresClusterStatus | undefined;
+  /** Its announcements, and those it had taken over itself. */
+  events: KubeEvent[];
+}
+
+/** Undefined fields dropped, as a status read back from the API has them. */
+const normalised = (status: PostgresClusterStatus | undefined): PostgresClusterStatus | undefined =>
+  status === undefined ? undefined : JSON.parse(JSON.stringify(status));
+
+/** `extra` without what `own` says too (the same reason and message). */
+export const notIn = (extra: readonly KubeEvent[], own: readonly KubeEvent[]): KubeEvent[] =>
+  extra.filter((e) => !own.some((o) => o.reason === e.reason && o.message === e.message));
+
+export class Announcements {
+  /** By cluster key, least recently held first (every hold re-inserts). */
+  private readonly held = new Map<string, Held>();
+
+  constructor(
+    private readonly maxObjects = MAX_HELD_OBJECTS,
+    private readonly maxEvents = MAX_HELD_EVENTS,
+  ) {}
+
+  /** How many objects have something held. */
+  get size(): number {
+    return this.held.size;
+  }
+
+  /**
+   * What a pass of this object, read as stored, takes over from a pass before it whose status write
+   * failed; undefined when nothing is held or it no longer applies (another object of that name, another
+   * stored status), which is then forgotten.
+   */
+  pending(cluster: PostgresCluster): Handover | undefined {
+    const key = keyString(cluster.metadata);
+    const entry = this.held.get(key);
+    if (!entry) return undefined;
+    const stored = normalised(cluster.status);
+    if (entry.uid === cluster.metadata.uid) {
+      if (isDeepStrictEqual(stored, entry.from)) return { status: entry.attempted, events: entry.events };
+      // The failed write landed after all: nothing to go on from but what is stored.
+      if (isDeepStrictEqual(stored, entry.attempted)) return { status: cluster.status, events: entry.events };
+    }
+    this.held.delete(key);
+    return undefined;
+  }
+
+  /**
+   * The status write of a pass failed. `cluster` is the object as stored when the pass read it,
+   * `attempted` the status the pass computed, and `events` its announcements, with those it had taken over.
+   */
+  hold(cluster: PostgresCluster, attempted: PostgresClusterStatus | undefined, events: readonly KubeEvent[]): void {
+    const key = keyString(cluster.metadata);
+    this.held.delete(key);
+    this.held.set(key, {
+      uid: cluster.metadata.uid,
+      from: normalised(cluster.status),
+      attempted: normalised(attempted),
+      // The newest, should a cluster's status stay unwritable for long: a pass announces its own last.
+      events: events.slice(-this.maxEvents),
+    });
+    for (const oldest of this.held.keys()) {
+      if (this.held.size <= this.maxObjects) break;
+      this.held.delete(oldest);
+    }
+  }
+
+  /** The object's status is stored and what was held is announced, or the object is gone. */
+  forget(key: ClusterKey): void {
+    this.held.delete(keyString(key));
+  }
+}
