@@ -97,7 +97,9 @@ const ownedBy = (object: KubeObject, owner: OwnerReference) =>
  * the created Secret owned by this cluster, every field applied in place, the owner reference set. Only
  * then is the write counted as done; otherwise (or when the read fails too) it stays a failure.
  */
-async function landed(ports: Ports, effect: Write): Promise<boolean> {
+async function landed(cachedOrDirect: Ports, effect: Write): Promise<boolean> {
+  // A cache may not hold the write yet: the read must ask the API.
+  const ports = cachedOrDirect.direct ?? cachedOrDirect;
   try {
     switch (effect.type) {
       case 'createSecret': {

@@ -70,6 +70,11 @@ export interface Clock {
 }
 
 export interface Ports {
+  /**
+   * The same ports reading the API itself, when these read a cache (src/operator/driver/cache-reads.ts):
+   * for the reads that must see what the API holds now, such as reading back a write whose answer was lost.
+   */
+  direct?: Ports;
   clusters: PostgresClusterPort;
   classes: ClassPort;
   secrets: SecretPort;

@@ -76,6 +76,7 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
 
   return {
     ...ports,
+    direct: ports.direct ?? ports,
     clusters: {
       addFinalizer: (cluster, finalizer) => ports.clusters.addFinalizer(cluster, finalizer),
       removeFinalizer: (cluster, finalizer) => ports.clusters.removeFinalizer(cluster, finalizer),

@@ -7,6 +7,7 @@ import { Announcements } from '../core/announcements.ts';
 import type { Ports } from '../core/ports.ts';
 import { reconcile } from '../core/reconcile.ts';
 import type { Settings } from '../domain/observation.ts';
+import { readingFromCaches } from './cache-reads.ts';
 import { Controller } from './controller.ts';
 import { fencedPorts } from './fenced-ports.ts';
 import type { Logger } from './logger.ts';
@@ -64,8 +65,9 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const { sources, logger: log, leadership } = options;
   const metrics = options.metrics ?? new OperatorMetrics();
   metrics.observeSources(sources.clusters, allSources(sources));
+  // A pass reads its world from the caches the watches fill (cache-reads.ts); writes go to the API.
   // Every write first checks that this replica still holds the lease, by its own clock (fenced-ports.ts).
-  const ports = fencedPorts(options.ports, leadership);
+  const ports = readingFromCaches(fencedPorts(options.ports, leadership), sources);
   // What a pass whose status write failed could not announce, for the next pass: in this process's memory.
   const announcements = new Announcements();
   const controller = new Controller({

@@ -17,6 +17,7 @@ import type { ClusterKey, Ports } from '../../operator/core/ports.ts';
 import { keyString } from '../../operator/core/ports.ts';
 import { type ReconcileOutcome, reconcile } from '../../operator/core/reconcile.ts';
 import { defaultSettings, type Settings } from '../../operator/domain/observation.ts';
+import { readingFromCaches } from '../../operator/driver/cache-reads.ts';
 import { Controller } from '../../operator/driver/controller.ts';
 import { allSources, type WatchSources } from '../../operator/driver/sources.ts';
 import { MemoryApiServer } from '../memory/api-server.ts';
@@ -161,7 +162,8 @@ export class Simulation {
 
   private startProcess(): OperatorProcess {
     const sources = memoryWatchSources(this.api, this.clock);
-    const ports = this.wrapPorts(memoryPorts(this.api, this.clock, this.events));
+    // As startOperator does: a pass reads its world from this process's caches, and writes to the API.
+    const ports = readingFromCaches(this.wrapPorts(memoryPorts(this.api, this.clock, this.events)), sources);
     const operator: OperatorProcess = {
       sources,
       ports,
