@@ -62,3 +62,11 @@ for (const size of [10, 100, 300, 1000]) {
     `fleet of ${String(size).padEnd(4)} to Ready: ${readyCount}/${size} ready, ${fleet.passes.length} passes in ${ms.toFixed(0)} ms (${((ms * 1000) / fleet.passes.length).toFixed(0)} µs/pass)`,
   );
 }
+
+// The operator against a real API server (bench/api-server.bench.ts, alone: `npm run bench:api`); its flags pass
+// through (`npm run bench -- --reps 1`), `--no-api` leaves it out.
+if (!process.argv.includes('--no-api')) {
+  const { parseApiBenchArgs, runApiServerBench } = await import('./api-server.bench.ts');
+  const argv = process.argv.slice(2);
+  await runApiServerBench(parseApiBenchArgs(argv), `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`);
+}

@@ -48,6 +48,13 @@ export interface StartControlPlaneOptions {
   handleSignals?: boolean;
   /** Extra kube-apiserver flags, appended last so they win (tests use them to provoke rare server behaviour). */
   apiServerArgs?: string[];
+  /**
+   * Opt-in audit log: the API server writes one JSON line per request stage the policy selects to
+   * `auditLogPath` (see the result), so a caller can count requests where they arrive rather than trust a
+   * client's own counter. Off by default: auditing costs the API server CPU. The policy is an audit.k8s.io/v1
+   * Policy object; {@link auditPolicyFor} makes one at level Metadata for some users only.
+   */
+  audit?: { policy: object };
   log?: Log;
 }
 
@@ -77,6 +84,8 @@ export interface ControlPlane {
   readonly cnpg?: RunningCnpg;
   /** Temp directory holding certificates, etcd data, logs and the kubeconfig. */
   readonly dir: string;
+  /** With the `audit` option: the API server's audit log (JSON lines), inside `dir`, gone after `stop()`. */
+  readonly auditLogPath?: string;
   /** Process ids of the running servers (each is the leader of its own process group). */
   readonly pids: Readonly<Record<string, number>>;
   /** Mints a real, signed token for an existing ServiceAccount via the TokenRequest API. */
@@ -218,6 +227,21 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
     log(`etcd ${binaries.versions.etcd} ready at ${etcdUrl} (pid ${etcd.pid})`);
 
     const url = `https://127.0.0.1:${apiPort}`;
+    let auditLogPath: string | undefined;
+    const auditArgs: string[] = [];
+    if (options.audit) {
+      const policyPath = join(dir, 'audit-policy.yaml');
+      writeFileSync(policyPath, stringify(options.audit.policy));
+      auditLogPath = join(logs, 'audit.log');
+      auditArgs.push(
+        `--audit-policy-file=${policyPath}`,
+        `--audit-log-path=${auditLogPath}`,
+        // One file, never rotated, so a reader's offset stays valid; the whole log goes with `dir`.
+        '--audit-log-maxsize=0',
+        // Blocking: the line is written before the response, so a request the client saw answered is in the log.
+        '--audit-log-mode=blocking',
+      );
+    }
     const apiserver = startProcess({
       name: 'kube-apiserver',
       command: binaries.kubeApiserver,
@@ -241,6 +265,7 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
         // Flow control only adds overhead (and possible 429s) on a 2-core test machine.
         '--enable-priority-and-fairness=false',
         '--profiling=false',
+        ...auditArgs,
         ...(options.apiServerArgs ?? []),
       ],
       logFile: join(logs, 'kube-apiserver.log'),
@@ -323,6 +348,7 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
       binaries,
       controllerManager: kcmBinary !== undefined,
       ...(cnpg ? { cnpg } : {}),
+      ...(auditLogPath ? { auditLogPath } : {}),
       dir,
       pids: Object.fromEntries(running.map((p) => [p.name, p.pid])),
       async tokenFor(serviceAccount, tokenOptions = {}) {
@@ -350,6 +376,26 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
     throw error;
   }
 }
+
+/**
+ * An audit policy that records every request of `users` at level Metadata (verb, resource, name, response
+ * code, timestamps; never a request or response body, so no Secret's value) and nothing of anyone else.
+ * RequestReceived is omitted: each request then has one line (ResponseComplete), or two for a watch
+ * (ResponseStarted when it opens, ResponseComplete when it ends); count distinct `auditID`s. `moreRules`
+ * record something else as well (the bench: another client's writes of one resource, for their timestamps).
+ */
+export function auditPolicyFor(users: readonly string[], moreRules: readonly object[] = []): object {
+  return {
+    apiVersion: 'audit.k8s.io/v1',
+    kind: 'Policy',
+    omitStages: ['RequestReceived'],
+    // `moreRules` (audit.k8s.io/v1 PolicyRules) come before the final rule that drops everything else.
+    rules: [{ level: 'Metadata', users: [...users] }, ...moreRules, { level: 'None' }],
+  };
+}
+
+/** The username the API server gives a ServiceAccount's tokens, as audit entries and RBAC name it. */
+export const serviceAccountUser = (ref: ServiceAccountRef) => `system:serviceaccount:${ref.namespace}:${ref.name}`;
 
 function parseServiceAccount(ref: string): ServiceAccountRef {
   const [namespace, name, ...rest] = ref.split('/');

@@ -16,10 +16,12 @@ export {
   type RunningCnpg,
 } from './cnpg.ts';
 export {
+  auditPolicyFor,
   type ControlPlane,
   describeControlPlane,
   type ServiceAccountRef,
   type StartControlPlaneOptions,
+  serviceAccountUser,
   startControlPlane,
   type TokenOptions,
   withControlPlane,

@@ -23,11 +23,13 @@ export interface SimulatorApi {
   onChange(listener: (change: Change) => void): () => void;
   /**
    * Optional: the objects of `kind` named in `refs` that exist, in `list` order. Only for an API whose
-   * `onChange` reports every write of every kind (status and Secrets included) as it happens, as the
-   * in-memory one does: the simulator then looks again only at what changed since it last looked, instead
-   * of listing every Cluster after every change, which made a simulated fleet quadratic in its size.
-   * Without it (a real API server: its watches cover only some kinds and lag behind the writes) the
-   * simulator lists everything each time.
+   * `onChange` reports every write of every kind the simulator reads (Clusters, Poolers, Deployments, Secrets;
+   * status changes included), and whose reads show the simulator's own writes at once: the in-memory API
+   * (reports as it happens), and the real one (its watches report later, and its reads lay the simulator's
+   * unseen writes over the caches). The simulator then looks again only at what changed since it last looked
+   * (O(changes) per event), instead of listing every Cluster after every change, which made a simulated
+   * fleet quadratic in its size and made the simulator the bottleneck of a benchmark against a real API
+   * server. Without it the simulator lists everything each time.
    */
   listNamed?<T extends KubeObject = StoredObject>(kind: string, refs: Iterable<Ref>): T[];
 }
