@@ -266,21 +266,49 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
     }
   });
 
-  it('lets the informer list and watch over the pooled connection', async () => {
+  it('lets the informer list over the shared connections and watch over the watches’ agent', async () => {
     const api = await tlsServer({ requireClientCert: true });
     try {
       const kc = withKeepAlive(kubeConfig({ server: api.url, caData: b64(pki.caCert) }, certUser()));
-      const informer = new Informer<KubeObject>(kc, {
-        resource: { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
-      });
+      const informer = namespaceInformer(kc);
       informer.start();
       await until(() => informer.stats.watches === 1);
-      await informer.stop();
       expect(informer.list()).toHaveLength(60);
-      // The list's connection went back to the pool and carried the watch.
-      expect(api.seen.requests).toBe(2);
-      expect(api.seen.handshakes).toBe(1);
+      await kc.makeApiClient(CoreV1Api).listNamespace();
+      await informer.stop();
+      // The list's connection went back to the pool and carried the API client's request; the watch has one.
+      expect(api.seen.requests).toBe(3);
+      expect(api.seen.handshakes).toBe(2);
+      const [requests, watches] = connectionPoolOf(kc)?.agents() ?? [];
+      expect((watches as HttpsAgent).options).toMatchObject({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY });
+      expect(Buffer.from((watches as HttpsAgent).options.cert as Buffer).equals(readFileSync(pki.adminCert))).toBe(
+        true,
+      );
+      expect(watches).not.toBe(requests);
     } finally {
+      api.close();
+    }
+  });
+
+  it('never lets watches take the connections requests need', async () => {
+    const api = await tlsServer({ requireClientCert: true });
+    const informers = Array.from({ length: 3 }, () => undefined as Informer<KubeObject> | undefined);
+    try {
+      const kc = withKeepAlive(kubeConfig({ server: api.url, caData: b64(pki.caCert) }, certUser()), {
+        maxSockets: 2,
+      });
+      // Three watches that stay open, more than the request agent's two connections.
+      for (let i = 0; i < informers.length; i++) {
+        const informer = namespaceInformer(kc);
+        informers[i] = informer;
+        informer.start();
+      }
+      await until(() => informers.every((i) => i?.stats.watches === 1));
+      const answered = kc.makeApiClient(CoreV1Api).listNamespace();
+      const stuck = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('request starved')), 10_000));
+      expect((await Promise.race([answered, stuck]))?.items).toHaveLength(60);
+    } finally {
+      await Promise.all(informers.map((i) => i?.stop()));
       api.close();
     }
   });
@@ -402,6 +430,19 @@ describe('ConnectionPool', () => {
     pool.destroy();
   });
 
+  it('gives each request agent one watches’ agent with its TLS options, and leaves foreign agents alone', () => {
+    const pool = new ConnectionPool({ maxSockets: 3 });
+    const requests = pool.agentFor(server, new HttpsAgent({ ca: Buffer.from('ca') }));
+    const watches = pool.watchAgentFor(requests);
+    expect(pool.watchAgentFor(requests)).toBe(watches);
+    expect((watches as HttpsAgent).options.ca).toEqual(Buffer.from('ca'));
+    expect((requests as HttpsAgent).maxSockets).toBe(3);
+    expect((watches as HttpsAgent).maxSockets).toBe(Number.POSITIVE_INFINITY);
+    const foreign = new HttpsAgent();
+    expect(pool.watchAgentFor(foreign)).toBe(foreign);
+    pool.destroy();
+  });
+
   it('leaves proxy agents to client-node', () => {
     class ProxyAgent extends HttpsAgent {}
     const pool = new ConnectionPool();
@@ -410,6 +451,11 @@ describe('ConnectionPool', () => {
     expect(pool.agents()).toEqual([]);
   });
 });
+
+const namespaceInformer = (kc: KubeConfig) =>
+  new Informer<KubeObject>(kc, {
+    resource: { apiVersion: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false },
+  });
 
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

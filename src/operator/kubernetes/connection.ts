@@ -1,12 +1,14 @@
 /**
  * One pooled keep-alive connection agent per API server, shared by every client the operator makes from a
- * KubeConfig (`makeApiClient(...)`, the informers' lists and watches, the Lease, the events).
+ * KubeConfig (`makeApiClient(...)`, the informers' lists, the Lease, the events), and beside it one for the
+ * informers' watches (ConnectionPool says why they are apart).
  *
  * Why this is hand-configured: client-node 1.4.0 builds a brand-new `https.Agent` (keep-alive off) for every
  * single request, in `applySecurityAuthentication` (the generated API clients) and in `applyToHTTPSOptions`
  * (our informer, client-node's Watch). Every request therefore opened a TCP connection and did a full TLS
  * handshake; measured against a real API server that was the operator's top CPU cost (issue 10: 45 s → 20 s of
- * CPU for 300 clusters once connections were reused). The library has no option to pass an agent in.
+ * CPU for 300 clusters once connections were reused). `makeApiClient` takes no agent and no configuration,
+ * and `createAgent`, where the agents are built, is private.
  *
  * The seam: both methods are public (`applySecurityAuthentication` is the `SecurityAuthentication` interface
  * the generated clients call per request), and both finish by handing the request a fresh agent built from
@@ -25,12 +27,12 @@ import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
 
 export interface KeepAliveOptions {
   /**
-   * Concurrent connections per API server. Every watch holds one for its whole life (one per informer, 7
-   * today), the rest carry the reconcile passes (a pass reads ~10 objects in parallel per worker), the Lease
-   * and the events. 64 leaves room for ~5 workers' passes without queueing while keeping one operator from
-   * opening hundreds of connections in a burst: beyond what the API server's priority-and-fairness lets
-   * through at once, more connections only add handshakes and server-side goroutines, not throughput.
-   * Requests beyond it wait in the agent for a free connection; they never fail for it.
+   * Concurrent requests per API server (watches not counted: they have their own agent, below). They carry
+   * the reconcile passes (each worker's pass reads in parallel), the informers' lists, the Lease and the
+   * events; at the default 2 workers fewer than 16 run at once. 64 leaves room for many more workers while
+   * keeping a burst from opening hundreds of connections: beyond what the API server's priority and
+   * fairness lets through at once, more connections only add handshakes and server-side goroutines, not
+   * throughput. A request beyond the bound waits in the agent for a free connection; it never fails for it.
    */
   maxSockets?: number;
   /**
@@ -70,9 +72,19 @@ type AnyAgent = HttpAgent | HttpsAgent;
 interface Pooled {
   tls: TlsOptions | undefined;
   agent: AnyAgent;
+  /** The watches' agent of the same server and TLS identity, made on the first watch. */
+  watches?: AnyAgent;
 }
 
-/** The pooled agents of one KubeConfig, one per API server URL. */
+/**
+ * The pooled agents of one KubeConfig, one per API server URL; plus, beside each, one for watches.
+ *
+ * Watches get an agent of their own because each holds its connection for minutes: in the bounded agent,
+ * as many watches as `maxSockets` (an install watching many namespaces has one informer per kind and
+ * namespace) would take every connection and every other request would wait forever. The watches' agent
+ * is not bounded (the operator's informers decide how many watches exist) and keeps connections alive too,
+ * so the watch an informer starts when the server ended the previous one reuses its connection.
+ */
 export class ConnectionPool {
   private readonly byServer = new Map<string, Pooled>();
   private readonly options: Required<KeepAliveOptions>;
@@ -93,10 +105,38 @@ export class ConnectionPool {
     const tls = secure ? tlsOptionsOf(made as HttpsAgent) : undefined;
     const current = this.byServer.get(server);
     if (current && sameTls(current.tls, tls)) return current.agent;
-    const agentOptions = {
+    const agent = this.make(tls, secure, this.options.maxSockets);
+    this.byServer.set(server, { tls, agent });
+    return agent;
+  }
+
+  /**
+   * The watches' agent beside `agent`, a pooled agent `agentFor` returned (same server, same TLS options);
+   * `agent` itself when it is not one of this pool's (a proxy agent, or one of an older TLS identity).
+   */
+  watchAgentFor<A extends AnyAgent | undefined>(agent: A): A | AnyAgent {
+    const pooled = [...this.byServer.values()].find((p) => p.agent === agent);
+    if (!pooled) return agent;
+    pooled.watches ??= this.make(pooled.tls, pooled.agent instanceof HttpsAgent, Number.POSITIVE_INFINITY);
+    return pooled.watches;
+  }
+
+  /** The pooled agents, for tests and shutdown. */
+  agents(): AnyAgent[] {
+    return [...this.byServer.values()].flatMap((p) => (p.watches ? [p.agent, p.watches] : [p.agent]));
+  }
+
+  /** Closes every pooled connection, busy ones included. */
+  destroy(): void {
+    for (const agent of this.agents()) agent.destroy();
+    this.byServer.clear();
+  }
+
+  private make(tls: TlsOptions | undefined, secure: boolean, maxSockets: number): AnyAgent {
+    const options = {
       keepAlive: true,
-      maxSockets: this.options.maxSockets,
-      maxFreeSockets: this.options.maxSockets,
+      maxSockets,
+      maxFreeSockets: Math.min(maxSockets, this.options.maxSockets),
       // Node applies `timeout` to pooled sockets: an idle one is closed when it fires. A busy one (a quiet
       // watch) only gets a 'timeout' event nobody acts on, so long watches are not cut.
       timeout: this.options.idleTimeoutMs,
@@ -104,20 +144,7 @@ export class ConnectionPool {
       // pool shrinks back to what the steady load needs.
       scheduling: 'lifo' as const,
     };
-    const agent = secure ? new HttpsAgent({ ...tls, ...agentOptions }) : new HttpAgent(agentOptions);
-    this.byServer.set(server, { tls, agent });
-    return agent;
-  }
-
-  /** The pooled agents, for tests and shutdown. */
-  agents(): AnyAgent[] {
-    return [...this.byServer.values()].map((p) => p.agent);
-  }
-
-  /** Closes every pooled connection, busy ones included. */
-  destroy(): void {
-    for (const { agent } of this.byServer.values()) agent.destroy();
-    this.byServer.clear();
+    return secure ? new HttpsAgent({ ...tls, ...options }) : new HttpAgent(options);
   }
 }
 

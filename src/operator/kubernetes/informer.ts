@@ -20,6 +20,7 @@ import { createInterface } from 'node:readline';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../domain/objects.ts';
 import type { ObjectSource, SourceEvent } from '../driver/sources.ts';
+import { connectionPoolOf } from './connection.ts';
 
 export interface ResourceType {
   /** `v1`, `apps/v1`, `pgfsm.io/v1alpha1`, … */
@@ -403,10 +404,15 @@ export class Informer<T extends KubeObject> implements ObjectSource<T> {
     const url = new URL(`${server.replace(/\/+$/, '')}${this.path}`);
     for (const [key, value] of Object.entries(query)) url.searchParams.set(key, value);
     const options: RequestOptions = {};
-    // Authentication and the agent both come from the KubeConfig: the agent is the pooled keep-alive one
-    // of this API server when the KubeConfig was loaded by loadKubeConfig (connection.ts), so lists reuse
-    // the connections of the API clients and a watch takes one from the pool and returns it when it ends.
+    // Authentication and the agent both come from the KubeConfig. When it was loaded by loadKubeConfig the
+    // agent is the pooled keep-alive one of this API server (connection.ts): lists share the connections of
+    // the API clients, and a watch, which holds its connection for minutes, goes through the pool's
+    // watches' agent so it never takes one the bounded request agent needs.
     await this.kc.applyToHTTPSOptions(options);
+    const pool = connectionPoolOf(this.kc);
+    if (pool && query.watch === 'true' && typeof options.agent === 'object') {
+      options.agent = pool.watchAgentFor(options.agent);
+    }
     const accept = this.options.metadataOnly ? `application/json;as=${partialAs};${PARTIAL}` : 'application/json';
     const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
     return new Promise((resolve, reject) => {
