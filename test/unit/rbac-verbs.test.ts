@@ -1,13 +1,15 @@
 /**
  * Least privilege, checked against the code rather than by reading it: every verb deploy/rbac grants is
- * used by some adapter call, and every request the adapters make is granted.
+ * used by some code path of the operator, and every request that code makes is granted.
  *
- * The adapters of src/operator/kubernetes/ (informers, ports, event sink, lease elector) run against a
- * fake API server that records each request and translates it into the RBAC attributes the real server
- * would authorize (group, resource[/subresource], verb). The table below names, for each granted verb,
- * the adapter call that needs it; each row's call must make that request. A verb granted without a row,
- * a row without a grant, or a request no grant covers fails the test. The real-API-server tests run the
- * operator with the ServiceAccount of deploy/rbac, so a missing verb also fails there, as a 403.
+ * The ports are composed as the operator composes them (readingFromCaches over kubernetesPorts: a pass
+ * reads from the informers' caches and sends only what the caches cannot give), with the informers, the
+ * event sink and the lease elector, against a fake API server that records each request and translates it
+ * into the RBAC attributes the real server would authorize (group, resource[/subresource], verb). The table
+ * below names, for each granted verb, the call that needs it; each row's call must make that request. A
+ * verb granted without a row, a row without a grant, or a request no grant covers fails the test. The
+ * real-API-server tests run the operator with the ServiceAccount of deploy/rbac (and of the namespaced
+ * overlay), so a missing verb also fails there, as a 403.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -21,7 +23,8 @@ import type { PostgresCluster } from '../../src/operator/api/schema.ts';
 import type { Ports } from '../../src/operator/core/ports.ts';
 import type { CnpgCluster, ConfigMap, ObjectRef, Pooler } from '../../src/operator/domain/objects.ts';
 import { ownerReferenceTo } from '../../src/operator/domain/vocabulary.ts';
-import { allSources } from '../../src/operator/driver/sources.ts';
+import { readingFromCaches } from '../../src/operator/driver/cache-reads.ts';
+import { allSources, type WatchSources } from '../../src/operator/driver/sources.ts';
 import { kubernetesPorts } from '../../src/operator/kubernetes/index.ts';
 import { LeaseElector } from '../../src/operator/kubernetes/leader.ts';
 import { createWatchSources } from '../../src/operator/kubernetes/watch-sources.ts';
@@ -107,8 +110,10 @@ function startFakeApi(): Promise<void> {
       return;
     }
     const plural = segments.at(-2) ?? '';
-    if (recorded.at(-1)?.keys.some((k) => k.endsWith(' list'))) {
-      send(200, { kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items: [] });
+    const listed = recorded.at(-1)?.keys.find((k) => k.endsWith(' list'));
+    if (listed) {
+      const items = SEED[listed.split(' ')[1] ?? ''] ?? [];
+      send(200, { kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items });
       return;
     }
     if (method === 'GET') {
@@ -182,8 +187,37 @@ const configMap = {
   data: { A: 'b' },
 } as ConfigMap;
 const secretRef = ref('v1', 'Secret', 'orders-superuser');
+const meta = (name: string, extra: object = {}) => ({
+  name,
+  namespace: NS,
+  uid: `uid-${name}`,
+  resourceVersion: '1',
+  ownerReferences: [owner],
+  ...extra,
+});
 
+/** What the lists return, by resource: one object of each kind the pass reads, so the caches hold them. */
+const SEED: Record<string, object[]> = {
+  // Being deleted: the one cluster a pass reads afresh rather than from the cache.
+  postgresclusters: [{ ...cluster, metadata: { ...cluster.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } }],
+  postgresclusterclasses: [{ metadata: { name: 'standard', uid: 'uid-standard', resourceVersion: '1' }, spec: {} }],
+  clusters: [{ metadata: meta('orders'), spec: {} }],
+  poolers: [{ metadata: meta('orders-pooler-rw'), spec: {} }],
+  secrets: [{ metadata: meta('orders-superuser') }],
+  configmaps: [{ metadata: meta('orders-endpoints') }],
+  deployments: [
+    {
+      metadata: meta('orders-pooler-rw', {
+        ownerReferences: [{ apiVersion: 'postgresql.cnpg.io/v1', kind: 'Pooler', name: 'orders-pooler-rw', uid: 'p' }],
+      }),
+      status: { readyReplicas: 1 },
+    },
+  ],
+};
+
+/** The ports as the operator composes them, over started and synced informers. */
 let ports: Ports;
+let sources: WatchSources;
 
 /** Starts every informer (all namespaces), waits until each has listed and watched, stops them. */
 async function runInformers(): Promise<void> {
@@ -220,7 +254,7 @@ type Call = () => Promise<unknown>;
 /** Every granted verb, and the adapter call that needs it. */
 const USES: Record<string, { by: string; call: Call } | { admission: string; holds: () => boolean }> = {
   'pgfsm.io postgresclusters get': {
-    by: 'PostgresClusterPort.get',
+    by: 'PostgresClusterPort.get of a cluster being deleted (read afresh, not from the cache)',
     call: () => ports.clusters.get({ namespace: NS, name: 'orders' }),
   },
   'pgfsm.io postgresclusters list': { by: 'Informer (clusters)', call: runInformers },
@@ -238,7 +272,6 @@ const USES: Record<string, { by: string; call: Call } | { admission: string; hol
       'owner references with blockOwnerDeletion (ownerReferenceTo) need it where OwnerReferencesPermissionEnforcement runs',
     holds: () => owner.blockOwnerDeletion === true,
   },
-  'pgfsm.io postgresclusterclasses get': { by: 'ClassPort.get', call: () => ports.classes.get('standard') },
   'pgfsm.io postgresclusterclasses list': { by: 'Informer (classes)', call: runInformers },
   'pgfsm.io postgresclusterclasses watch': { by: 'Informer (classes)', call: runInformers },
   'postgresql.cnpg.io clusters get': {
@@ -260,8 +293,8 @@ const USES: Record<string, { by: string; call: Call } | { admission: string; hol
   'postgresql.cnpg.io clusters list': { by: 'Informer (cnpgClusters)', call: runInformers },
   'postgresql.cnpg.io clusters watch': { by: 'Informer (cnpgClusters)', call: runInformers },
   'postgresql.cnpg.io poolers get': {
-    by: 'PoolerPort.view',
-    call: () => ports.poolers.view(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw')),
+    by: 'PoolerPort.apply (reads the live object first)',
+    call: () => ports.poolers.apply(pooler),
   },
   'postgresql.cnpg.io poolers create': {
     by: 'PoolerPort.apply (server-side apply creates)',
@@ -301,10 +334,6 @@ const USES: Record<string, { by: string; call: Call } | { admission: string; hol
   },
   'core configmaps list': { by: 'Informer (configMaps)', call: runInformers },
   'core configmaps watch': { by: 'Informer (configMaps)', call: runInformers },
-  'apps deployments get': {
-    by: 'PoolerPort.view (ready replicas)',
-    call: () => ports.poolers.view(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw')),
-  },
   'apps deployments list': { by: 'Informer (deployments)', call: runInformers },
   'apps deployments watch': { by: 'Informer (deployments)', call: runInformers },
   'events.k8s.io events create': {
@@ -335,10 +364,16 @@ beforeAll(async () => {
     contexts: [{ name: 'fake', cluster: 'fake', user: 'pgfsm' }],
     currentContext: 'fake',
   });
-  ports = kubernetesPorts(kc, { reportingInstance: 'test' });
+  sources = createWatchSources(kc);
+  for (const source of allSources(sources)) source.start();
+  const deadline = Date.now() + 10_000;
+  while (!allSources(sources).every((s) => s.synced) && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 20));
+  ports = readingFromCaches(kubernetesPorts(kc, { reportingInstance: 'test' }), sources);
 });
 
 afterAll(async () => {
+  await Promise.all(allSources(sources).map((s) => s.stop()));
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
 });
@@ -361,6 +396,16 @@ describe('deploy/rbac grants exactly what the adapters request', () => {
     }
     const made = await requestsOf(use.call);
     expect(made, use.by).toContain(granted);
+  });
+
+  it('reads the caches hold make no request (so no get is granted for classes or Deployments)', async () => {
+    const reads = await requestsOf(async () => {
+      expect(await ports.classes.get('standard')).toBeDefined();
+      const view = await ports.poolers.view(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw'));
+      expect(view?.readyReplicas).toBe(1);
+      expect(await ports.cnpgClusters.get(ref('postgresql.cnpg.io/v1', 'Cluster', 'orders'))).toBeDefined();
+    });
+    expect(reads).toEqual([]);
   });
 
   it('every request the calls made is granted (none is missing from the roles)', () => {
