@@ -61,10 +61,14 @@ describe('8. error classes', () => {
     expect((await failOnce('conflict')).requeue).toEqual({ kind: 'immediate' });
   });
 
-  it.each(['tooManyRequests', 'serverTimeout', 'timeout'] as const)(
-    'requeues %s throttled: no sooner than the requeue delay, later on repeats',
+  it('requeues tooManyRequests throttled: after its Retry-After, else as a transient error', async () => {
+    expect((await failOnce('tooManyRequests')).requeue.kind).toBe('throttled');
+  });
+
+  it.each(['serverTimeout', 'timeout', 'unavailable'] as const)(
+    'requeues %s as transient: a short backoff, capped at seconds',
     async (c) => {
-      expect((await failOnce(c)).requeue).toMatchObject({ kind: 'throttled', ms: 15_000 });
+      expect((await failOnce(c)).requeue.kind).toBe('transient');
     },
   );
 

@@ -50,17 +50,34 @@ describe('the simulation runs the shipped driver', () => {
     expect(runs[1]).toEqual(runs[0]);
   });
 
-  it('backs a failing cluster off as the work queue does: 5 ms, doubling', async () => {
+  it('backs a persistently failing cluster off as the work queue does: 5 ms, doubling', async () => {
     const times: number[] = [];
     const sim = simulationWith([clusterObject('orders')], { onPass: (_o, now) => times.push(now) });
     sim.api.injectFault('Secret', 'create', 'forbidden', Number.POSITIVE_INFINITY);
     await sim.run(1_000);
     const gaps = times.slice(2).map((t, i) => t - (times[i + 1] as number));
-    // The first pass adds the finalizer (a watch event brings the second at once); then every pass fails.
+    // The first pass adds the finalizer (a watch event brings the second at once); then every pass fails
+    // (forbidden: the persistent class, controller-runtime's 5 ms start, capped at 5 min).
     expect(gaps.slice(0, 6)).toEqual([5, 10, 20, 40, 80, 160]);
   });
 
-  it('retries a conflict after the queue’s rate limit (5 ms), not at the same instant', async () => {
+  it('backs a transient failure off from 50 ms, doubling, ±20 %, up to 30 s, on its own counter', async () => {
+    const times: number[] = [];
+    const sim = simulationWith([clusterObject('orders')], { onPass: (_o, now) => times.push(now) });
+    sim.api.injectFault('Secret', 'create', 'unavailable', Number.POSITIVE_INFINITY);
+    await sim.run(5 * 60_000);
+    const gaps = times.slice(2).map((t, i) => t - (times[i + 1] as number));
+    [50, 100, 200, 400, 800, 1_600, 3_200, 6_400, 12_800, 25_600, 30_000, 30_000].forEach((base, i) => {
+      expect(gaps[i]).toBeGreaterThanOrEqual(Math.floor(base * 0.8));
+      expect(gaps[i]).toBeLessThanOrEqual(Math.ceil(base * 1.2));
+    });
+    // Capped: never more than 36 s between two tries while it lasts.
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(36_000);
+    sim.api.clearFaults();
+    await untilReady(sim, 'orders', 60_000);
+  });
+
+  it('retries a conflict after its own backoff (5 ms), not at the same instant', async () => {
     const passes: Array<{ at: number; requeue: string }> = [];
     const sim = simulationWith([clusterObject('orders')], {
       onPass: (o, now) => passes.push({ at: now, requeue: o.requeue.kind }),

@@ -829,7 +829,7 @@ describe('error mapping', () => {
     expect(classOf(api(429, { reason: 'TooManyRequests' }))).toBe('tooManyRequests');
     expect(classOf(api(500, { reason: 'ServerTimeout' }))).toBe('serverTimeout');
     expect(classOf(api(504, { reason: 'Timeout' }))).toBe('serverTimeout');
-    expect(classOf(api(500, { reason: 'InternalError' }))).toBe('other');
+    expect(classOf(api(500, { reason: 'InternalError' }))).toBe('unavailable');
     expect(classOf(api(404, { reason: 'NotFound' }))).toBe('notFound');
     expect(classOf(api(422, { reason: 'Invalid' }))).toBe('rejected');
     expect(classOf(api(400, { reason: 'BadRequest' }))).toBe('rejected');
@@ -847,13 +847,13 @@ describe('error mapping', () => {
     ).toBe('forbidden');
     expect(classOf(api(403, { reason: 'Forbidden', details: { causes: [null, { reason: 7 }] } }))).toBe('forbidden');
     expect(classOf(api(401, {}))).toBe('forbidden');
-    expect(classOf(api(503, {}))).toBe('other');
+    expect(classOf(api(503, {}))).toBe('unavailable');
     expect(classOf(Object.assign(new Error('connect'), { code: 'ETIMEDOUT' }))).toBe('timeout');
-    expect(classOf(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }))).toBe('timeout');
+    expect(classOf(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }))).toBe('unavailable');
     expect(classOf(Object.assign(new Error('network timeout'), { name: 'FetchError', type: 'request-timeout' }))).toBe(
       'timeout',
     );
-    expect(classOf(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }))).toBe('other');
+    expect(classOf(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }))).toBe('unavailable');
 
     const leaky = api(422, { reason: 'Invalid', message: 'data[password]: Invalid value: "hunter2"' });
     expect(toPortError(leaky, { what: 'create Secret a/b', sensitive: true }).message).toBe(

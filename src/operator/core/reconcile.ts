@@ -26,7 +26,7 @@ import {
   WRITE_FAILURE_REASON,
 } from '../domain/vocabulary.ts';
 import { type Announcements, type Handover, notIn } from './announcements.ts';
-import { classOf, isNamespaceTerminating, messageOf, retryFor, worstError } from './errors.ts';
+import { classOf, isNamespaceTerminating, messageOf, retryAfterOf, retryFor, worstError } from './errors.ts';
 import { executeEffects } from './execute.ts';
 import { observeCluster } from './observe.ts';
 import type { ClusterKey, Ports } from './ports.ts';
@@ -35,10 +35,14 @@ import { projectStatus, type WriteFailure } from './status.ts';
 
 export type Requeue =
   | { kind: 'none' }
+  /** A conflict (409): at once, with a small backoff of its own if it repeats. */
   | { kind: 'immediate' }
   | { kind: 'after'; ms: number }
-  /** The API server refused for load (429) or timed out: at least `ms`, longer each time it repeats. */
-  | { kind: 'throttled'; ms: number; error: unknown }
+  /** The request failed on the way (reset, client timeout, 5xx): a short backoff, capped at seconds. */
+  | { kind: 'transient'; error: unknown }
+  /** The API server refused for load (429): after its `Retry-After` when it sent one, else as transient. */
+  | { kind: 'throttled'; retryAfterMs?: number; error: unknown }
+  /** Retrying alone will not fix it (forbidden, rejected, unknown): backoff up to minutes. */
   | { kind: 'backoff'; error: unknown };
 
 export interface ReconcileOutcome {
@@ -77,10 +81,21 @@ export interface ReconcileOptions {
 }
 
 const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
-  const retry = retryFor(classOf(error));
-  if (retry === 'immediate') return { kind: 'immediate' };
-  if (retry === 'afterDelay') return { kind: 'throttled', ms: settings.requeueDelayMs, error };
-  return { kind: 'backoff', error };
+  switch (retryFor(classOf(error))) {
+    case 'conflict':
+      return { kind: 'immediate' };
+    case 'transient':
+      return { kind: 'transient', error };
+    case 'throttled': {
+      const retryAfterMs = retryAfterOf(error);
+      return { kind: 'throttled', ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), error };
+    }
+    case 'afterDelay':
+      // The state's own requeue, never escalated: nothing will change sooner.
+      return { kind: 'after', ms: settings.requeueDelayMs };
+    case 'persistent':
+      return { kind: 'backoff', error };
+  }
 };
 
 /** A write that failed, as the condition of its component reports it. */
@@ -148,7 +163,7 @@ export async function reconcile(
   try {
     cluster = await ports.clusters.get(key);
     if (!cluster) {
-      announcements?.forget(key);
+      announcements?.gone(key);
       return outcome({ found: false, requeue: { kind: 'none' } });
     }
     stored = cluster;
@@ -230,7 +245,9 @@ export async function reconcile(
     });
     if (!isDeepStrictEqual(status, stored.status)) {
       try {
-        await ports.clusters.writeStatus(cluster, status);
+        // The patch is computed against the status as stored (not a handed-over one), which the write's
+        // resourceVersion condition guarantees is the one it applies to.
+        await ports.clusters.writeStatus({ ...cluster, status: stored.status }, status);
         statusWritten = true;
       } catch (error) {
         errors.push(error);
@@ -268,9 +285,13 @@ export async function reconcile(
       ...failed,
     ];
   }
+  // Events an earlier pass decided and stored, but the sink could not send even after its retries: they
+  // are sent first, in order, unless this pass says the same itself. Whatever cannot be sent now waits
+  // for the next pass (in this process's memory), whether or not this pass stores its status.
+  const outbox = announcements?.takeUnsent(stored) ?? [];
   const sent: KubeEvent[] = [];
   const unsent: UnsentEvent[] = [];
-  for (const e of events) {
+  for (const e of [...notIn(outbox, events), ...events]) {
     try {
       await ports.events.emit(cluster, e);
       sent.push(e);
@@ -281,9 +302,17 @@ export async function reconcile(
     }
   }
 
+  if (unsent.length > 0)
+    announcements?.keepUnsent(
+      stored,
+      unsent.map((u) => u.event),
+    );
+
   const error = worstError(errors);
   let requeue: Requeue;
   if (error !== undefined) requeue = requeueAfterError(error, settings);
+  // Events the sink could not send wait for the next pass: soon, as after a transient failure.
+  else if (unsent.length > 0 && announcements) requeue = { kind: 'transient', error: unsent[0]?.error };
   else if (meta.requeue === 'none') requeue = { kind: 'none' };
   else {
     // Look again after the delay, or when the progress deadline passes if that comes first.

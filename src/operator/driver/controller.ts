@@ -15,7 +15,7 @@ import { clustersFor, type MappingLookups } from './mapping.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import { allSources, type SourceEvent, type WatchSources } from './sources.ts';
 import { WorkerPool } from './workers.ts';
-import { realTimers, type Timers, WorkQueue } from './workqueue.ts';
+import { type RetryClass, type RetryPolicy, realTimers, type Timers, WorkQueue } from './workqueue.ts';
 
 export interface ControllerOptions {
   sources: WatchSources;
@@ -25,16 +25,15 @@ export interface ControllerOptions {
   logger: Logger;
   metrics?: OperatorMetrics;
   timers?: Timers;
-  /** Backoff bounds of the queue (defaults: controller-runtime's 5 ms … 1000 s). */
-  backoffBaseMs?: number;
-  backoffMaxMs?: number;
+  /** Overrides of the queue's retry policies by class (defaults: RETRY_POLICIES in workqueue.ts). */
+  retryPolicies?: Partial<Record<RetryClass, Partial<RetryPolicy>>>;
   /**
    * How often a leader re-enqueues every cluster as a safety net for missed watch events; 0 disables.
    * States such as Ready wait for events only, so without it a lost event would go unnoticed.
    */
   resyncPeriodMs?: number;
   /**
-   * The randomness of the jitter (throttled retries, resync), in [0, 1); default Math.random. The
+   * The randomness of the jitter (transient and throttled retries, resync), in [0, 1); default Math.random. The
    * simulation passes a seeded one so that the same inputs give the same run.
    */
   random?: () => number;
@@ -63,8 +62,7 @@ export class Controller {
       timers: this.timers,
       random: this.random,
       ...(options.metrics ? { hooks: options.metrics.queueHooks() } : {}),
-      ...(options.backoffBaseMs !== undefined ? { backoffBaseMs: options.backoffBaseMs } : {}),
-      ...(options.backoffMaxMs !== undefined ? { backoffMaxMs: options.backoffMaxMs } : {}),
+      ...(options.retryPolicies ? { retryPolicies: options.retryPolicies } : {}),
     });
     this.pool = new WorkerPool(this.queue, options.workers, (key) => this.process(key));
     options.metrics?.setMaxConcurrentReconciles(options.workers);
@@ -164,7 +162,7 @@ export class Controller {
       // reconcile() reports errors in its outcome; a throw is a bug, retried with backoff like a panic.
       finished?.(undefined);
       this.log.error({ ...clusterFields(parseKey(key)), reason: 'ReconcileThrew', err: error }, 'reconcile threw');
-      this.queue.addRateLimited(key);
+      this.queue.addRetry(key, 'persistent');
       return;
     }
     finished?.(outcome);
@@ -172,7 +170,10 @@ export class Controller {
     this.schedule(key, outcome);
   }
 
-  /** The outcome's requeue decision, applied to the queue. */
+  /**
+   * The outcome's requeue decision, applied to the queue. Each retry class backs off on its own counter
+   * (workqueue.ts RETRY_POLICIES); a clean pass resets them all.
+   */
   private schedule(key: string, outcome: ReconcileOutcome): void {
     const { requeue } = outcome;
     // Gone: nothing to retry. A backoff requeue keeps its count, or a backoff state would loop at 5 ms.
@@ -183,18 +184,21 @@ export class Controller {
         this.queue.forget(key);
         return;
       case 'immediate':
-        // Like controller-runtime's Requeue: at once (the first retry waits ~5 ms), but a conflict that
-        // keeps coming back backs off instead of hammering the API server.
-        this.queue.addRateLimited(key);
+        // Like controller-runtime's Requeue: at once (the first retry waits 5 ms), but a conflict that
+        // keeps coming back backs off (up to 1 s) instead of hammering the API server.
+        this.queue.addRetry(key, 'conflict');
         return;
       case 'after':
         this.queue.addAfter(key, requeue.ms);
         return;
+      case 'transient':
+        this.queue.addRetry(key, 'transient');
+        return;
       case 'throttled':
-        this.queue.addThrottled(key, requeue.ms);
+        this.queue.addRetry(key, 'throttled', requeue.retryAfterMs);
         return;
       case 'backoff':
-        this.queue.addRateLimited(key);
+        this.queue.addRetry(key, 'persistent');
         return;
     }
   }

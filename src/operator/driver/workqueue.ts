@@ -2,7 +2,12 @@
  * A keyed work queue with client-go semantics: a key waits in the queue at most once, it is processed by
  * at most one worker at a time, and a key added while it is being processed is queued again when that
  * processing is done (so the latest change is never lost and never handled concurrently). Delayed adds
- * keep only the earliest due time per key; per-key exponential backoff is reset by `forget`.
+ * keep only the earliest due time per key; a plain `add` (a watch event) wakes a key that waits out a
+ * delay at once.
+ *
+ * Retries back off per key and per class of failure (RETRY_POLICIES), each class with its own counter, so
+ * that a burst of conflicts does not make the next connection reset wait minutes, nor the reverse;
+ * `forget` (a clean pass) resets every counter of the key.
  */
 
 /** Time and timers, injectable so tests run on a virtual clock. */
@@ -30,32 +35,62 @@ export interface WorkQueueHooks {
   worked?(seconds: number): void;
 }
 
+/**
+ * The classes of retry (see `retryFor` in src/operator/core/errors.ts for which error falls in which).
+ * Each has its own per-key failure counter.
+ */
+export type RetryClass = 'conflict' | 'transient' | 'throttled' | 'persistent';
+
+/** The n-th retry in a row (n from 0) waits `baseMs · 2^n`, at most `maxMs`, then ± `jitter`. */
+export interface RetryPolicy {
+  baseMs: number;
+  maxMs: number;
+  /** Relative spread, e.g. 0.2 for ±20 %: keys that failed together do not come back together. */
+  jitter: number;
+}
+
+/**
+ * - conflict: our copy was stale and the next pass reads afresh, so 5 ms (controller-runtime's first
+ *   retry), doubling while the conflict repeats, capped at 1 s: another writer that keeps changing the
+ *   object costs at most one pass a second.
+ * - transient (reset, client timeout, 5xx): 50 ms, doubling, capped at 30 s ± 20 %. The cap is the
+ *   informer's own watch retry cap (client-go's reflector too): once the API answers again, every cluster
+ *   is looked at within 36 s, inside the 60 s a fault must not outlast, while a hundred clusters failing on
+ *   a dead API server cost about three passes a second.
+ * - throttled (429 without `Retry-After`): as transient, on its own counter.
+ * - persistent (forbidden, rejected, unknown): 5 ms doubling, capped at 5 min instead of
+ *   controller-runtime's 1000 s. Retrying does not fix these, a person does (an RBAC grant, a webhook
+ *   repaired), and those fixes raise no watch event: the cap is how long pgfsm may take to notice one,
+ *   half the resync period, for one pass per 5 min per broken cluster.
+ */
+export const RETRY_POLICIES: Readonly<Record<RetryClass, RetryPolicy>> = {
+  conflict: { baseMs: 5, maxMs: 1_000, jitter: 0 },
+  transient: { baseMs: 50, maxMs: 30_000, jitter: 0.2 },
+  throttled: { baseMs: 50, maxMs: 30_000, jitter: 0.2 },
+  persistent: { baseMs: 5, maxMs: 5 * 60_000, jitter: 0 },
+};
+
+/**
+ * A 429's `Retry-After` is honoured up to 60 s (a longer one, from a misconfigured proxy, would leave a
+ * cluster unattended for as long), plus up to 20 % so that clusters refused together do not return
+ * together; never sooner than asked.
+ */
+export const RETRY_AFTER_MAX_MS = 60_000;
+const RETRY_AFTER_JITTER = 0.2;
+
 export interface WorkQueueOptions {
   timers?: Timers;
   hooks?: WorkQueueHooks;
-  /** First backoff delay (controller-runtime: 5 ms). */
-  backoffBaseMs?: number;
-  /** Longest backoff delay (controller-runtime: 1000 s). */
-  backoffMaxMs?: number;
-  /** Source of the jitter of throttled retries, in [0, 1) (tests pin it). */
+  /** Overrides of RETRY_POLICIES, by class. */
+  retryPolicies?: Partial<Record<RetryClass, Partial<RetryPolicy>>>;
+  /** Source of the jitter, in [0, 1) (tests and the simulation pin it). */
   random?: () => number;
 }
-
-/** Throttled retries wait ±20 %, so that clusters refused together do not come back together. */
-const THROTTLE_JITTER = 0.2;
-
-/**
- * The wait before a throttled retry after `failures` earlier failures, before jitter: `minMs`, doubling
- * on each repeat, capped at `maxMs` (a cap below `minMs` never shortens it).
- */
-const throttleDelay = (failures: number, minMs: number, maxMs: number): number =>
-  Math.min(minMs * 2 ** failures, Math.max(minMs, maxMs));
 
 export class WorkQueue {
   private readonly timers: Timers;
   private readonly hooks: WorkQueueHooks;
-  private readonly backoffBaseMs: number;
-  private readonly backoffMaxMs: number;
+  private readonly policies: Record<RetryClass, RetryPolicy>;
   private readonly random: () => number;
   private readonly queue: string[] = [];
   /** Keys that need processing, with the time they were first added (queue latency). */
@@ -63,7 +98,8 @@ export class WorkQueue {
   /** Keys a worker holds, with the time it took them. */
   private readonly processing = new Map<string, number>();
   private readonly delayed = new Map<string, { at: number; handle: unknown }>();
-  private readonly failures = new Map<string, number>();
+  /** Per key, the failures in a row of each retry class since the key last succeeded. */
+  private readonly failures = new Map<string, Partial<Record<RetryClass, number>>>();
   private readonly getters: Array<(key: string | undefined) => void> = [];
   private readonly idleWaiters: Array<() => void> = [];
   private shuttingDown = false;
@@ -73,8 +109,13 @@ export class WorkQueue {
   constructor(options: WorkQueueOptions = {}) {
     this.timers = options.timers ?? realTimers;
     this.hooks = options.hooks ?? {};
-    this.backoffBaseMs = options.backoffBaseMs ?? 5;
-    this.backoffMaxMs = options.backoffMaxMs ?? 1_000_000;
+    const overrides = options.retryPolicies ?? {};
+    this.policies = {
+      conflict: { ...RETRY_POLICIES.conflict, ...overrides.conflict },
+      transient: { ...RETRY_POLICIES.transient, ...overrides.transient },
+      throttled: { ...RETRY_POLICIES.throttled, ...overrides.throttled },
+      persistent: { ...RETRY_POLICIES.persistent, ...overrides.persistent },
+    };
     this.random = options.random ?? Math.random;
   }
 
@@ -112,8 +153,19 @@ export class WorkQueue {
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
+  /**
+   * Queues the key now. A key waiting out a delay or a backoff is woken: whatever caused this add (a watch
+   * event) may be what it waited for, and the pass it gets decides its next requeue afresh, so its
+   * pending delay is dropped. The failure counters stay: only a clean pass resets them.
+   */
   add(key: string): void {
-    if (this.shuttingDown || this.dirty.has(key)) return;
+    if (this.shuttingDown) return;
+    const pending = this.delayed.get(key);
+    if (pending) {
+      this.timers.clearTimeout(pending.handle);
+      this.delayed.delete(key);
+    }
+    if (this.dirty.has(key)) return;
     this.dirty.set(key, this.timers.now());
     this.hooks.added?.();
     // Being processed: `done` puts it back, so two workers never hold the same key.
@@ -141,45 +193,53 @@ export class WorkQueue {
     this.delayed.set(key, { at, handle });
   }
 
-  /** Adds the key after its next backoff delay: base · 2^failures, capped. */
-  addRateLimited(key: string): void {
-    this.addAfter(key, this.backoffFor(this.countFailure(key)));
-  }
-
   /**
-   * Adds the key after `minMs` the first time, twice as long on each repeat (up to the backoff cap),
-   * with jitter: for a server that asked us to slow down (429) or did not answer in time. Counts as a
-   * failure of the key, like `addRateLimited`; `forget` starts over.
+   * Adds the key after the next delay of its retry class and counts the failure; returns the delay.
+   * `retryAfterMs` (throttled only: what a 429 asked) replaces the backoff when the server gave one.
    */
-  addThrottled(key: string, minMs: number): void {
-    this.addAfter(key, this.throttledDelay(this.countFailure(key), minMs));
+  addRetry(key: string, retryClass: RetryClass, retryAfterMs?: number): number {
+    const delay = this.retryDelay(retryClass, this.countFailure(key, retryClass), retryAfterMs);
+    this.addAfter(key, delay);
+    return delay;
   }
 
-  /** Counts one more failure of the key; returns how many came before it. */
-  private countFailure(key: string): number {
-    const failures = this.failures.get(key) ?? 0;
-    this.failures.set(key, failures + 1);
+  /** Counts one more failure of the key in the class; returns how many came before it. */
+  private countFailure(key: string, retryClass: RetryClass): number {
+    const counts = this.failures.get(key) ?? {};
+    const failures = counts[retryClass] ?? 0;
+    this.failures.set(key, { ...counts, [retryClass]: failures + 1 });
     this.hooks.retried?.();
     return failures;
   }
 
-  /** The delay of a throttled retry after `failures` earlier failures, jitter included. */
-  throttledDelay(failures: number, minMs: number): number {
-    const delay = throttleDelay(failures, minMs, this.backoffMaxMs);
-    return Math.round(delay * (1 - THROTTLE_JITTER + 2 * THROTTLE_JITTER * this.random()));
+  /**
+   * The wait before a retry of the class after `failures` earlier ones in a row, jitter included. A
+   * throttled retry with a usable `Retry-After` waits that (at most RETRY_AFTER_MAX_MS) plus up to 20 %;
+   * a missing, zero or unusable one falls back to the class's backoff.
+   */
+  retryDelay(retryClass: RetryClass, failures: number, retryAfterMs?: number): number {
+    if (retryClass === 'throttled' && retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs > 0) {
+      const asked = Math.min(retryAfterMs, RETRY_AFTER_MAX_MS);
+      return Math.round(asked * (1 + RETRY_AFTER_JITTER * this.random()));
+    }
+    const { baseMs, maxMs, jitter } = this.policies[retryClass];
+    // 2^failures overflows to Infinity long after the cap is reached: min() keeps it finite.
+    const delay = Math.min(baseMs * 2 ** failures, maxMs);
+    if (jitter === 0) return delay;
+    return Math.round(delay * (1 - jitter + 2 * jitter * this.random()));
   }
 
-  backoffFor(failures: number): number {
-    return Math.min(this.backoffBaseMs * 2 ** failures, this.backoffMaxMs);
-  }
-
-  /** The key succeeded: its next failure starts the backoff from the beginning again. */
+  /** The key succeeded: every class starts its backoff from the beginning again. */
   forget(key: string): void {
     this.failures.delete(key);
   }
 
-  numRequeues(key: string): number {
-    return this.failures.get(key) ?? 0;
+  /** Failures in a row of the key in one retry class, or in all of them. */
+  numRequeues(key: string, retryClass?: RetryClass): number {
+    const counts = this.failures.get(key);
+    if (!counts) return 0;
+    if (retryClass) return counts[retryClass] ?? 0;
+    return Object.values(counts).reduce((sum, n) => sum + (n ?? 0), 0);
   }
 
   /**

@@ -13,9 +13,13 @@
  *
  * A create in a namespace being deleted is refused with 403 too, by the NamespaceLifecycle admission plugin
  * (cause NamespaceTerminating): `namespaceTerminating`, which a pass skips quietly instead of warning.
+ *
+ * Failures on the way (a connection refused, reset or cut, a client timeout, a 5xx) are transient: a single
+ * read (`getOrUndefined`) is tried again a few times within the pass, and a pass that still fails comes back
+ * after a short backoff. A 429 carries the server's `Retry-After` to the queue.
  */
 import { ApiException } from '@kubernetes/client-node';
-import { type ErrorClass, PortError } from '../core/errors.ts';
+import { type ErrorClass, isTransient, PortError } from '../core/errors.ts';
 
 interface ApiStatus {
   reason?: string;
@@ -72,13 +76,59 @@ export function classOfStatus(code: number, reason?: string, message?: string, c
     return 'namespaceTerminating';
   }
   if (code === 401 || code === 403) return 'forbidden';
+  // 500, 502, 503…: a restarting API server, a proxy, a webhook that could not be called. 501 Not
+  // Implemented and 505 will say the same next time.
+  if (code >= 500 && code <= 599 && code !== 501 && code !== 505) return 'unavailable';
   return 'other';
 }
 
-/** Transport failures that are worth a retry after a delay: the request may never have reached the server. */
-const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ECONNRESET', 'ESOCKETTIMEDOUT', 'ECONNABORTED', 'EPIPE']);
+/**
+ * A 429's `Retry-After` in ms: delay-seconds (what the API server sends, e.g. `1`) or an HTTP date.
+ * Absent, empty, negative or unparsable: undefined (the queue then backs off on its own).
+ */
+export function parseRetryAfter(value: string | undefined, now: number = Date.now()): number | undefined {
+  const text = value?.trim();
+  if (!text) return undefined;
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
+  // An HTTP date always ends in GMT (RFC 9110); Date.parse alone would take "-3" for a year.
+  const at = / GMT$/.test(text) ? Date.parse(text) : Number.NaN;
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}
 
-function isClientTimeout(error: { code?: unknown; type?: unknown; name?: unknown }): boolean {
+/** A header of an ApiException, whatever the case of its name (node-fetch lower-cases them). */
+function headerOf(headers: Record<string, string> | undefined, name: string): string | undefined {
+  if (!headers || typeof headers !== 'object') return undefined;
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(headers)) {
+    if (key.toLowerCase() === wanted && typeof value === 'string') return value;
+  }
+  return undefined;
+}
+
+/** The client stopped waiting: the request may or may not have been served. */
+const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT']);
+
+/**
+ * The connection failed or broke: refused (API server restarting), reset or hung up (`socket hang up` is
+ * ECONNRESET), written after the peer closed (EPIPE), aborted, or a response cut short (node-fetch's
+ * ERR_STREAM_PREMATURE_CLOSE; undici's UND_ERR_SOCKET), or a name that did not resolve for now.
+ */
+const CONNECTION_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ERR_STREAM_PREMATURE_CLOSE',
+  'UND_ERR_SOCKET',
+]);
+
+type TransportError = { code?: unknown; type?: unknown; name?: unknown };
+
+function isClientTimeout(error: TransportError): boolean {
   return (
     (typeof error.code === 'string' && TIMEOUT_CODES.has(error.code)) ||
     // node-fetch 2 (client-node 1.x) reports its own timeouts as FetchError types.
@@ -88,6 +138,12 @@ function isClientTimeout(error: { code?: unknown; type?: unknown; name?: unknown
     error.name === 'TimeoutError'
   );
 }
+
+const isBrokenConnection = (error: TransportError): boolean =>
+  typeof error.code === 'string' && CONNECTION_CODES.has(error.code);
+
+const transportClass = (error: TransportError): ErrorClass =>
+  isClientTimeout(error) ? 'timeout' : isBrokenConnection(error) ? 'unavailable' : 'other';
 
 const MAX_DETAIL = 300;
 
@@ -112,16 +168,19 @@ export function toPortError(error: unknown, context: ErrorContext): PortError {
     const said = context.sensitive ? undefined : status.message;
     const detail = said ? `: ${oneLine(said)}` : '';
     const message = `${context.what}: HTTP ${error.code}${reason}${detail}`;
-    return errorClass === 'rejected' && said
-      ? new PortError(errorClass, message, said)
-      : new PortError(errorClass, message);
+    if (errorClass === 'rejected' && said) return new PortError(errorClass, message, said);
+    if (errorClass === 'tooManyRequests') {
+      const retryAfterMs = parseRetryAfter(headerOf(error.headers, 'retry-after'));
+      return new PortError(errorClass, message, undefined, retryAfterMs);
+    }
+    return new PortError(errorClass, message);
   }
   if (typeof error === 'object' && error !== null) {
     const e = error as { code?: unknown; type?: unknown; name?: unknown; message?: unknown };
     const label = typeof e.code === 'string' ? e.code : typeof e.name === 'string' ? e.name : 'error';
     // A transport message may quote a piece of a response body (JSON parse errors do): not for Secrets.
     const detail = typeof e.message === 'string' && !context.sensitive ? ` (${oneLine(e.message)})` : '';
-    return new PortError(isClientTimeout(e) ? 'timeout' : 'other', `${context.what}: ${label}${detail}`);
+    return new PortError(transportClass(e), `${context.what}: ${label}${detail}`);
   }
   return new PortError('other', `${context.what}: ${String(error)}`);
 }
@@ -137,8 +196,50 @@ export async function call<T>(context: ErrorContext, request: () => Promise<T>):
 
 export const isNotFound = (error: unknown) => error instanceof PortError && error.errorClass === 'notFound';
 
-/** A read where "not there" is an answer, not a failure. */
-export async function getOrUndefined<T>(context: ErrorContext, request: () => Promise<T>): Promise<T | undefined> {
+/** How a single read is tried again within the pass. */
+export interface ReadRetry {
+  /** Tries in all, the first included. */
+  attempts: number;
+  /** The wait after the n-th failed try (n from 0), before jitter: `baseMs · 2^n`. */
+  baseMs: number;
+  /** Injectable for tests. */
+  sleep: (ms: number) => Promise<void>;
+  random: () => number;
+}
+
+/**
+ * Three tries, 25 ms then 50 ms apart (each ±50 %): one reset or one 503 no longer fails a pass that
+ * needs a dozen reads, and a read that fails three times in ~100 ms is left to the queue's backoff.
+ */
+export const READ_RETRY: ReadRetry = {
+  attempts: 3,
+  baseMs: 25,
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  random: () => Math.random(),
+};
+
+/**
+ * A read where "not there" is an answer, not a failure. It is a GET, so sending it again is harmless: a
+ * transient failure (see `isTransient`) is tried again a few times before the pass gives up on it. A 404,
+ * 403, 409, 422 or 429 is an answer and is not. Never pass a write here: use `unlessGone`.
+ */
+export async function getOrUndefined<T>(
+  context: ErrorContext,
+  request: () => Promise<T>,
+  retry: ReadRetry = READ_RETRY,
+): Promise<T | undefined> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await orUndefined(context, request);
+    } catch (error) {
+      const last = attempt + 1 >= retry.attempts;
+      if (last || !(error instanceof PortError) || !isTransient(error.errorClass)) throw error;
+      await retry.sleep(Math.round(retry.baseMs * 2 ** attempt * (0.5 + retry.random())));
+    }
+  }
+}
+
+async function orUndefined<T>(context: ErrorContext, request: () => Promise<T>): Promise<T | undefined> {
   try {
     return await call(context, request);
   } catch (error) {
@@ -147,7 +248,10 @@ export async function getOrUndefined<T>(context: ErrorContext, request: () => Pr
   }
 }
 
-/** A write whose target being gone already means the job is done (delete, finalizer removal). */
+/**
+ * A write whose target being gone already means the job is done (delete, finalizer removal). Tried once:
+ * whether a write is safe to repeat is the pass's business, not this helper's.
+ */
 export async function unlessGone(context: ErrorContext, request: () => Promise<unknown>): Promise<void> {
-  await getOrUndefined(context, request);
+  await orUndefined(context, request);
 }

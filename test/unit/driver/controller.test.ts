@@ -223,30 +223,60 @@ describe('Controller', () => {
     expect(controller.queue.numRequeues('ns/a')).toBe(0);
   });
 
-  it('a 429 comes back after the requeue delay, then later each time it repeats; a clean pass starts over', async () => {
+  it('a 429 comes back when its Retry-After says (+ up to 20 %), and without one as a transient error', async () => {
     let failing = 3;
     const times: number[] = [];
     const start = Date.now();
     decide = (key) => {
       times.push(Date.now() - start);
-      return failing-- > 0
-        ? outcomeFor(
-            key,
-            { kind: 'throttled', ms: 15_000, error: 'slow down' },
-            { error: new PortError('tooManyRequests', 'slow down') },
-          )
-        : outcomeFor(key, { kind: 'none' });
+      failing--;
+      if (failing < 0) return outcomeFor(key, { kind: 'none' });
+      const error = new PortError('tooManyRequests', 'slow down', undefined, failing > 0 ? 2_000 : undefined);
+      return outcomeFor(
+        key,
+        { kind: 'throttled', ...(error.retryAfterMs !== undefined ? { retryAfterMs: error.retryAfterMs } : {}), error },
+        { error },
+      );
     };
     src.clusters.put(pgc('a'));
     controller.startWorkers();
-    await settle(200_000);
+    await settle(10_000);
     expect(times).toHaveLength(4);
     const gaps = times.slice(1).map((t, i) => t - (times[i] ?? 0));
-    // 15 s, 30 s, 60 s, each ±20 %.
-    [15_000, 30_000, 60_000].forEach((base, i) => {
-      expect(gaps[i]).toBeGreaterThanOrEqual(base * 0.8);
-      expect(gaps[i]).toBeLessThanOrEqual(base * 1.2);
-    });
+    // Retry-After: 2 s twice (never sooner, at most 20 % later); then none: the third 429 in a row backs
+    // off as a transient error would after two failures, 200 ms ± 20 %.
+    for (const gap of gaps.slice(0, 2)) {
+      expect(gap).toBeGreaterThanOrEqual(2_000);
+      expect(gap).toBeLessThanOrEqual(2_400);
+    }
+    expect(gaps[2]).toBeGreaterThanOrEqual(160);
+    expect(gaps[2]).toBeLessThanOrEqual(240);
+    expect(controller.queue.numRequeues('ns/a')).toBe(0);
+  });
+
+  it('transient errors back off from 50 ms on their own counter, not the conflicts’', async () => {
+    const outcomes: Array<[Requeue, PortError]> = [
+      [{ kind: 'immediate' }, new PortError('conflict', 'modified')],
+      [{ kind: 'immediate' }, new PortError('conflict', 'modified')],
+      [{ kind: 'immediate' }, new PortError('conflict', 'modified')],
+      [{ kind: 'transient', error: 'reset' }, new PortError('unavailable', 'ECONNRESET')],
+    ];
+    const times: number[] = [];
+    const start = Date.now();
+    decide = (key) => {
+      times.push(Date.now() - start);
+      const next = outcomes.shift();
+      return next ? outcomeFor(key, next[0], { error: next[1] }) : outcomeFor(key, { kind: 'none' });
+    };
+    src.clusters.put(pgc('a'));
+    controller.startWorkers();
+    await settle(1_000);
+    expect(times).toHaveLength(5);
+    const gaps = times.slice(1).map((t, i) => t - (times[i] ?? 0));
+    expect(gaps.slice(0, 3)).toEqual([5, 10, 20]);
+    // The first transient failure: 50 ms ± 20 %, whatever conflicts came before.
+    expect(gaps[3]).toBeGreaterThanOrEqual(40);
+    expect(gaps[3]).toBeLessThanOrEqual(60);
     expect(controller.queue.numRequeues('ns/a')).toBe(0);
   });
 
@@ -314,22 +344,22 @@ describe('Controller', () => {
 
   it('takes its jitter from the injected random source (the simulation seeds it)', async () => {
     await controller.shutDown();
-    // random() = 0 gives the shortest resync (0.9 of the period) and the shortest throttled retry (0.8).
+    // random() = 0 gives the shortest resync (0.9 of the period) and a 429 retry exactly at its Retry-After.
     controller = makeController(100_000, () => 0);
     controller.watch();
     src.clusters.put(pgc('a'));
     decide = (key) =>
       outcomeFor(
         key,
-        passes.length === 1 ? { kind: 'throttled', ms: 10_000, error: new Error('429') } : { kind: 'none' },
+        passes.length === 1 ? { kind: 'throttled', retryAfterMs: 10_000, error: new Error('429') } : { kind: 'none' },
       );
     controller.startWorkers();
     await settle();
-    await settle(7_999);
+    await settle(9_999);
     expect(passes).toEqual(['a']);
     await settle(1);
     expect(passes).toEqual(['a', 'a']);
-    await settle(90_000 - 8_000 - 1);
+    await settle(90_000 - 10_000 - 1);
     expect(passes).toEqual(['a', 'a']);
     await settle(1);
     expect(passes).toEqual(['a', 'a', 'a']);

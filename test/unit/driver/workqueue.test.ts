@@ -75,66 +75,6 @@ describe('WorkQueue', () => {
     expect(q.depth).toBe(1);
   });
 
-  it('backs off per key exponentially from 5 ms up to a cap, and forget starts over', async () => {
-    const q = new WorkQueue();
-    expect([0, 1, 2, 3, 10].map((n) => q.backoffFor(n))).toEqual([5, 10, 20, 40, 5120]);
-    expect(q.backoffFor(18)).toBe(1_000_000);
-    expect(q.backoffFor(200)).toBe(1_000_000);
-
-    const delays: number[] = [];
-    for (let i = 0; i < 4; i++) {
-      const before = Date.now();
-      q.addRateLimited('a');
-      vi.advanceTimersToNextTimer();
-      delays.push(Date.now() - before);
-      expect(q.depth).toBe(1);
-      q.done((await q.get()) as string);
-    }
-    expect(delays).toEqual([5, 10, 20, 40]);
-    expect(q.numRequeues('a')).toBe(4);
-    // Keys are independent.
-    expect(q.numRequeues('b')).toBe(0);
-    q.forget('a');
-    expect(q.numRequeues('a')).toBe(0);
-    const before = Date.now();
-    q.addRateLimited('a');
-    vi.advanceTimersToNextTimer();
-    expect(Date.now() - before).toBe(5);
-  });
-
-  it('throttled retries wait at least the given delay, double on repeats up to the cap, with ±20 % jitter', () => {
-    const low = new WorkQueue({ random: () => 0, backoffMaxMs: 100_000 });
-    expect([0, 1, 2, 3].map((n) => low.throttledDelay(n, 15_000))).toEqual([12_000, 24_000, 48_000, 80_000]);
-    const high = new WorkQueue({ random: () => 0.999_999, backoffMaxMs: 100_000 });
-    expect([0, 3].map((n) => high.throttledDelay(n, 15_000))).toEqual([18_000, 120_000]);
-    // A cap below the delay asked for never shortens it.
-    expect(new WorkQueue({ random: () => 0.5, backoffMaxMs: 1_000 }).throttledDelay(5, 15_000)).toBe(15_000);
-  });
-
-  it('addThrottled counts as a failure of the key and waits the throttled delay; forget starts over', async () => {
-    const q = new WorkQueue({ random: () => 0.5 });
-    const delays: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      const before = Date.now();
-      q.addThrottled('a', 15_000);
-      vi.advanceTimersToNextTimer();
-      delays.push(Date.now() - before);
-      q.done((await q.get()) as string);
-    }
-    expect(delays).toEqual([15_000, 30_000, 60_000]);
-    expect(q.numRequeues('a')).toBe(3);
-    q.forget('a');
-    const before = Date.now();
-    q.addThrottled('a', 15_000);
-    vi.advanceTimersToNextTimer();
-    expect(Date.now() - before).toBe(15_000);
-  });
-
-  it('honours custom backoff bounds', () => {
-    const q = new WorkQueue({ backoffBaseMs: 1000, backoffMaxMs: 4000 });
-    expect([0, 1, 2, 3].map((n) => q.backoffFor(n))).toEqual([1000, 2000, 4000, 4000]);
-  });
-
   it('shutDown stops taking work, releases idle workers and resolves when in-flight keys are done', async () => {
     const q = new WorkQueue();
     q.add('a');
@@ -229,7 +169,7 @@ describe('WorkQueue', () => {
     const key = await q.get();
     vi.advanceTimersByTime(1500);
     q.done(key as string);
-    q.addRateLimited('a');
+    q.addRetry('a', 'transient');
     expect(seen.adds).toBe(1);
     expect(seen.retries).toBe(1);
     expect(seen.depth).toEqual([1, 0]);

@@ -1,0 +1,162 @@
+/**
+ * The Kubernetes adapter's error mapping as far as retries go: which failures are transient, a 429's
+ * Retry-After carried to the queue, and a single GET tried again within the pass (never a write).
+ */
+import { ApiException } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import { PortError, retryFor } from '../../src/operator/core/errors.ts';
+import {
+  getOrUndefined,
+  parseRetryAfter,
+  type ReadRetry,
+  toPortError,
+  unlessGone,
+} from '../../src/operator/kubernetes/errors.ts';
+
+const api = (code: number, body: object, headers: Record<string, string> = {}) =>
+  new ApiException(code, 'x', JSON.stringify(body), headers);
+const transport = (message: string, fields: Record<string, string>) => Object.assign(new Error(message), fields);
+const classOf = (error: unknown) => toPortError(error, { what: 'op' }).errorClass;
+
+describe('transient failures', () => {
+  it('5xx other than a timeout is unavailable, and so transient', () => {
+    for (const code of [500, 502, 503]) expect(classOf(api(code, { reason: 'InternalError' }))).toBe('unavailable');
+    expect(classOf(api(503, {}))).toBe('unavailable');
+    expect(retryFor('unavailable')).toBe('transient');
+    // Timeouts keep their class, transient too.
+    expect(classOf(api(500, { reason: 'ServerTimeout' }))).toBe('serverTimeout');
+    expect(classOf(api(504, {}))).toBe('serverTimeout');
+    expect(retryFor('serverTimeout')).toBe('transient');
+    // Not Implemented will not be implemented by the next try.
+    expect(classOf(api(501, {}))).toBe('other');
+  });
+
+  it('a broken connection is unavailable, a client timeout is a timeout: both transient', () => {
+    for (const code of ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE']) {
+      expect(classOf(transport('request failed', { code, type: 'system', name: 'FetchError' }))).toBe('unavailable');
+    }
+    expect(classOf(transport('socket hang up', { code: 'ECONNRESET' }))).toBe('unavailable');
+    expect(classOf(transport('connect', { code: 'ETIMEDOUT' }))).toBe('timeout');
+    expect(classOf(transport('network timeout', { name: 'FetchError', type: 'request-timeout' }))).toBe('timeout');
+    expect(retryFor('timeout')).toBe('transient');
+    expect(classOf(transport('bad json', { name: 'SyntaxError' }))).toBe('other');
+  });
+
+  it('conflicts, 429, denials and refusals are not transient', () => {
+    expect(retryFor(classOf(api(409, { reason: 'Conflict' })))).toBe('conflict');
+    expect(retryFor(classOf(api(429, { reason: 'TooManyRequests' })))).toBe('throttled');
+    expect(retryFor(classOf(api(403, { reason: 'Forbidden' })))).toBe('persistent');
+    expect(retryFor(classOf(api(422, { reason: 'Invalid' })))).toBe('persistent');
+  });
+});
+
+describe('Retry-After', () => {
+  it('parses delay-seconds and HTTP dates, and nothing else', () => {
+    expect(parseRetryAfter('1')).toBe(1_000);
+    expect(parseRetryAfter(' 120 ')).toBe(120_000);
+    expect(parseRetryAfter('0.5')).toBe(500);
+    expect(parseRetryAfter('0')).toBe(0);
+    const now = Date.parse('2025-01-01T00:00:00Z');
+    expect(parseRetryAfter('Wed, 01 Jan 2025 00:00:07 GMT', now)).toBe(7_000);
+    // A date already past: ask again at once (the queue then backs off on its own).
+    expect(parseRetryAfter('Tue, 31 Dec 2024 23:59:00 GMT', now)).toBe(0);
+    for (const bad of [undefined, '', '  ', '-3', 'soon', '1e3', '0x10']) expect(parseRetryAfter(bad)).toBeUndefined();
+  });
+
+  it('a 429 carries the header, whatever the case of its name; other errors never do', () => {
+    const throttled = toPortError(api(429, { reason: 'TooManyRequests' }, { 'retry-after': '2' }), { what: 'op' });
+    expect(throttled.retryAfterMs).toBe(2_000);
+    expect(
+      toPortError(api(429, { reason: 'TooManyRequests' }, { 'Retry-After': '3' }), { what: 'op' }).retryAfterMs,
+    ).toBe(3_000);
+    expect(toPortError(api(429, { reason: 'TooManyRequests' }), { what: 'op' }).retryAfterMs).toBeUndefined();
+    // The API server sends Retry-After on a 503 while it shuts down, and on 500 ServerTimeout: not ours to wait.
+    expect(toPortError(api(503, {}, { 'retry-after': '60' }), { what: 'op' }).retryAfterMs).toBeUndefined();
+    expect(
+      toPortError(api(500, { reason: 'ServerTimeout' }, { 'retry-after': '60' }), { what: 'op' }).retryAfterMs,
+    ).toBeUndefined();
+  });
+});
+
+describe('a single GET is tried again within the pass', () => {
+  /** A retry that records its waits instead of sleeping. */
+  const recording = (attempts = 3) => {
+    const waits: number[] = [];
+    const retry: ReadRetry = {
+      attempts,
+      baseMs: 25,
+      random: () => 0.5,
+      sleep: async (ms) => {
+        waits.push(ms);
+      },
+    };
+    return { retry, waits };
+  };
+
+  /** A request that fails with each of `failures` in turn, then answers `value`. */
+  const flaky = <T>(failures: unknown[], value: T) => {
+    let calls = 0;
+    const request = async () => {
+      const failure = failures[calls++];
+      if (failure !== undefined) throw failure;
+      return value;
+    };
+    return { request, calls: () => calls };
+  };
+
+  it('a read that fails twice on the way, then answers, answers', async () => {
+    const { retry, waits } = recording();
+    const read = flaky([transport('socket hang up', { code: 'ECONNRESET' }), api(503, {})], { ok: true });
+    expect(await getOrUndefined({ what: 'get Cluster ns/a' }, read.request, retry)).toEqual({ ok: true });
+    expect(read.calls()).toBe(3);
+    // Tens of milliseconds, doubling (random 0.5 is the middle of the ±50 % jitter).
+    expect(waits).toEqual([25, 50]);
+  });
+
+  it('gives up after the last attempt with the last error, classified', async () => {
+    const { retry } = recording();
+    const read = flaky([api(503, {}), api(502, {}), api(500, { reason: 'InternalError' }), 'never'], {});
+    const failure = await getOrUndefined({ what: 'get Cluster ns/a' }, read.request, retry).catch((e) => e);
+    expect(failure).toBeInstanceOf(PortError);
+    expect(failure.errorClass).toBe('unavailable');
+    expect(failure.message).toBe('get Cluster ns/a: HTTP 500 InternalError');
+    expect(read.calls()).toBe(3);
+  });
+
+  it('a 404 is an answer at once: undefined, not retried', async () => {
+    const { retry, waits } = recording();
+    const read = flaky([api(404, { reason: 'NotFound' })], { ok: true });
+    expect(await getOrUndefined({ what: 'get Secret ns/a' }, read.request, retry)).toBeUndefined();
+    expect(read.calls()).toBe(1);
+    expect(waits).toEqual([]);
+  });
+
+  it.each([
+    [403, 'Forbidden'],
+    [409, 'Conflict'],
+    [422, 'Invalid'],
+    [429, 'TooManyRequests'],
+  ])('a %i is not retried', async (code, reason) => {
+    const { retry } = recording();
+    const read = flaky([api(code, { reason })], { ok: true });
+    await expect(getOrUndefined({ what: 'get Secret ns/a' }, read.request, retry)).rejects.toBeInstanceOf(PortError);
+    expect(read.calls()).toBe(1);
+  });
+
+  it('the real retry waits tens of milliseconds between tries', async () => {
+    const read = flaky([transport('reset', { code: 'ECONNRESET' })], 'ok');
+    expect(await getOrUndefined({ what: 'get ConfigMap ns/a' }, read.request)).toBe('ok');
+    expect(read.calls()).toBe(2);
+  });
+
+  it('a write through unlessGone is tried once, even on a transient failure', async () => {
+    const write = flaky([transport('reset', { code: 'ECONNRESET' })], undefined);
+    await expect(unlessGone({ what: 'delete Pooler ns/a' }, write.request)).rejects.toMatchObject({
+      errorClass: 'unavailable',
+    });
+    expect(write.calls()).toBe(1);
+    // Gone already is done.
+    const gone = flaky([api(404, { reason: 'NotFound' })], undefined);
+    await expect(unlessGone({ what: 'delete Pooler ns/a' }, gone.request)).resolves.toBeUndefined();
+  });
+});
