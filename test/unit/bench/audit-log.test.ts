@@ -2,6 +2,7 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { explain } from '../../../bench/api-server.bench.ts';
 import { AuditLogReader, countRequests, parseAuditLine } from '../../../bench/audit-log.ts';
 import { quantile, spread } from '../../../bench/stats.ts';
 
@@ -121,5 +122,31 @@ describe('bench statistics', () => {
     expect(quantile([], 0.5)).toBeNaN();
     expect(spread([3, Number.NaN, 1, 2])).toEqual({ min: 1, median: 2, max: 3, n: 3 });
     expect(spread([4, 1])).toMatchObject({ median: 2.5 });
+  });
+});
+
+describe('the breakdown of requests', () => {
+  it('names what each kind the operator made in a run is for, and says when one is unexpected', () => {
+    // The kinds of a 30-cluster run on the real API server (bench/results.md).
+    const seen = [
+      'create events 201',
+      'patch postgresclusters/status 200',
+      'create secrets 201',
+      'get clusters 404',
+      'get configmaps 200',
+      'get configmaps 404',
+      'get poolers 404',
+      'get secrets 200',
+      'patch clusters 201',
+      'patch configmaps 201',
+      'patch poolers 201',
+      'patch postgresclusters 200',
+      'get leases 200',
+      'update leases 200',
+    ];
+    for (const row of seen) expect(explain(row), row).not.toMatch(/not expected/);
+    expect(explain('get configmaps 404')).toMatch(/not there yet/);
+    expect(explain('patch postgresclusters/status 409')).toMatch(/conflict/);
+    expect(explain('delete persistentvolumeclaims 200')).toMatch(/not expected/);
   });
 });
