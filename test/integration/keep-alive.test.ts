@@ -8,8 +8,6 @@
  * request was a handshake.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, Agent as HttpsAgent, request as httpsRequest, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
@@ -19,6 +17,7 @@ import { connectionPoolOf, withKeepAlive } from '../../src/operator/kubernetes/c
 import { createWatchSources } from '../../src/operator/kubernetes/watch-sources.ts';
 import { createPki, type Pki } from '../../src/tools/control-plane/certs.ts';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
+import { ApiProxy } from '../../src/tools/faults/api-proxy.ts';
 import {
   createClass,
   createCluster,
@@ -30,64 +29,13 @@ import {
   type World,
 } from './support/e2e.ts';
 
-/** Hop-by-hop headers a proxy must not forward. */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
-
-/**
- * A TLS-terminating reverse proxy to the API server that counts the handshakes and requests of its clients.
- * Its own idle timeout is kube-apiserver's (90 s), so every connection it counts was opened by the client.
- */
-class CountingProxy {
-  handshakes = 0;
-  requests = 0;
-  url = '';
-  private readonly server: Server;
-  private readonly upstream: HttpsAgent;
-
-  constructor(target: string, upstreamCa: Buffer, serving: { cert: Buffer; key: Buffer }) {
-    this.upstream = new HttpsAgent({ keepAlive: true, ca: upstreamCa });
-    this.server = createServer({ ...serving, keepAliveTimeout: 90_000 }, (req, res) => {
-      this.requests++;
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !HOP_BY_HOP.has(name)));
-      const forward = httpsRequest(
-        `${target}${req.url ?? '/'}`,
-        { method: req.method ?? 'GET', headers, agent: this.upstream },
-        (answer) => {
-          const back = Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !HOP_BY_HOP.has(name)));
-          res.writeHead(answer.statusCode ?? 502, back);
-          answer.pipe(res);
-          answer.on('error', () => res.destroy());
-        },
-      );
-      forward.on('error', () => res.destroy());
-      // The client gave up (an informer aborting its watch): so does the request upstream.
-      res.on('close', () => {
-        if (!res.writableFinished) forward.destroy();
-      });
-      req.pipe(forward);
-    });
-    this.server.on('secureConnection', () => this.handshakes++);
-  }
-
-  async listen(): Promise<void> {
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `https://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  close(): void {
-    this.server.closeAllConnections();
-    this.server.close();
-    this.upstream.destroy();
-  }
-}
-
 const CLUSTERS = 10;
 
 let cp: ControlPlane;
 let world: World;
 let dir: string;
 let pki: Pki;
-let proxy: CountingProxy;
+let proxy: ApiProxy;
 let operatorKc: KubeConfig;
 let operator: OperatorHandle | undefined;
 
@@ -117,9 +65,10 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pgfsm-keep-alive-'));
   pki = await createPki(join(dir, 'pki'));
   const upstreamCa = Buffer.from(cp.kubeConfig.getCurrentCluster()?.caData ?? '', 'base64');
-  proxy = new CountingProxy(cp.url, upstreamCa, {
-    cert: readFileSync(pki.serverCert),
-    key: readFileSync(pki.serverKey),
+  proxy = new ApiProxy({
+    target: cp.url,
+    targetCa: upstreamCa,
+    serving: { cert: readFileSync(pki.serverCert), key: readFileSync(pki.serverKey) },
   });
   await proxy.listen();
   const token = await cp.tokenFor({ namespace: 'pgfsm-system', name: 'pgfsm' });

@@ -1,0 +1,187 @@
+/**
+ * A TLS-terminating reverse proxy in front of the real API server, for tests and benchmarks that must see
+ * what a client does from the server's side, and make the API misbehave as it does in production:
+ * - it counts TLS handshakes and requests, and keeps a log of each request (verb, path, what happened);
+ * - while faults are on, it answers a share of the requests itself with 409, 429 (with Retry-After),
+ *   500 or 503, or resets the connection before forwarding, or forwards and then resets instead of
+ *   answering (the write happened, its response is lost), and it cuts watches mid-stream.
+ *
+ * Hand-written because it must sit between one client and the API server and decide per request, which
+ * no library here does; it is small, and it never rewrites a body.
+ */
+import { Agent, createServer, request, type Server } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+
+export type Fault = '409' | '429' | '500' | '503' | 'reset-before' | 'reset-after';
+
+export const FAULTS: readonly Fault[] = ['409', '429', '500', '503', 'reset-before', 'reset-after'];
+
+export interface ProxiedRequest {
+  method: string;
+  path: string;
+  /** The status the client got, or the fault injected instead. */
+  outcome: number | Fault | 'watch-cut';
+  at: number;
+}
+
+export interface ApiProxyOptions {
+  /** The API server's URL and the CA that signed its serving certificate. */
+  target: string;
+  targetCa: Buffer;
+  /** The proxy's own serving certificate and key (its clients trust their CA). */
+  serving: { cert: Buffer; key: Buffer };
+  /** A random source in [0, 1) for the faults; seeded in tests that must replay. */
+  random?: () => number;
+}
+
+/** Hop-by-hop headers a proxy must not forward. */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
+
+const withoutHopByHop = (headers: Record<string, string | string[] | undefined>) =>
+  Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP_BY_HOP.has(name)));
+
+/** A Kubernetes `Status` body, as the API server would answer. */
+function statusBody(code: number): string {
+  const reasons: Record<number, string> = {
+    409: 'Conflict',
+    429: 'TooManyRequests',
+    500: 'InternalError',
+    503: 'ServiceUnavailable',
+  };
+  return JSON.stringify({
+    kind: 'Status',
+    apiVersion: 'v1',
+    status: 'Failure',
+    reason: reasons[code],
+    message: `injected fault: ${reasons[code]}`,
+    code,
+  });
+}
+
+const isWatch = (url: string) => /[?&]watch=(true|1)\b/.test(url);
+
+export class ApiProxy {
+  handshakes = 0;
+  requests = 0;
+  readonly log: ProxiedRequest[] = [];
+  url = '';
+  /** Share of requests (not watches) answered with a fault while `faulty`. */
+  private faultRate = 0;
+  private watchCutMs: [number, number] = [1000, 8000];
+  private readonly server: Server;
+  private readonly upstream: Agent;
+  private readonly random: () => number;
+  private readonly sockets = new Set<Socket>();
+  readonly injected: Record<Fault | 'watch-cut', number> = {
+    '409': 0,
+    '429': 0,
+    '500': 0,
+    '503': 0,
+    'reset-before': 0,
+    'reset-after': 0,
+    'watch-cut': 0,
+  };
+
+  constructor(options: ApiProxyOptions) {
+    this.random = options.random ?? Math.random;
+    this.upstream = new Agent({ keepAlive: true, ca: options.targetCa });
+    this.server = createServer({ ...options.serving, keepAliveTimeout: 90_000 }, (req, res) => {
+      this.requests++;
+      const method = req.method ?? 'GET';
+      const url = req.url ?? '/';
+      const entry: ProxiedRequest = { method, path: url, outcome: 0, at: Date.now() };
+      this.log.push(entry);
+      const watch = isWatch(url);
+      const fault = !watch && this.faultRate > 0 && this.random() < this.faultRate ? this.pickFault() : undefined;
+      if (fault) this.injected[fault]++;
+      if (fault === 'reset-before') {
+        entry.outcome = fault;
+        req.socket.destroy();
+        return;
+      }
+      if (fault && fault !== 'reset-after') {
+        entry.outcome = fault;
+        res.writeHead(Number(fault), {
+          'content-type': 'application/json',
+          ...(fault === '429' ? { 'retry-after': '1' } : {}),
+        });
+        res.end(statusBody(Number(fault)));
+        return;
+      }
+      const forward = request(
+        `${options.target}${url}`,
+        { method, headers: withoutHopByHop(req.headers), agent: this.upstream },
+        (answer) => {
+          if (fault === 'reset-after') {
+            // The server did the work; the client never hears of it.
+            entry.outcome = fault;
+            answer.resume();
+            answer.on('end', () => req.socket.destroy());
+            return;
+          }
+          entry.outcome = answer.statusCode ?? 502;
+          res.writeHead(answer.statusCode ?? 502, withoutHopByHop(answer.headers));
+          answer.pipe(res);
+          answer.on('error', () => res.destroy());
+          if (watch && this.faultRate > 0) this.cutLater(req.socket, entry);
+        },
+      );
+      forward.on('error', () => res.destroy());
+      // The client gave up (an informer aborting its watch): so does the request upstream.
+      res.on('close', () => {
+        if (!res.writableFinished) forward.destroy();
+      });
+      req.pipe(forward);
+    });
+    this.server.on('secureConnection', (socket: Socket) => {
+      this.handshakes++;
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `https://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  /** Faults on: `rate` of the requests fail, and every open watch is cut after a while. */
+  startFaults(rate: number, watchCutMs: [number, number] = this.watchCutMs): void {
+    this.faultRate = rate;
+    this.watchCutMs = watchCutMs;
+  }
+
+  stopFaults(): void {
+    this.faultRate = 0;
+  }
+
+  get injectedTotal(): number {
+    return Object.values(this.injected).reduce((a, b) => a + b, 0);
+  }
+
+  close(): void {
+    this.server.closeAllConnections();
+    for (const socket of this.sockets) socket.destroy();
+    this.server.close();
+    this.upstream.destroy();
+  }
+
+  private pickFault(): Fault {
+    return FAULTS[Math.floor(this.random() * FAULTS.length)] ?? '500';
+  }
+
+  private cutLater(socket: Socket, entry: ProxiedRequest): void {
+    const [min, max] = this.watchCutMs;
+    const timer = setTimeout(
+      () => {
+        if (this.faultRate === 0 || socket.destroyed) return;
+        this.injected['watch-cut']++;
+        entry.outcome = 'watch-cut';
+        socket.destroy();
+      },
+      min + this.random() * (max - min),
+    );
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  }
+}
