@@ -132,6 +132,10 @@ interface RunFigures {
   cpuPerClusterMs: number;
   apiServerCpuPerClusterMs: number;
   etcdCpuPerClusterMs: number;
+  /** CPU ms of every process over the window to Ready (control plane, operator, this process). */
+  cpuByProcessMs: Record<string, number>;
+  /** The window to Ready, ms (first create → SETTLE_MS after the last Ready). */
+  windowMs: number;
   simulatorCpuPerClusterMs: number;
   peakRssMb: number;
   rssAfterMb: number;
@@ -418,8 +422,8 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
     const statusMetric = { resource: 'postgresclusters', subresource: 'status', verb: 'PATCH' };
     const metricBefore = await apiserverRequests(admin, statusMetric);
     const cpuBefore = cpuMsOf(pid);
-    const serverCpuBefore = cpuMsOf(cp.pids['kube-apiserver'] ?? 0);
-    const etcdCpuBefore = cpuMsOf(cp.pids.etcd ?? 0);
+    const controlPlaneCpu = () => Object.fromEntries(Object.entries(cp.pids).map(([n, p]) => [n, cpuMsOf(p)]));
+    const controlPlaneBefore = controlPlaneCpu();
     const benchCpuBefore = process.cpuUsage();
     const writesBefore = simulatorApi.stats.writes;
     const start = Date.now();
@@ -452,8 +456,12 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
     await sleep(SETTLE_MS);
     const settled = Date.now();
     const cpu = cpuMsOf(pid) - cpuBefore;
-    const serverCpu = cpuMsOf(cp.pids['kube-apiserver'] ?? 0) - serverCpuBefore;
-    const etcdCpu = cpuMsOf(cp.pids.etcd ?? 0) - etcdCpuBefore;
+    const controlPlaneAfter = controlPlaneCpu();
+    const controlPlaneUsed = Object.fromEntries(
+      Object.entries(controlPlaneAfter).map(([n, v]) => [n, v - (controlPlaneBefore[n] ?? 0)]),
+    );
+    const serverCpu = controlPlaneUsed['kube-apiserver'] ?? Number.NaN;
+    const etcdCpu = controlPlaneUsed.etcd ?? Number.NaN;
     const benchCpu = process.cpuUsage(benchCpuBefore);
     const peakRssMb = memoryMbOf(pid, 'VmHWM');
     const metricAfter = await apiserverRequests(admin, statusMetric);
@@ -556,6 +564,12 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
       cpuPerClusterMs: cpu / size,
       apiServerCpuPerClusterMs: serverCpu / size,
       etcdCpuPerClusterMs: etcdCpu / size,
+      cpuByProcessMs: {
+        'pgfsm run': cpu,
+        ...controlPlaneUsed,
+        'this process (simulator, creates, watch)': (benchCpu.user + benchCpu.system) / 1000,
+      },
+      windowMs: settled - start,
       simulatorCpuPerClusterMs: (benchCpu.user + benchCpu.system) / 1000 / size,
       peakRssMb,
       rssAfterMb,
@@ -750,6 +764,8 @@ export function explain(row: string): string {
   return 'not expected: look into it';
 }
 
+const total = (byProcess: Record<string, number>) => Object.values(byProcess).reduce((a, b) => a + b, 0);
+
 function details(results: RunFigures[], sizes: number[]): string {
   const out: string[] = [];
   for (const size of sizes) {
@@ -770,6 +786,11 @@ function details(results: RunFigures[], sizes: number[]): string {
       `Idle, ${last.idleWindowS.toFixed(0)} s, all Ready, not the Lease: ${last.idleKinds.length === 0 ? 'no request' : last.idleKinds.map(([k, n]) => `${k} × ${n}`).join(', ')}.`,
       '',
       `Reactions: ${last.reactions.length} measured${last.reactionsMissed ? `, ${last.reactionsMissed} without an operator write within 30 s` : ''}: ${last.reactions.map((v) => Math.round(v)).join(', ')} ms.`,
+      `CPU over the window to Ready (${(last.windowMs / 1000).toFixed(1)} s): ` +
+        Object.entries(last.cpuByProcessMs)
+          .map(([n, v]) => `${n} ${(v / 1000).toFixed(1)} s`)
+          .join(', ') +
+        `; in all ${(total(last.cpuByProcessMs) / last.windowMs).toFixed(2)} of the machine's ${cpus().length} cores on average (the rest: other load).`,
       `Simulator writes to Ready: ${last.simulatorWrites} (${(last.simulatorWrites / size).toFixed(1)} per cluster).` +
         (last.notReady ? ` Not Ready at the deadline: ${last.notReady}.` : ''),
       `Load average (1 min) at the start and end of the repetitions: ${runs.map((r) => `${r.load[0].toFixed(1)}→${r.load[1].toFixed(1)}`).join(', ')}.`,
@@ -786,6 +807,7 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
     `\nreal API server (kube-apiserver + etcd on loopback), CNPG simulator delays 0, pgfsm run with ${options.workers} workers; ` +
       `sizes ${options.sizes.join(', ')}, ${options.reps} repetition(s)`,
   );
+  const loadAtStart = loadavg();
   const entry = options.fromSource ? ['--import', 'tsx', 'src/operator/cli/main.ts'] : [compileOperator(log)];
   for (const size of options.sizes) {
     for (let rep = 1; rep <= options.reps; rep++) {
@@ -806,6 +828,7 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
       `- machine: ${cpu.length} cores (\`os.cpus().length\`), ${cpu[0]?.model ?? 'unknown CPU'}; Node ${process.version}`,
       `- set-up: kube-apiserver and etcd on loopback with CloudNativePG's CRDs and webhooks, the CNPG simulator (all delays 0, timers every ${SIMULATOR_TICK_MS} ms) in the bench process, \`pgfsm run\` as its own process (${options.fromSource ? 'from the TypeScript sources through tsx: RSS includes the loader' : 'compiled as `npm run build` does, run as the image runs it: `node --conditions=development …/cli/main.js run`, NODE_ENV=production'}) with the pgfsm ServiceAccount token, ${options.workers} workers, leader election on`,
       `- clusters: ${options.pooledEvery > 0 ? `every ${options.pooledEvery === 1 ? '' : `${ordinal(options.pooledEvery)} `}cluster with the connection pooler (2 Poolers each), the others without` : 'none with the connection pooler'}; class \`standard\`, 1 instance; created ${CREATE_CONCURRENCY} at a time`,
+      `- load average when the bench started (1/5/15 min): ${loadAtStart.map((l) => l.toFixed(1)).join(' / ')}; other work on the machine shares its cores with everything measured here`,
       `- cells: median (min–max) over ${options.reps} repetition(s), each on a fresh control plane; ${options.changes} reactions and ${options.idleSeconds} s idle per repetition`,
       '',
       report,
