@@ -135,3 +135,27 @@ describe('an event that cannot be sent', () => {
     expect(sim.events.events.map((e) => e.reason)).not.toContain('ClusterDegraded');
   });
 });
+
+describe('events the sink cannot send', () => {
+  /** Every third Event create fails, even after the sink's own retries. */
+  const sinkFailingEveryThird = (ports: Ports): Ports => {
+    let calls = 0;
+    return {
+      ...ports,
+      events: {
+        emit: (regarding, event) => {
+          calls++;
+          if (calls % 3 === 0) return Promise.reject(new PortError('timeout', `injected: Event ${event.reason}`));
+          return ports.events.emit(regarding, event);
+        },
+      },
+    };
+  };
+
+  it('are sent by the next pass, in order and once: a lifecycle loses none and repeats none', async () => {
+    const faultFree = eventMultiset(await lifecycle());
+    const faulty = await lifecycle(sinkFailingEveryThird);
+    expect(faulty.passes.filter((p) => (p.unsent ?? []).length > 0).length).toBeGreaterThan(3);
+    expect(eventMultiset(faulty)).toEqual(faultFree);
+  });
+});

@@ -105,6 +105,12 @@ describe('KubernetesEventSink retries', () => {
     expect(api.received).toHaveLength(1);
   });
 
+  it('after a lost answer, takes only "already exists" for its own Event, not any 409 (a proxy may make one up)', async () => {
+    const api = await eventsApi(['reset', 409]);
+    await expect(api.sink.emit(orders, ready)).rejects.toMatchObject({ errorClass: 'conflict' });
+    expect(api.received).toHaveLength(2);
+  });
+
   it('takes a conflict for its own Event only after an attempt whose answer was lost', async () => {
     const first = await eventsApi([409]);
     await expect(first.sink.emit(orders, ready)).rejects.toMatchObject({ errorClass: 'conflict' });

@@ -58,6 +58,8 @@ export const notIn = (extra: readonly KubeEvent[], own: readonly KubeEvent[]): K
 export class Announcements {
   /** By cluster key, least recently held first (every hold re-inserts). */
   private readonly held = new Map<string, Held>();
+  /** Events decided and stored but not sent, by cluster key. */
+  private readonly unsent = new Map<string, { regarding: PostgresCluster; events: KubeEvent[] }>();
 
   constructor(
     private readonly maxObjects = MAX_HELD_OBJECTS,
@@ -111,5 +113,40 @@ export class Announcements {
   /** The object's status is stored and what was held is announced, or the object is gone. */
   forget(key: ClusterKey): void {
     this.held.delete(keyString(key));
+  }
+
+  /**
+   * Events of this object that were decided, and their status stored, but that the sink could not send:
+   * the next pass sends them. Unlike held announcements they do not depend on the stored status (it is
+   * stored already), only on the object being the same one.
+   */
+  keepUnsent(cluster: PostgresCluster, events: readonly KubeEvent[]): void {
+    const key = keyString(cluster.metadata);
+    this.unsent.delete(key);
+    this.unsent.set(key, { regarding: cluster, events: events.slice(-this.maxEvents) });
+    for (const oldest of this.unsent.keys()) {
+      if (this.unsent.size <= this.maxObjects) break;
+      this.unsent.delete(oldest);
+    }
+  }
+
+  /**
+   * The object is gone: nothing of it is held any more. Returns its unsent events with the object they
+   * are about as it was last seen, to send once more: an Event may outlive what it is about, and the
+   * last pass of a deletion (which removes the finalizer) has no next pass to leave them to.
+   */
+  gone(key: ClusterKey): { regarding: PostgresCluster; events: KubeEvent[] } | undefined {
+    this.held.delete(keyString(key));
+    const entry = this.unsent.get(keyString(key));
+    this.unsent.delete(keyString(key));
+    return entry && { regarding: entry.regarding, events: entry.events };
+  }
+
+  /** The unsent events of this object, handed over once (the caller keeps what it cannot send again). */
+  takeUnsent(cluster: PostgresCluster): KubeEvent[] {
+    const key = keyString(cluster.metadata);
+    const entry = this.unsent.get(key);
+    this.unsent.delete(key);
+    return entry && entry.regarding.metadata.uid === cluster.metadata.uid ? entry.events : [];
   }
 }

@@ -143,6 +143,23 @@ function failureEvent(failure: WriteFailure, previous: PostgresClusterStatus | u
   return [warning(failure.reason, 'Write', failure.message)];
 }
 
+/**
+ * The unsent events of an object that is gone, tried once more and then dropped: an Event may outlive what
+ * it is about, and the last pass of a deletion (the finalizer removed) has no next pass to leave them to.
+ */
+async function lastTry(ports: Ports, regarding: PostgresCluster, events: KubeEvent[]): Promise<KubeEvent[]> {
+  const sent: KubeEvent[] = [];
+  for (const e of events) {
+    try {
+      await ports.events.emit(regarding, e);
+      sent.push(e);
+    } catch {
+      // Already logged as not sent by the pass that failed it first.
+    }
+  }
+  return sent;
+}
+
 export async function reconcile(
   key: ClusterKey,
   { ports, settings, announcements }: ReconcileOptions,
@@ -163,8 +180,9 @@ export async function reconcile(
   try {
     cluster = await ports.clusters.get(key);
     if (!cluster) {
-      announcements?.gone(key);
-      return outcome({ found: false, requeue: { kind: 'none' } });
+      const leftover = announcements?.gone(key);
+      const sent = leftover ? await lastTry(ports, leftover.regarding, leftover.events) : [];
+      return outcome({ found: false, requeue: { kind: 'none' }, events: sent });
     }
     stored = cluster;
     // The pass before this one computed a status from this same stored status but could not store it:

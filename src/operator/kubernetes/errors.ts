@@ -196,6 +196,14 @@ export async function call<T>(context: ErrorContext, request: () => Promise<T>):
 
 export const isNotFound = (error: unknown) => error instanceof PortError && error.errorClass === 'notFound';
 
+/**
+ * A create refused because the name is taken (409 with the Status reason AlreadyExists, which toPortError
+ * writes after the code). Any other 409 — a conflict on a resourceVersion, or one a proxy made up — says
+ * nothing about whether the object exists.
+ */
+export const isAlreadyExists = (error: unknown) =>
+  error instanceof PortError && error.errorClass === 'conflict' && /: HTTP 409 AlreadyExists\b/.test(error.message);
+
 /** How a single read is tried again within the pass. */
 export interface ReadRetry {
   /** Tries in all, the first included. */

@@ -15,7 +15,7 @@ import type { PostgresCluster } from '../api/schema.ts';
 import { classOf, type ErrorClass } from '../core/errors.ts';
 import type { Clock, EventSink } from '../core/ports.ts';
 import type { KubeEvent } from '../domain/effects.ts';
-import { call, isNotFound } from './errors.ts';
+import { call, isAlreadyExists, isNotFound } from './errors.ts';
 import { mergePatch } from './objects.ts';
 
 /** client-go closes a series after six minutes without a repeat. */
@@ -157,7 +157,7 @@ export class KubernetesEventSink implements EventSink {
       } catch (error) {
         // Every attempt sends the same name: "already exists" after an attempt whose answer never came is
         // that attempt's Event, created all the same, not a second one to make.
-        if (unanswered && classOf(error) === 'conflict') return;
+        if (unanswered && isAlreadyExists(error)) return;
         unanswered ||= !ANSWERED.has(classOf(error));
         throw error;
       }
