@@ -238,7 +238,8 @@ export async function startControlPlane(options: StartControlPlaneOptions = {}):
         `--audit-log-path=${auditLogPath}`,
         // One file, never rotated, so a reader's offset stays valid; the whole log goes with `dir`.
         '--audit-log-maxsize=0',
-        // Blocking: the line is written before the response, so a request the client saw answered is in the log.
+        // Blocking: each line is written while its request is handled, none held in a buffer or dropped under
+        // load (batch mode buffers lines and may drop some), so a count taken shortly after a request is whole.
         '--audit-log-mode=blocking',
       );
     }
