@@ -23,6 +23,10 @@ export interface RunOptions {
   leaderElect: boolean;
   leaseNamespace?: string;
   leaseName: string;
+  /** Lease timings in ms (client-go's names and defaults): see the high-availability docs. */
+  leaseDuration: number;
+  renewDeadline: number;
+  retryPeriod: number;
   identity?: string;
   logLevel: string;
 }
@@ -75,12 +79,17 @@ export const settingsOf = (options: RunOptions): Settings => ({
  * imported here, not at the top, so that other pgfsm commands start without loading the client.
  */
 export async function runOperator(options: RunOptions): Promise<void> {
-  const [{ loadKubeConfig, kubernetesPorts }, { defaultIdentity, LeaseElector }, { createWatchSources }] =
-    await Promise.all([
-      import('../kubernetes/index.ts'),
-      import('../kubernetes/leader.ts'),
-      import('../kubernetes/watch-sources.ts'),
-    ]);
+  const [
+    { loadKubeConfig, kubernetesPorts },
+    { defaultIdentity, LeaseElector },
+    { createWatchSources },
+    { fenceWrites },
+  ] = await Promise.all([
+    import('../kubernetes/index.ts'),
+    import('../kubernetes/leader.ts'),
+    import('../kubernetes/watch-sources.ts'),
+    import('../kubernetes/fence.ts'),
+  ]);
   const [{ createLogger }, { startOperator, stopOnSignals }, { SoleLeader }] = await Promise.all([
     import('../driver/logger.ts'),
     import('../driver/operator.ts'),
@@ -106,8 +115,18 @@ export async function runOperator(options: RunOptions): Promise<void> {
     'starting pgfsm',
   );
   const leadership: Leadership = options.leaderElect
-    ? new LeaseElector(kc, { namespace: leaseNamespace, name: options.leaseName, identity, log })
+    ? new LeaseElector(kc, {
+        namespace: leaseNamespace,
+        name: options.leaseName,
+        identity,
+        leaseDurationMs: options.leaseDuration,
+        renewDeadlineMs: options.renewDeadline,
+        retryPeriodMs: options.retryPeriod,
+        log,
+      })
     : new SoleLeader(identity);
+  // Each write request asks the Lease right before it leaves, even one that follows a read (fence.ts).
+  if (options.leaderElect) fenceWrites(kc, leadership);
   const operator = await startOperator({
     sources: createWatchSources(kc, { ...(namespaces ? { namespaces } : {}), log }),
     // Events name this replica, so that two replicas' events are told apart.
@@ -174,6 +193,25 @@ export function registerRun(program: Command): Command {
       ),
     )
     .addOption(option('--lease-name <name>', 'name of the Lease', 'PGFSM_LEASE_NAME').default('pgfsm-leader'))
+    .addOption(
+      option('--lease-duration <duration>', 'how long a standby waits on an unrenewed Lease', 'PGFSM_LEASE_DURATION')
+        .argParser(duration)
+        .default(15_000, '15s'),
+    )
+    .addOption(
+      option(
+        '--renew-deadline <duration>',
+        'the leader stops writing when it has not renewed for this long (below --lease-duration)',
+        'PGFSM_RENEW_DEADLINE',
+      )
+        .argParser(duration)
+        .default(10_000, '10s'),
+    )
+    .addOption(
+      option('--retry-period <duration>', 'how often the Lease is renewed or tried', 'PGFSM_RETRY_PERIOD')
+        .argParser(duration)
+        .default(2_000, '2s'),
+    )
     .addOption(
       option('--identity <id>', 'this replica in the Lease and in Events (default: hostname-pid)', 'PGFSM_IDENTITY'),
     )

@@ -80,7 +80,11 @@ export class LeaseElector implements Leadership {
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
     this.now = options.clock ?? (() => performance.now());
-    if (this.renewDeadlineMs >= this.leaseDurationMs) throw new Error('renew deadline must be shorter than the lease');
+    if (this.renewDeadlineMs >= this.leaseDurationMs)
+      throw new Error('the renew deadline must be shorter than the lease duration');
+    // As client-go: a leader must get more than one try at renewing (a standby's tries are 20 % late at most).
+    if (this.retryPeriodMs * 1.2 >= this.renewDeadlineMs)
+      throw new Error('the renew deadline must be longer than 1.2 retry periods');
   }
 
   /**

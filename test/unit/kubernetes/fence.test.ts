@@ -1,0 +1,183 @@
+/**
+ * The request-level fence (src/operator/kubernetes/fence.ts): a write request made through client-node's
+ * generated clients asks the leadership right before it is sent, so a replica that lost the lease sends
+ * nothing, even a write that follows a read inside one port call (an apply reads the live object first).
+ * Reads and the Lease's own requests always go out; a write that must wait for a new connection asks again
+ * once the TLS handshake is done. Against fake API servers that record what arrives.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSecureContext } from 'node:tls';
+import { CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { classOf } from '../../../src/operator/core/errors.ts';
+import type { ConfigMap } from '../../../src/operator/domain/objects.ts';
+import { fenceWrites } from '../../../src/operator/kubernetes/fence.ts';
+import { kubernetesPorts } from '../../../src/operator/kubernetes/index.ts';
+import { createPki } from '../../../src/tools/control-plane/certs.ts';
+
+const arrived: string[] = [];
+/** Runs when a GET arrives, before it is answered. */
+let onGet: (() => void) | undefined;
+let server: Server;
+let port: number;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      arrived.push(`${req.method} ${req.url?.split('?')[0]}`);
+      if (req.method === 'GET') onGet?.();
+      const url = req.url ?? '';
+      const object = {
+        apiVersion: url.includes('coordination') ? 'coordination.k8s.io/v1' : 'v1',
+        kind: url.includes('leases') ? 'Lease' : 'ConfigMap',
+        metadata: { name: 'x', namespace: 'ns', resourceVersion: '7' },
+      };
+      res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(object));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function fencedConfig(leadership: { leading: boolean }) {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'fake', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+    users: [{ name: 'pgfsm', token: 'test' }],
+    contexts: [{ name: 'fake', cluster: 'fake', user: 'pgfsm' }],
+    currentContext: 'fake',
+  });
+  return fenceWrites(kc, { identity: 'replica-a', isLeader: () => leadership.leading });
+}
+
+const configMap: ConfigMap = {
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: {
+    name: 'x',
+    namespace: 'ns',
+    ownerReferences: [
+      { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresCluster', name: 'a', uid: 'u1', controller: true },
+    ],
+  },
+  data: { host: 'a-rw' },
+};
+
+describe('fenceWrites', () => {
+  it('refuses a write that follows a read within one port call, once leadership is lost in between', async () => {
+    const leadership = { leading: true };
+    const kc = fencedConfig(leadership);
+    // Leadership is lost while the GET of the live object is on its way, as when the process is
+    // paused there: the apply's write that follows is refused before it is sent.
+    onGet = () => {
+      leadership.leading = false;
+    };
+    const configMaps = kubernetesPorts(kc).configMaps;
+    arrived.length = 0;
+    const error = await configMaps.apply(configMap).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(classOf(error)).toBe('notLeader');
+    expect(String(error)).toContain('replica-a does not hold the leader lease');
+    expect(arrived).toEqual(['GET /api/v1/namespaces/ns/configmaps/x']);
+    onGet = undefined;
+  });
+
+  it('lets reads and the Lease’s own writes through whether or not this replica leads, other writes only while it leads', async () => {
+    const leadership = { leading: false };
+    const kc = fencedConfig(leadership);
+    const core = kc.makeApiClient(CoreV1Api);
+    const leases = kc.makeApiClient(CoordinationV1Api);
+    const body = { metadata: { name: 'x', namespace: 'ns' } };
+    arrived.length = 0;
+    await core.readNamespacedConfigMap({ name: 'x', namespace: 'ns' });
+    await leases.replaceNamespacedLease({ name: 'x', namespace: 'ns', body });
+    await expect(core.createNamespacedConfigMap({ namespace: 'ns', body })).rejects.toMatchObject({
+      errorClass: 'notLeader',
+    });
+    await expect(core.deleteNamespacedConfigMap({ name: 'x', namespace: 'ns' })).rejects.toMatchObject({
+      errorClass: 'notLeader',
+    });
+    expect(arrived).toEqual([
+      'GET /api/v1/namespaces/ns/configmaps/x',
+      'PUT /apis/coordination.k8s.io/v1/namespaces/ns/leases/x',
+    ]);
+
+    leadership.leading = true;
+    await core.createNamespacedConfigMap({ namespace: 'ns', body });
+    expect(arrived.at(-1)).toBe('POST /api/v1/namespaces/ns/configmaps');
+  });
+
+  it('holds a write that waits for a TLS handshake, and refuses it when leadership was lost meanwhile', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pgfsm-fence-'));
+    const pki = await createPki(join(dir, 'pki'));
+    const leadership = { leading: true };
+    const requests: string[] = [];
+    const context = createSecureContext({ cert: readFileSync(pki.serverCert), key: readFileSync(pki.serverKey) });
+    // The server stops in the middle of each handshake, as a paused client would leave it, and leadership
+    // is lost right there: after the request was built, before the connection could carry it.
+    const tls = createHttpsServer(
+      {
+        cert: readFileSync(pki.serverCert),
+        key: readFileSync(pki.serverKey),
+        SNICallback: (_name, done) => {
+          leadership.leading = false;
+          done(null, context);
+        },
+      },
+      (req, res) => {
+        requests.push(`${req.method} ${req.url?.split('?')[0]}`);
+        res.writeHead(201, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'ns' } }));
+      },
+    );
+    await new Promise<void>((resolve) => tls.listen(0, resolve));
+    try {
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [
+          {
+            name: 'tls',
+            server: `https://localhost:${(tls.address() as AddressInfo).port}`,
+            caData: readFileSync(pki.caCert).toString('base64'),
+          },
+        ],
+        users: [{ name: 'pgfsm', token: 'test' }],
+        contexts: [{ name: 'tls', cluster: 'tls', user: 'pgfsm' }],
+        currentContext: 'tls',
+      });
+      fenceWrites(kc, { identity: 'replica-a', isLeader: () => leadership.leading });
+      const core = kc.makeApiClient(CoreV1Api);
+      const error = await core.createNamespacedConfigMap({ namespace: 'ns', body: { metadata: { name: 'x' } } }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(String(error)).toContain('replica-a does not hold the leader lease');
+      expect(requests).toEqual([]);
+
+      // The same path while leading: the handshake completes and the write goes out.
+      const always = { leading: true };
+      const kc2 = new KubeConfig();
+      kc2.loadFromString(kc.exportConfig());
+      fenceWrites(kc2, { identity: 'replica-a', isLeader: () => always.leading });
+      await expect(
+        kc2.makeApiClient(CoreV1Api).createNamespacedConfigMap({ namespace: 'ns', body: { metadata: { name: 'x' } } }),
+      ).resolves.toBeDefined();
+      expect(requests).toEqual(['POST /api/v1/namespaces/ns/configmaps']);
+    } finally {
+      await new Promise((resolve) => tls.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
