@@ -27,12 +27,24 @@ export type Snapshot = ReturnType<typeof postgresClusterMachine.resolveState>;
  */
 export function restoreState(stored: string | undefined): Snapshot | undefined {
   if (!stored) return undefined;
+  const known = RESTORED.get(stored);
+  if (known) return known;
   try {
-    return postgresClusterMachine.resolveState({ value: pathToStateValue(stored.split('.')), context: {} });
+    const snapshot = postgresClusterMachine.resolveState({ value: pathToStateValue(stored.split('.')), context: {} });
+    // Only the machine's own state paths are kept, so the memo holds at most one entry per state.
+    if (encodeState(snapshot.value) === stored) RESTORED.set(stored, snapshot);
+    return snapshot;
   } catch {
     return undefined;
   }
 }
+
+/**
+ * Snapshots restored so far, by stored path: a pass restores one on every tick, and resolving it costs as much
+ * as a short tick. Sharing is safe: a snapshot is immutable (a transition returns a new one) and the machine
+ * has no context.
+ */
+const RESTORED = new Map<string, Snapshot>();
 
 /** Every state a PostgresCluster can be stored in (atomic, not final), in machine order; walked once. */
 const STORABLE: readonly string[] = Object.freeze(

@@ -22,10 +22,15 @@ const CHILDREN = {
 } as const;
 export type Child = keyof typeof CHILDREN;
 
-export const childNames = (clusterName: string) =>
-  Object.fromEntries(
-    Object.entries(CHILDREN).map(([child, { suffix }]) => [child, `${clusterName}${suffix}`]),
-  ) as Record<Child, string>;
+// Spelled out rather than built with Object.fromEntries: every judgment asks for these names on every
+// tick, and the literal is several times cheaper (npm run bench, engine). The type keeps it complete.
+export const childNames = (clusterName: string): Record<Child, string> => ({
+  secret: `${clusterName}${CHILDREN.secret.suffix}`,
+  cnpgCluster: `${clusterName}${CHILDREN.cnpgCluster.suffix}`,
+  poolerRw: `${clusterName}${CHILDREN.poolerRw.suffix}`,
+  poolerRo: `${clusterName}${CHILDREN.poolerRo.suffix}`,
+  configMap: `${clusterName}${CHILDREN.configMap.suffix}`,
+});
 
 export const kindOfChild = (child: Child): string => CHILDREN[child].kind;
 
