@@ -29,7 +29,8 @@ function childPort(ports: Ports, ref: Pick<ObjectRef, 'kind'>): ChildPort<KubeOb
   }
 }
 
-async function write(ports: Ports, cluster: PostgresCluster, effect: Write): Promise<void> {
+/** Performs one write; a finalizer write answers the resourceVersion the cluster is at after it. */
+async function write(ports: Ports, cluster: PostgresCluster, effect: Write): Promise<unknown> {
   switch (effect.type) {
     case 'addFinalizer':
       return ports.clusters.addFinalizer(cluster, FINALIZER);
@@ -167,6 +168,11 @@ export interface Execution {
   events: PendingEvent[];
   /** The first write that failed; nothing after it ran. */
   failure?: { effect: Write; error: unknown };
+  /**
+   * The cluster as the pass read it, at the resourceVersion its own finalizer writes led to: what the
+   * status write must be conditional on (ports.ts), since those writes moved the version on.
+   */
+  cluster: PostgresCluster;
   /** A destructive write refused without a deletion timestamp; nothing after it ran (see `destructionRefused`). */
   refused?: { effect: Write; why: string };
   writes: number;
@@ -180,6 +186,7 @@ export async function executeEffects(
 ): Promise<Execution> {
   const events: PendingEvent[] = [];
   let writes = 0;
+  let current = cluster;
   for (const effect of effects) {
     if (effect.type === 'event') {
       events.push({ event: effect.event, announcement: true });
@@ -190,20 +197,22 @@ export async function executeEffects(
       // Never silent: a Warning on the object (and the outcome carries it for the driver's log). The
       // writes after it are not made either: they were planned as one sequence with this one.
       events.push({ event: warning(EventReason.DestructiveWriteRefused, 'Refuse', why), announcement: false });
-      return { events, refused: { effect, why }, writes };
+      return { events, refused: { effect, why }, writes, cluster: current };
     }
     try {
-      await write(ports, cluster, effect);
+      const version = await write(ports, current, effect);
+      if (typeof version === 'string')
+        current = { ...current, metadata: { ...current.metadata, resourceVersion: version } };
       writes++;
     } catch (error) {
       // A lost answer is not a failure when the write evidently happened: reported as done, with its own
       // event, rather than as a failure whose Warning says the object was not created.
       if (!(mayHaveLanded(effect, error) && (await landed(ports, effect)))) {
-        return { events, failure: { effect, error }, writes };
+        return { events, failure: { effect, error }, writes, cluster: current };
       }
       writes++;
     }
     if (effect.event) events.push({ event: effect.event, announcement: false });
   }
-  return { events, writes };
+  return { events, writes, cluster: current };
 }

@@ -21,11 +21,17 @@ export interface ClusterKey {
 
 export const keyString = (key: ClusterKey) => `${key.namespace}/${key.name}`;
 
-/** The PostgresCluster itself: read, finalizer, status. */
+/**
+ * The PostgresCluster itself: read, finalizer, status. Every write is conditional on the resourceVersion
+ * of the `cluster` it is given — the one the pass read — so that a pass decided on an old view (a stale
+ * cache, a paused leader) conflicts instead of overwriting newer state. A finalizer write answers the
+ * version the object is at after it (undefined when nothing was written or the object is gone), which
+ * the pass's later writes are conditional on instead.
+ */
 export interface PostgresClusterPort {
   get(key: ClusterKey): Promise<PostgresCluster | undefined>;
-  addFinalizer(cluster: PostgresCluster, finalizer: string): Promise<void>;
-  removeFinalizer(cluster: PostgresCluster, finalizer: string): Promise<void>;
+  addFinalizer(cluster: PostgresCluster, finalizer: string): Promise<string | undefined>;
+  removeFinalizer(cluster: PostgresCluster, finalizer: string): Promise<string | undefined>;
   writeStatus(cluster: PostgresCluster, status: PostgresClusterStatus): Promise<void>;
 }
 
@@ -46,19 +52,28 @@ export interface SecretPort extends ChildPort<SecretView> {
   create(template: SecretTemplate): Promise<void>;
 }
 
+/**
+ * The live object an apply was decided on, as the pass observed it (metadata is enough), or `null` when
+ * it was observed absent. The adapter writes conditional on its resourceVersion, so that a write decided
+ * on an old view — a stale cache, a paused leader — conflicts instead of overwriting newer state. When
+ * it is undefined or `null`, the adapter reads the object itself first: an object the view missed must
+ * still be seen before it is created over.
+ */
+export type Seen = KubeObject | null | undefined;
+
 /** The CNPG Cluster. `part` names the field manager: the cluster spec and the roles are applied apart. */
 export interface CnpgClusterPort extends ChildPort<CnpgCluster> {
-  apply(object: CnpgCluster, part: 'cluster' | 'managedRoles'): Promise<void>;
+  apply(object: CnpgCluster, part: 'cluster' | 'managedRoles', seen?: Seen): Promise<void>;
 }
 
 export interface PoolerPort extends ChildPort<Pooler> {
   /** The pooler with the ready replicas of its Deployment. */
   view(ref: ObjectRef): Promise<PoolerView | undefined>;
-  apply(object: Pooler): Promise<void>;
+  apply(object: Pooler, seen?: Seen): Promise<void>;
 }
 
 export interface ConfigMapPort extends ChildPort<ConfigMap> {
-  apply(object: ConfigMap): Promise<void>;
+  apply(object: ConfigMap, seen?: Seen): Promise<void>;
 }
 
 export interface EventSink {

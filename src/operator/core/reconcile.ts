@@ -7,10 +7,11 @@
  * announcements of a pass whose status write failed (announcements.ts), held for the next one.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { initialTransition, transition } from 'xstate';
+import { initialTransition } from 'xstate';
 import { postgresClusterMachine } from '../../../machines/postgres-cluster.ts';
 import { encodeState, impliedState, metaOf, restoreState, storedStateMisfit } from '../../../machines/state-path.ts';
 import { FINALIZER_STEP, isDeletingState } from '../../../machines/states.ts';
+import { tickMachine } from '../../../machines/tick.ts';
 import { deadlineAt } from '../../../machines/summary.ts';
 import type { Condition, PostgresCluster, PostgresClusterStatus } from '../api/schema.ts';
 import { assessTick } from '../domain/assessment.ts';
@@ -115,11 +116,8 @@ function describeFailure(effect: Effect, error: unknown, deleting: boolean): Wri
 
 type Snapshot = ReturnType<typeof initialTransition<typeof postgresClusterMachine>>[0];
 
-/** One tick of the machine: the state it reaches and the effects its actions ask for. */
-function tick(snapshot: Snapshot, event: TickEvent) {
-  const [taken, actions] = transition(postgresClusterMachine, snapshot, event);
-  return { taken, effects: actions.filter((a) => a.type === 'effect').map((a) => a.params as Effect) };
-}
+/** One tick of the machine: the state it reaches and the effects its actions ask for (machines/tick.ts). */
+const tick = (snapshot: Snapshot, event: TickEvent) => tickMachine(snapshot, event);
 
 /**
  * One Normal event for each component condition that turned True in this pass. A pooler switched off
@@ -263,9 +261,10 @@ export async function reconcile(
     });
     if (!isDeepStrictEqual(status, stored.status)) {
       try {
-        // The patch is computed against the status as stored (not a handed-over one), which the write's
-        // resourceVersion condition guarantees is the one it applies to.
-        await ports.clusters.writeStatus({ ...cluster, status: stored.status }, status);
+        // Conditional on the version the pass read, moved on only by its own finalizer writes, so a pass
+        // decided on an old view conflicts. The patch is computed against the status as stored (not a
+        // handed-over one), which that condition guarantees is the one it applies to.
+        await ports.clusters.writeStatus({ ...execution.cluster, status: stored.status }, status);
         statusWritten = true;
       } catch (error) {
         errors.push(error);

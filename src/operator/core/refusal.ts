@@ -23,5 +23,9 @@ export function refusalOf(failure: Execution['failure']): RejectedWrite | undefi
  */
 export function withAnnouncementsOf(execution: Execution, effects: Effect[]): Execution {
   const announcements = effects.flatMap((e) => (e.type === 'event' ? [{ event: e.event, announcement: true }] : []));
-  return { events: [...execution.events.filter((e) => !e.announcement), ...announcements], writes: execution.writes };
+  return {
+    events: [...execution.events.filter((e) => !e.announcement), ...announcements],
+    writes: execution.writes,
+    cluster: execution.cluster,
+  };
 }

@@ -18,7 +18,7 @@
  *   content remembered under it is exact.
  */
 import type { OwnerReference } from '../api/schema.ts';
-import type { ChildPort, ClusterKey, Ports } from '../core/ports.ts';
+import type { ChildPort, ClusterKey, Ports, Seen } from '../core/ports.ts';
 import type { KubeObject, ObjectRef, PoolerView } from '../domain/objects.ts';
 import type { ObjectSource, WatchSources } from './sources.ts';
 
@@ -57,6 +57,43 @@ class ContentByVersion<T extends KubeObject> {
 
 const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
 
+/**
+ * What the current pass of each cluster saw of the children it may apply — the identity and version, or
+ * `null` when it saw none — handed to the apply that follows, so that the write is conditional on what it
+ * was decided on rather than on a version read at write time (ports.ts, `Seen`). A cluster has one pass at
+ * a time (the work queue), so a child's entry is its cluster's current pass's. An apply takes its entry:
+ * a second apply of the same object in one pass (the roles after the spec) finds none and reads afresh.
+ */
+class Sightings {
+  private readonly seen = new Map<string, KubeObject | null>();
+
+  note(kind: string, ref: ObjectRef, object: KubeObject | undefined): void {
+    const { resourceVersion, ownerReferences } = object?.metadata ?? {};
+    this.seen.set(
+      `${kind}/${keyOf(ref.namespace, ref.name)}`,
+      object
+        ? {
+            apiVersion: object.apiVersion,
+            kind: object.kind,
+            metadata: {
+              name: ref.name,
+              namespace: ref.namespace,
+              ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+              ...(ownerReferences !== undefined ? { ownerReferences } : {}),
+            },
+          }
+        : null,
+    );
+  }
+
+  take(object: KubeObject): Seen {
+    const key = `${object.kind}/${keyOf(object.metadata.namespace ?? '', object.metadata.name)}`;
+    const seen = this.seen.get(key);
+    this.seen.delete(key);
+    return seen;
+  }
+}
+
 const readyReplicasOf = (deployment: KubeObject | undefined): number => {
   const ready = (deployment as { status?: { readyReplicas?: unknown } } | undefined)?.status?.readyReplicas;
   return typeof ready === 'number' ? ready : 0;
@@ -64,15 +101,17 @@ const readyReplicasOf = (deployment: KubeObject | undefined): number => {
 
 /** `ports` with every read a pass makes served from `sources` (see the module comment for the exceptions). */
 export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
+  const sightings = new Sightings();
   const cached =
-    <T extends KubeObject>(source: ObjectSource<T>) =>
+    <T extends KubeObject>(source: ObjectSource<T>, kind: string) =>
     async (ref: ObjectRef): Promise<T | undefined> => {
       const object = source.get(ref.namespace, ref.name);
+      sightings.note(kind, ref, object);
       return object && copy(object);
     };
   const secretContent = new ContentByVersion(sources.secrets, (ref) => ports.secrets.get(ref));
   const configMapContent = new ContentByVersion(sources.configMaps, (ref) => ports.configMaps.get(ref));
-  const cachedPooler = cached(sources.poolers);
+  const cachedPooler = cached(sources.poolers, 'Pooler');
 
   return {
     ...ports,
@@ -100,12 +139,12 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     },
     cnpgClusters: {
       ...writesOf(ports.cnpgClusters),
-      get: cached(sources.cnpgClusters),
-      apply: (object, part) => ports.cnpgClusters.apply(object, part),
+      get: cached(sources.cnpgClusters, 'Cluster'),
+      apply: (object, part) => ports.cnpgClusters.apply(object, part, sightings.take(object)),
     },
     poolers: {
       ...writesOf(ports.poolers),
-      apply: (object) => ports.poolers.apply(object),
+      apply: (object) => ports.poolers.apply(object, sightings.take(object)),
       get: cachedPooler,
       async view(ref: ObjectRef): Promise<PoolerView | undefined> {
         const pooler = await cachedPooler(ref);
@@ -116,8 +155,11 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     },
     configMaps: {
       ...writesOf(ports.configMaps),
-      get: (ref) => configMapContent.get(ref),
-      apply: (object) => ports.configMaps.apply(object),
+      get: (ref) => {
+        sightings.note('ConfigMap', ref, sources.configMaps.get(ref.namespace, ref.name));
+        return configMapContent.get(ref);
+      },
+      apply: (object) => ports.configMaps.apply(object, sightings.take(object)),
     },
   };
 }

@@ -88,26 +88,26 @@ export function fencedPorts(ports: Ports, leadership: Pick<Leadership, 'isLeader
     cnpgClusters: {
       get: (ref) => cnpgClusters.get(ref),
       ...fencedChild(cnpgClusters, 'Cluster', fence),
-      apply: async (object, part) => {
+      apply: async (object, part, seen) => {
         fence('apply Cluster');
-        return cnpgClusters.apply(object, part);
+        return cnpgClusters.apply(object, part, seen);
       },
     },
     poolers: {
       get: (ref) => poolers.get(ref),
       view: (ref) => poolers.view(ref),
       ...fencedChild(poolers, 'Pooler', fence),
-      apply: async (object) => {
+      apply: async (object, seen) => {
         fence('apply Pooler');
-        return poolers.apply(object);
+        return poolers.apply(object, seen);
       },
     },
     configMaps: {
       get: (ref) => configMaps.get(ref),
       ...fencedChild(configMaps, 'ConfigMap', fence),
-      apply: async (object) => {
+      apply: async (object, seen) => {
         fence('apply ConfigMap');
-        return configMaps.apply(object);
+        return configMaps.apply(object, seen);
       },
     },
     events: {

@@ -6,7 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { AppsV1Api, CoreV1Api, V1Secret } from '@kubernetes/client-node';
 import { API_VERSION, type OwnerReference } from '../api/schema.ts';
 import { PortError } from '../core/errors.ts';
-import type { ChildPort, CnpgClusterPort, ConfigMapPort, PoolerPort, SecretPort } from '../core/ports.ts';
+import type { ChildPort, CnpgClusterPort, ConfigMapPort, PoolerPort, SecretPort, Seen } from '../core/ports.ts';
 import type { SecretTemplate } from '../domain/effects.ts';
 import {
   type CnpgCluster,
@@ -86,9 +86,11 @@ class KubernetesChildPort<T extends KubeObject> implements ChildPort<T> {
    * Otherwise the apply does not force, so another manager's fields surface as a conflict (409) rather than
    * being overwritten; and such an apply never creates the object.
    */
-  protected async applyAs(object: KubeObject, fieldManager: string): Promise<void> {
+  protected async applyAs(object: KubeObject, fieldManager: string, seen?: Seen): Promise<void> {
     const ref = refOf(object);
-    const live = await this.get(ref);
+    // The object as the pass saw it, if it saw one: its resourceVersion conditions the apply. Seen absent
+    // (or not told), it is read first, so that one the view missed is never created over.
+    const live = seen ?? (await this.get(ref));
     const desired = controllerOf(object.metadata.ownerReferences);
     const current = controllerOf(live?.metadata.ownerReferences);
     if (desired && current && current.uid !== desired.uid) {
@@ -149,8 +151,8 @@ export class KubernetesCnpgClusterPort extends KubernetesChildPort<CnpgCluster> 
   }
 
   /** Two field managers, so that the spec and the roles are applied apart without dropping each other. */
-  async apply(object: CnpgCluster, part: 'cluster' | 'managedRoles'): Promise<void> {
-    await this.applyAs(object, part === 'cluster' ? FIELD_MANAGER : ROLES_FIELD_MANAGER);
+  async apply(object: CnpgCluster, part: 'cluster' | 'managedRoles', seen?: Seen): Promise<void> {
+    await this.applyAs(object, part === 'cluster' ? FIELD_MANAGER : ROLES_FIELD_MANAGER, seen);
   }
 }
 
@@ -162,8 +164,8 @@ export class KubernetesPoolerPort extends KubernetesChildPort<Pooler> implements
     super(client, customObjectOf<Pooler>);
   }
 
-  async apply(object: Pooler): Promise<void> {
-    await this.applyAs(object, FIELD_MANAGER);
+  async apply(object: Pooler, seen?: Seen): Promise<void> {
+    await this.applyAs(object, FIELD_MANAGER, seen);
   }
 
   /** CNPG runs each pooler as a Deployment of the same name; its ready replicas are the readiness signal. */
@@ -183,7 +185,7 @@ export class KubernetesConfigMapPort extends KubernetesChildPort<ConfigMap> impl
     super(client, configMapOf);
   }
 
-  async apply(object: ConfigMap): Promise<void> {
-    await this.applyAs(object, FIELD_MANAGER);
+  async apply(object: ConfigMap, seen?: Seen): Promise<void> {
+    await this.applyAs(object, FIELD_MANAGER, seen);
   }
 }

@@ -166,8 +166,11 @@ export class KubernetesEventSink implements EventSink {
   }
 
   private forgetFinished(now: number): void {
+    // Least recently observed first (every write re-inserts): stop at the first series still open, so a
+    // call costs what it removes, not a scan of every series.
     for (const [key, s] of this.series) {
-      if (now - s.lastObserved >= SERIES_WINDOW_MS) this.series.delete(key);
+      if (now - s.lastObserved < SERIES_WINDOW_MS) break;
+      this.series.delete(key);
     }
     // Map iteration is insertion order and every write re-inserts: the first entries are the stalest.
     for (const key of this.series.keys()) {

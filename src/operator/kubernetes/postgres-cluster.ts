@@ -11,7 +11,6 @@ import {
   VERSION,
 } from '../api/schema.ts';
 import type { ClassPort, PostgresClusterPort } from '../core/ports.ts';
-import { OwnWrites } from '../core/versions.ts';
 import { call, getOrUndefined } from './errors.ts';
 import { customObjectOf, mergePatch, type RawObject } from './objects.ts';
 
@@ -38,7 +37,6 @@ export function mergePatchFrom(previous: unknown, next: unknown): unknown {
 }
 
 export function postgresClusterPort(custom: CustomObjectsApi): PostgresClusterPort {
-  const versions = new OwnWrites();
   const type = { group: GROUP, version: VERSION, plural: 'postgresclusters' };
   const at = (c: PostgresCluster) => ({ ...type, namespace: c.metadata.namespace, name: c.metadata.name });
   const what = (verb: string, c: PostgresCluster) =>
@@ -47,15 +45,14 @@ export function postgresClusterPort(custom: CustomObjectsApi): PostgresClusterPo
   /**
    * Finalizers are written with the resourceVersion of the object the core decided on: the merge patch
    * replaces the whole list, so a stale write must fail (409) instead of dropping someone else's finalizer.
-   * A cluster that is already gone needs no finalizer change.
+   * A cluster that is already gone needs no finalizer change. Answers the version the write led to.
    */
   const writeFinalizers = async (cluster: PostgresCluster, finalizers: string[]) => {
-    const body = { metadata: { resourceVersion: versions.versionOf(cluster), finalizers } };
+    const body = { metadata: { resourceVersion: cluster.metadata.resourceVersion, finalizers } };
     const written = await getOrUndefined({ what: what('update finalizers of', cluster) }, () =>
       custom.patchNamespacedCustomObject({ ...at(cluster), body }, mergePatch),
     );
-    if (written === undefined || finalizers.length === 0) versions.forget(cluster);
-    else versions.wrote(cluster, resourceVersionOf(written));
+    return resourceVersionOf(written);
   };
 
   return {
@@ -67,34 +64,29 @@ export function postgresClusterPort(custom: CustomObjectsApi): PostgresClusterPo
     },
     async addFinalizer(cluster, finalizer) {
       const finalizers = cluster.metadata.finalizers ?? [];
-      if (!finalizers.includes(finalizer)) await writeFinalizers(cluster, [...finalizers, finalizer]);
+      return finalizers.includes(finalizer) ? undefined : writeFinalizers(cluster, [...finalizers, finalizer]);
     },
     async removeFinalizer(cluster, finalizer) {
       const finalizers = cluster.metadata.finalizers ?? [];
-      if (finalizers.includes(finalizer))
-        await writeFinalizers(
-          cluster,
-          finalizers.filter((f) => f !== finalizer),
-        );
+      if (!finalizers.includes(finalizer)) return undefined;
+      return writeFinalizers(
+        cluster,
+        finalizers.filter((f) => f !== finalizer),
+      );
     },
     /**
-     * Conditional on the resourceVersion the pass read (or its own finalizer write moved it to): a status
-     * computed from an old view — a stale cache, a paused leader — fails with 409 and the pass runs again
-     * on the newer object, instead of overwriting a newer status. The patch is computed against the
-     * status that was read, which the condition guarantees is the stored one.
+     * Conditional on the resourceVersion of `cluster` (ports.ts): a status computed from an old view fails
+     * with 409 and the pass runs again on the newer object, instead of overwriting a newer status. The
+     * patch is computed against the status of `cluster`, which the condition guarantees is the stored one.
      */
     async writeStatus(cluster, status: PostgresClusterStatus) {
       const body = {
-        metadata: { resourceVersion: versions.versionOf(cluster) },
+        metadata: { resourceVersion: cluster.metadata.resourceVersion },
         status: mergePatchFrom(cluster.status, status),
       };
-      try {
-        await call({ what: what('write status of', cluster) }, () =>
-          custom.patchNamespacedCustomObjectStatus({ ...at(cluster), body }, mergePatch),
-        );
-      } finally {
-        versions.forget(cluster);
-      }
+      await call({ what: what('write status of', cluster) }, () =>
+        custom.patchNamespacedCustomObjectStatus({ ...at(cluster), body }, mergePatch),
+      );
     },
   };
 }

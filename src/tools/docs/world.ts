@@ -54,8 +54,14 @@ export function frozenPorts(
     clusters: {
       get: async (key: ClusterKey) =>
         key.namespace === cluster.metadata.namespace && key.name === cluster.metadata.name ? cluster : undefined,
-      addFinalizer: write,
-      removeFinalizer: write,
+      addFinalizer: async () => {
+        await write();
+        return undefined;
+      },
+      removeFinalizer: async () => {
+        await write();
+        return undefined;
+      },
       // The status is always accepted: a failed write must still be reported on the conditions.
       writeStatus: async (_cluster, status) => {
         recorder.statuses.push(status);

@@ -7,7 +7,6 @@ import type {
 } from '../../operator/api/schema.ts';
 import { PortError } from '../../operator/core/errors.ts';
 import type { ChildPort, Clock, EventSink, Ports } from '../../operator/core/ports.ts';
-import { OwnWrites } from '../../operator/core/versions.ts';
 import type { KubeEvent, SecretTemplate } from '../../operator/domain/effects.ts';
 import type {
   CnpgCluster,
@@ -151,17 +150,14 @@ export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSin
    * Updates the stored cluster's finalizers as of the version the caller read (a stale caller conflicts,
    * as on the real API); `edit` returns undefined when there is nothing to change.
    */
-  const versions = new OwnWrites();
   const editFinalizers = (cluster: PostgresCluster, edit: (finalizers: string[]) => string[] | undefined) => {
     const { namespace, name } = cluster.metadata;
     const live = api.get<StoredObject>({ kind: 'PostgresCluster', namespace, name });
     const finalizers = live && edit(live.metadata.finalizers ?? []);
-    if (!live || !finalizers) return;
+    if (!live || !finalizers) return undefined;
     live.metadata.finalizers = finalizers;
-    live.metadata.resourceVersion = versions.versionOf(cluster);
-    const written = api.update(live);
-    if (finalizers.length === 0) versions.forget(cluster);
-    else versions.wrote(cluster, written.metadata.resourceVersion);
+    live.metadata.resourceVersion = cluster.metadata.resourceVersion;
+    return api.update(live).metadata.resourceVersion;
   };
 
   return {
@@ -170,24 +166,20 @@ export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSin
         return api.get<PostgresCluster>({ kind: 'PostgresCluster', namespace: key.namespace, name: key.name });
       },
       async addFinalizer(cluster, finalizer) {
-        editFinalizers(cluster, (finalizers) =>
+        return editFinalizers(cluster, (finalizers) =>
           finalizers.includes(finalizer) ? undefined : [...finalizers, finalizer],
         );
       },
       async removeFinalizer(cluster, finalizer) {
-        editFinalizers(cluster, (finalizers) => finalizers.filter((f) => f !== finalizer));
+        return editFinalizers(cluster, (finalizers) => finalizers.filter((f) => f !== finalizer));
       },
-      /** Conditional on the version the pass read, as on the real API (kubernetes/postgres-cluster.ts). */
+      /** Conditional on the version of `cluster`, as on the real API (kubernetes/postgres-cluster.ts). */
       async writeStatus(cluster, status: PostgresClusterStatus) {
-        try {
-          api.updateStatus(
-            { kind: 'PostgresCluster', namespace: cluster.metadata.namespace, name: cluster.metadata.name },
-            status,
-            versions.versionOf(cluster),
-          );
-        } finally {
-          versions.forget(cluster);
-        }
+        api.updateStatus(
+          { kind: 'PostgresCluster', namespace: cluster.metadata.namespace, name: cluster.metadata.name },
+          status,
+          cluster.metadata.resourceVersion,
+        );
       },
     },
     classes: {

@@ -117,21 +117,61 @@ describe('reads from the caches', () => {
 });
 
 describe('status writes', () => {
-  it('conflict when the cluster moved on since the pass read it, and pass after its own finalizer write', async () => {
+  it('conflict when the cluster moved on since the pass read it; a finalizer write answers the version it led to', async () => {
     const { api, ports } = world();
     api.create(cluster());
     const read = (await ports.clusters.get({ namespace: NS, name: 'db' })) as PostgresCluster;
-    // The pass's own finalizer write moves the version on; its status write still goes through.
-    await ports.clusters.addFinalizer(read, 'pgfsm.io/cleanup');
-    await ports.clusters.writeStatus(read, { state: 'Pending' } as PostgresCluster['status'] & object);
+    const moved = await ports.clusters.addFinalizer(read, 'pgfsm.io/cleanup');
+    expect(moved).not.toBe(read.metadata.resourceVersion);
+    // Written against the version the pass's own finalizer write led to, the status goes through.
+    const after = { ...read, metadata: { ...read.metadata, resourceVersion: moved } };
+    await ports.clusters.writeStatus(after, { state: 'Pending' } as PostgresCluster['status'] & object);
     expect(api.get<PostgresCluster>({ kind: 'PostgresCluster', namespace: NS, name: 'db' })?.status).toEqual({
       state: 'Pending',
     });
-    // A pass that read before that status write is stale now: it must not overwrite it.
-    const error = await ports.clusters
-      .writeStatus(read, { state: 'Provisioning.Secret' } as PostgresCluster['status'] & object)
-      .catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(PortError);
-    expect((error as PortError).errorClass).toBe('conflict');
+    // Against the version read before those writes, it conflicts: it must not overwrite them.
+    for (const stale of [read, after]) {
+      const error = await ports.clusters
+        .writeStatus(stale, { state: 'Provisioning.Secret' } as PostgresCluster['status'] & object)
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PortError);
+      expect((error as PortError).errorClass).toBe('conflict');
+    }
+  });
+});
+
+describe('applies', () => {
+  it('carry the version the pass saw, or null when it saw none; a second apply in the pass reads afresh', async () => {
+    const { api } = world();
+    const applied: unknown[] = [];
+    // The same caches over ports that record what each apply was handed.
+    const base = memoryPorts(api, clock);
+    const sources = memoryWatchSources(api, clock);
+    for (const source of allSources(sources)) source.start();
+    const ports = readingFromCaches(
+      {
+        ...base,
+        configMaps: Object.assign(Object.create(base.configMaps), {
+          apply: async (_object: unknown, seen: unknown) => {
+            applied.push(seen);
+          },
+        }),
+      },
+      sources,
+    );
+    const live = api.create(object('ConfigMap', 'db-endpoints', { data: { host: 'a' } }));
+    const desired = object('ConfigMap', 'db-endpoints', { data: { host: 'b' } }) as never;
+    await ports.configMaps.get(ref('ConfigMap', 'db-endpoints'));
+    await ports.configMaps.apply(desired);
+    await ports.configMaps.apply(desired);
+    await ports.configMaps.get(ref('ConfigMap', 'other'));
+    await ports.configMaps.apply(object('ConfigMap', 'other') as never);
+    expect(applied).toEqual([
+      expect.objectContaining({
+        metadata: expect.objectContaining({ resourceVersion: live.metadata.resourceVersion }),
+      }),
+      undefined,
+      null,
+    ]);
   });
 });
