@@ -40,8 +40,8 @@ export const KEY_MEANINGS: Record<string, string> = {
   error: 'the error message, at most 1024 characters',
   err: 'the error thrown, serialised by pino (`type`, `message`, `stack`)',
   requeue:
-    'when the cluster is looked at again: `none`, `immediate`, `after` (with `ms`), `throttled` (at least `ms`, ' +
-    'doubling while it repeats) or `backoff`',
+    'when the cluster is looked at again: `none`, `immediate` (a conflict), `after` (with `ms`), `transient`, ' +
+    '`throttled` (a 429, with the `retryAfterMs` it asked for) or `backoff` (see Retries below)',
   writes: 'writes to the world other than the status in this pass',
   statusWritten: 'whether the pass wrote the status',
   clusters: 'clusters enqueued when this replica started leading',
