@@ -56,6 +56,9 @@ export const classOf = (error: unknown): ErrorClass => (error instanceof PortErr
 /** A write refused because its namespace is being deleted: a pass skips it quietly (see reconcile.ts). */
 export const isNamespaceTerminating = (error: unknown): boolean => classOf(error) === 'namespaceTerminating';
 
+/** A write refused because this replica no longer holds the leader lease (src/operator/driver/fenced-ports.ts). */
+export const isNotLeader = (error: unknown): boolean => classOf(error) === 'notLeader';
+
 /**
  * Failures that say nothing about the request itself: asking again, soon, usually succeeds. A single
  * idempotent read is retried within the pass on these (src/operator/kubernetes/errors.ts), and a pass that

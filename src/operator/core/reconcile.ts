@@ -11,8 +11,8 @@ import { initialTransition } from 'xstate';
 import { postgresClusterMachine } from '../../../machines/postgres-cluster.ts';
 import { encodeState, impliedState, metaOf, restoreState, storedStateMisfit } from '../../../machines/state-path.ts';
 import { FINALIZER_STEP, isDeletingState } from '../../../machines/states.ts';
-import { tickMachine } from '../../../machines/tick.ts';
 import { deadlineAt } from '../../../machines/summary.ts';
+import { tickMachine } from '../../../machines/tick.ts';
 import type { Condition, PostgresCluster, PostgresClusterStatus } from '../api/schema.ts';
 import { assessTick } from '../domain/assessment.ts';
 import { type Effect, type KubeEvent, warning } from '../domain/effects.ts';
@@ -27,7 +27,15 @@ import {
   WRITE_FAILURE_REASON,
 } from '../domain/vocabulary.ts';
 import { type Announcements, type Handover, notIn } from './announcements.ts';
-import { classOf, isNamespaceTerminating, messageOf, retryAfterOf, retryFor, worstError } from './errors.ts';
+import {
+  classOf,
+  isNamespaceTerminating,
+  isNotLeader,
+  messageOf,
+  retryAfterOf,
+  retryFor,
+  worstError,
+} from './errors.ts';
 import { executeEffects } from './execute.ts';
 import { observeCluster } from './observe.ts';
 import type { ClusterKey, Ports } from './ports.ts';
@@ -229,6 +237,11 @@ export async function reconcile(
   // A namespace being deleted refuses new objects, and its deletion takes this PostgresCluster too: no
   // failure to report (no Warning, no failure condition) nor to retry sooner than the state's own requeue.
   if (isNamespaceTerminating(execution.failure?.error)) execution = { ...execution, failure: undefined };
+  // This replica lost the lease mid-pass: whatever it would still write or say is the new leader's to do
+  // (it enqueues every cluster when it starts), so the pass ends here, with nothing to report or retry.
+  if (isNotLeader(execution.failure?.error)) {
+    return outcome({ ...(from !== undefined ? { from, to: from } : {}), requeue: { kind: 'none' } });
+  }
   // The final state is reached by removing the finalizer. If that failed, the object is still there and
   // the pass ends in the step that failed, whose status records the failure (and so warns only once).
   const unfinished = execution.failure !== undefined || execution.refused !== undefined;

@@ -29,9 +29,10 @@ const SHORT = 128;
 export const EVENT_RETRY_DELAYS_MS: readonly number[] = [200, 1000];
 /**
  * Refusals that no retry changes: RBAC, an invalid Event, a namespace gone or being deleted, a name taken
- * (the same name is sent again).
+ * (the same name is sent again), this replica no longer leading (refused before it was sent).
  */
 const FINAL: ReadonlySet<ErrorClass> = new Set<ErrorClass>([
+  'notLeader',
   'forbidden',
   'rejected',
   'notFound',

@@ -1,0 +1,42 @@
+/**
+ * A replica that loses the lease mid-pass (its writes refused with `notLeader` by the fenced ports) ends
+ * the pass there: no status write, no event, no Warning about a failed write, nothing requeued — what is
+ * left to do is the new leader's, which enqueues every cluster when it starts.
+ */
+import { describe, expect, it } from 'vitest';
+import { PortError } from '../../src/operator/core/errors.ts';
+import type { Ports } from '../../src/operator/core/ports.ts';
+import { clusterObject, getCluster, NS, simulationWith } from '../../src/tools/fixtures/simulation.ts';
+
+describe('a pass whose write is refused because the replica no longer leads', () => {
+  it('writes no status, says nothing and leaves the cluster to the new leader', async () => {
+    let leading = true;
+    const refuse = (what: string) => {
+      if (!leading) throw new PortError('notLeader', `${what} refused: not the leader`);
+    };
+    const fenced = (ports: Ports): Ports => ({
+      ...ports,
+      secrets: Object.assign(Object.create(ports.secrets), {
+        create: async (template: Parameters<Ports['secrets']['create']>[0]) => {
+          refuse('create Secret');
+          return ports.secrets.create(template);
+        },
+      }),
+    });
+    const sim = simulationWith([], { ports: fenced });
+    leading = false;
+    sim.api.create(clusterObject('orders'));
+    // The first pass adds the finalizer (not fenced in this world) and goes on to create the Secret.
+    const first = await sim.reconcileNow({ namespace: NS, name: 'orders' });
+    const second = await sim.reconcileNow({ namespace: NS, name: 'orders' });
+    expect(second.requeue).toEqual({ kind: 'none' });
+    expect(second.error).toBeUndefined();
+    expect(second.statusWritten).toBe(false);
+    expect(second.events).toEqual([]);
+    expect(sim.events.events.map((e) => e.reason)).not.toContain('SuperUserSecretFailed');
+    expect(getCluster(sim, 'orders')?.status?.conditions ?? []).not.toContainEqual(
+      expect.objectContaining({ reason: 'SuperUserSecretFailed' }),
+    );
+    expect(first.found && second.found).toBe(true);
+  });
+});
