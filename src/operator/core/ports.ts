@@ -47,9 +47,12 @@ export interface ChildPort<T extends KubeObject> {
   releaseOwner(ref: ObjectRef, ownerUid: string): Promise<void>;
 }
 
-/** Secrets are read as key names only; the adapter generates the password when it creates one. */
+/**
+ * Secrets are read as key names only; the adapter generates the password when it creates one. A create
+ * answers the Secret as created (key names only), when the adapter knows it, so it need not be read back.
+ */
 export interface SecretPort extends ChildPort<SecretView> {
-  create(template: SecretTemplate): Promise<void>;
+  create(template: SecretTemplate): Promise<SecretView | undefined>;
 }
 
 /**
@@ -72,8 +75,9 @@ export interface PoolerPort extends ChildPort<Pooler> {
   apply(object: Pooler, seen?: Seen): Promise<void>;
 }
 
+/** An apply answers the ConfigMap as the API server stored it, when the adapter knows it. */
 export interface ConfigMapPort extends ChildPort<ConfigMap> {
-  apply(object: ConfigMap, seen?: Seen): Promise<void>;
+  apply(object: ConfigMap, seen?: Seen): Promise<ConfigMap | undefined>;
 }
 
 export interface EventSink {

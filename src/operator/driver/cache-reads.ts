@@ -42,6 +42,12 @@ class ContentByVersion<T extends KubeObject> {
     });
   }
 
+  /** What a write answered: the object as stored, so the version it led to needs no read. */
+  written(object: T | undefined): void {
+    if (object?.metadata.resourceVersion)
+      this.read.set(keyOf(object.metadata.namespace ?? '', object.metadata.name), object);
+  }
+
   async get(ref: ObjectRef): Promise<T | undefined> {
     const cached = this.source.get(ref.namespace, ref.name);
     if (!cached) return undefined;
@@ -135,7 +141,11 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     secrets: {
       ...writesOf(ports.secrets),
       get: (ref) => secretContent.get(ref),
-      create: (template) => ports.secrets.create(template),
+      create: async (template) => {
+        const created = await ports.secrets.create(template);
+        secretContent.written(created);
+        return created;
+      },
     },
     cnpgClusters: {
       ...writesOf(ports.cnpgClusters),
@@ -159,7 +169,11 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
         sightings.note('ConfigMap', ref, sources.configMaps.get(ref.namespace, ref.name));
         return configMapContent.get(ref);
       },
-      apply: (object) => ports.configMaps.apply(object, sightings.take(object)),
+      apply: async (object) => {
+        const applied = await ports.configMaps.apply(object, sightings.take(object));
+        configMapContent.written(applied);
+        return applied;
+      },
     },
   };
 }

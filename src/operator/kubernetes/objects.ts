@@ -31,7 +31,8 @@ export interface ObjectClient {
   read(ref: ObjectRef): Promise<RawObject>;
   /** JSON merge patch (RFC 7386); a `metadata.resourceVersion` in the body makes it conditional. */
   mergePatch(ref: ObjectRef, body: object): Promise<void>;
-  apply(ref: ObjectRef, body: object, options: ApplyOptions): Promise<void>;
+  /** Answers the object as the API server stored it. */
+  apply(ref: ObjectRef, body: object, options: ApplyOptions): Promise<RawObject>;
   remove(ref: ObjectRef): Promise<void>;
 }
 
@@ -55,9 +56,8 @@ export function customObjectClient(api: CustomObjectsApi, type: CustomKind): Obj
     mergePatch: async (ref, body) => {
       await api.patchNamespacedCustomObject({ ...at(ref), body }, mergePatch);
     },
-    apply: async (ref, body, options) => {
-      await api.patchNamespacedCustomObject({ ...at(ref), body, ...options }, serverSideApply);
-    },
+    apply: async (ref, body, options) =>
+      (await api.patchNamespacedCustomObject({ ...at(ref), body, ...options }, serverSideApply)) as RawObject,
     remove: async (ref) => {
       await api.deleteNamespacedCustomObject(at(ref));
     },
@@ -73,9 +73,8 @@ export function configMapClient(core: CoreV1Api): ObjectClient {
     mergePatch: async (ref, body) => {
       await core.patchNamespacedConfigMap({ ...at(ref), body }, mergePatch);
     },
-    apply: async (ref, body, options) => {
-      await core.patchNamespacedConfigMap({ ...at(ref), body, ...options }, serverSideApply);
-    },
+    apply: async (ref, body, options) =>
+      (await core.patchNamespacedConfigMap({ ...at(ref), body, ...options }, serverSideApply)) as RawObject,
     remove: async (ref) => {
       await core.deleteNamespacedConfigMap(at(ref));
     },

@@ -35,10 +35,11 @@ export function frozenPorts(
   now: number,
 ): { ports: Ports; recorder: Recorder } {
   const recorder: Recorder = { statuses: [], events: [] };
-  const write = async (): Promise<void> => {
+  const write = async (): Promise<undefined> => {
     // Not `rejected`: a refusal at admission is a failure of the spec, which the sample worlds that
     // carry a stored refusal show; these runs show what any other failed write reports.
     if (mode === 'reject') throw new PortError('other', REJECTED);
+    return undefined;
   };
   const child = <T extends KubeObject>(find: (ref: ObjectRef) => T | undefined): ChildPort<T> => ({
     get: async (ref) => find(ref),
@@ -54,14 +55,8 @@ export function frozenPorts(
     clusters: {
       get: async (key: ClusterKey) =>
         key.namespace === cluster.metadata.namespace && key.name === cluster.metadata.name ? cluster : undefined,
-      addFinalizer: async () => {
-        await write();
-        return undefined;
-      },
-      removeFinalizer: async () => {
-        await write();
-        return undefined;
-      },
+      addFinalizer: write,
+      removeFinalizer: write,
       // The status is always accepted: a failed write must still be reported on the conditions.
       writeStatus: async (_cluster, status) => {
         recorder.statuses.push(status);

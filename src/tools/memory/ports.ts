@@ -102,8 +102,8 @@ export const secretViewOf = (object: StoredObject): SecretView => ({
 
 export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSink = new MemoryEventSink(clock)): Ports {
   const secrets = new (class extends MemoryChildPort<SecretView> {
-    async create(template: SecretTemplate): Promise<void> {
-      this.api.create({
+    async create(template: SecretTemplate): Promise<SecretView> {
+      const created = this.api.create({
         apiVersion: 'v1',
         kind: 'Secret',
         metadata: {
@@ -118,6 +118,7 @@ export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSin
           password: Buffer.from(generatePassword()).toString('base64'),
         },
       });
+      return secretViewOf(created);
     }
   })(api, secretViewOf);
 
@@ -141,8 +142,8 @@ export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSin
   })(api);
 
   const configMaps = new (class extends MemoryChildPort<ConfigMap> {
-    async apply(object: ConfigMap): Promise<void> {
-      this.api.apply(object as unknown as StoredObject, FIELD_MANAGER);
+    async apply(object: ConfigMap): Promise<ConfigMap> {
+      return structuredClone(this.api.apply(object as unknown as StoredObject, FIELD_MANAGER)) as unknown as ConfigMap;
     }
   })(api);
 

@@ -38,9 +38,9 @@ export const conflictOnEverySecondStatusWrite =
 export function losingTheFirstAnswers(ports: Ports): Ports {
   const lost = new Set<string>();
   /** Runs the write; the first time for `id`, throws a timeout after it. */
-  const once = async (id: string, write: () => Promise<void>) => {
-    await write();
-    if (lost.has(id)) return;
+  const once = async <T>(id: string, write: () => Promise<T>): Promise<T> => {
+    const answer = await write();
+    if (lost.has(id)) return answer;
     lost.add(id);
     throw new PortError('timeout', `injected: the answer to ${id} was lost`);
   };
@@ -115,7 +115,7 @@ export function failingWrite(target: 'createSecret' | 'applyCluster', lands: boo
       };
     },
   };
-  const fail = async (write: () => Promise<void>) => {
+  const fail = async <T>(write: () => Promise<T>): Promise<T> => {
     if (!fault.armed) return write();
     fault.armed = false;
     if (lands) await write();

@@ -105,6 +105,16 @@ describe('reads from the caches', () => {
     expect(reads).toHaveLength(3);
   });
 
+  it('remember what a create or an apply answered: no read for the version the write led to', async () => {
+    const { reads, ports } = world();
+    const owner = { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresCluster', name: 'db', uid: 'u', controller: true };
+    await ports.secrets.create({ ref: ref('Secret', 'db-superuser'), username: 'postgres', labels: {}, owner });
+    expect((await ports.secrets.get(ref('Secret', 'db-superuser')))?.keys).toEqual(['password', 'username']);
+    await ports.configMaps.apply(object('ConfigMap', 'db-endpoints', { data: { host: 'a' } }) as never);
+    expect((await ports.configMaps.get(ref('ConfigMap', 'db-endpoints')))?.data).toEqual({ host: 'a' });
+    expect(reads).toEqual([]);
+  });
+
   it('read a cluster being deleted afresh: its deletion policy must be the current one', async () => {
     const { api, reads, ports } = world();
     api.create(cluster({ metadata: { name: 'db', namespace: NS, finalizers: ['pgfsm.io/cleanup'] } }));
