@@ -3,10 +3,10 @@
  * restored, XState's transition with the real guards, the effects read from its actions), against the same
  * decision written by hand (bench/decide-by-hand.ts), both including the assessment of a fresh observation.
  *
- * Run it as its own process without `--conditions=development` (`reconcile.bench.ts` does): that condition
- * selects XState's development build, which the tests want and the image does not ship.
+ * `npm run bench` runs it with `--conditions=development`, which selects XState's development build: the one
+ * the image runs (Dockerfile, bin/pgfsm.js). Alone:
  *
- *   node --import tsx bench/engine.ts [--reps 5] [--warmup-ms 2000] [--rep-ms 300] [--json]
+ *   node --conditions=development --import tsx bench/engine.ts [--reps 5] [--warmup-ms 2000] [--rep-ms 300]
  */
 import { isDeepStrictEqual } from 'node:util';
 import { encodeState, restoreState, storableStates } from '../machines/state-path.ts';
@@ -230,12 +230,14 @@ export function runEngine(options: EngineOptions, log: (line: string) => void = 
   return { rows, agreement, xstate: xstateBuild(), options };
 }
 
-/** Which XState build this process loaded: the development one has extra checks the image does not ship. */
+/** Which XState build this process loaded: the image runs the development build (Dockerfile, bin/pgfsm.js). */
 function xstateBuild(): string {
-  return process.execArgv.some((a) => a.includes('conditions=development')) ||
-    process.env.NODE_OPTIONS?.includes('conditions=development')
-    ? 'development build'
-    : 'production build (as the image runs)';
+  const development =
+    process.execArgv.some((a) => a.includes('conditions=development')) ||
+    process.env.NODE_OPTIONS?.includes('conditions=development');
+  return development
+    ? 'development build, as the image runs it'
+    : 'production build (the image runs the development one)';
 }
 
 export const us = (v: number) => v.toFixed(1);

@@ -38,6 +38,21 @@ export type Admission = (write: {
   previous: StoredObject | undefined;
 }) => string | undefined;
 
+/**
+ * A deep copy of JSON-shaped data that shares its strings (immutable) with the original. structuredClone copies
+ * every string as well, so each copy of a stored object — the store's, every watcher's cache, each read — held
+ * strings of its own: most of a simulated fleet's memory. Anything not plain (none is expected) is cloned.
+ */
+function copyOf<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(copyOf) as T;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) out[key] = copyOf((value as Record<string, unknown>)[key]);
+  return out as T;
+}
+
 const refKey = (ref: Pick<ObjectRef, 'kind' | 'namespace' | 'name'>) => `${ref.kind}/${ref.namespace}/${ref.name}`;
 
 /** Kinds whose spec changes bump `metadata.generation`. */
@@ -60,8 +75,12 @@ export class MemoryApiServer {
   private readonly admissions: Admission[] = [];
   private revision = 0;
   private uids = 0;
-  /** Every write the API accepted, for tests that count writes. */
+  /**
+   * The writes the API accepted, for tests that count writes: every one, unless a simulation keeps only the
+   * latest (SimulationOptions.logs); `writeCount` counts them all.
+   */
   readonly writes: Array<{ verb: Verb; kind: string; name: string }> = [];
+  writeCount = 0;
 
   constructor(private readonly now: () => number = Date.now) {}
 
@@ -103,13 +122,13 @@ export class MemoryApiServer {
   get<T extends KubeObject = StoredObject>(ref: Pick<ObjectRef, 'kind' | 'namespace' | 'name'>): T | undefined {
     this.check(ref.kind, 'get');
     const found = this.objects.get(refKey(ref));
-    return found ? (structuredClone(found) as unknown as T) : undefined;
+    return found ? (copyOf(found) as unknown as T) : undefined;
   }
 
   list<T extends KubeObject = StoredObject>(kind: string, namespace?: string): T[] {
     return [...this.objects.values()]
       .filter((o) => o.kind === kind && (namespace === undefined || o.metadata.namespace === namespace))
-      .map((o) => structuredClone(o) as unknown as T);
+      .map((o) => copyOf(o) as unknown as T);
   }
 
   /**
@@ -128,7 +147,7 @@ export class MemoryApiServer {
     }
     return [...keys]
       .sort((a, b) => (this.insertedAt.get(a) ?? 0) - (this.insertedAt.get(b) ?? 0))
-      .map((key) => structuredClone(this.objects.get(key)) as unknown as T);
+      .map((key) => copyOf(this.objects.get(key)) as unknown as T);
   }
 
   /**
@@ -138,7 +157,7 @@ export class MemoryApiServer {
    * delivered before the outermost write returns.
    */
   private notify(type: Change['type'], object: StoredObject, statusOnly = false): void {
-    this.undelivered.push({ type, object: structuredClone(object), statusOnly });
+    this.undelivered.push({ type, object: copyOf(object), statusOnly });
     if (this.delivering) return;
     this.delivering = true;
     try {
@@ -173,8 +192,9 @@ export class MemoryApiServer {
     this.objects.set(key, object);
     if (!previous) this.insertedAt.set(key, ++this.insertions);
     this.writes.push({ verb, kind: object.kind, name: object.metadata.name });
+    this.writeCount++;
     this.notify(previous ? 'modified' : 'added', object, statusOnly);
-    return structuredClone(object);
+    return copyOf(object);
   }
 
   create(object: StoredObject): StoredObject {
@@ -183,7 +203,7 @@ export class MemoryApiServer {
     if (this.objects.has(refKey(ref)))
       throw new PortError('conflict', `${object.kind} ${object.metadata.name} already exists`);
     this.admitted('create', object, undefined);
-    return this.store(structuredClone(object), 'create');
+    return this.store(copyOf(object), 'create');
   }
 
   /** Server-side apply of `object` by `manager`; creates the object when missing. */
@@ -193,7 +213,7 @@ export class MemoryApiServer {
     const existing = this.objects.get(key);
     if (existing?.metadata.deletionTimestamp) throw new PortError('conflict', `${object.kind} is being deleted`);
     const live: StoredObject = existing
-      ? structuredClone(existing)
+      ? copyOf(existing)
       : ({
           apiVersion: object.apiVersion,
           kind: object.kind,
@@ -205,7 +225,7 @@ export class MemoryApiServer {
       kind: _k,
       status: _s,
       ...body
-    } = structuredClone(object) as StoredObject & { status?: unknown };
+    } = copyOf(object) as StoredObject & { status?: unknown };
     const { name: _n, namespace: _ns, ...ownedMeta } = metadata;
     // A copy: a refused apply must leave the field ownership as it was.
     const fields: ManagedFields = new Map(
@@ -226,7 +246,7 @@ export class MemoryApiServer {
     if (object.metadata.resourceVersion && object.metadata.resourceVersion !== existing.metadata.resourceVersion) {
       throw new PortError('conflict', `${object.kind} ${object.metadata.name} was modified`);
     }
-    const next = structuredClone(object);
+    const next = copyOf(object);
     next.status = existing.status;
     if (existing.metadata.deletionTimestamp) next.metadata.deletionTimestamp = existing.metadata.deletionTimestamp;
     if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
@@ -251,8 +271,8 @@ export class MemoryApiServer {
     if (resourceVersion !== undefined && resourceVersion !== existing.metadata.resourceVersion) {
       throw new PortError('conflict', `${ref.kind} ${ref.name} was modified`);
     }
-    const next = structuredClone(existing);
-    next.status = structuredClone(status);
+    const next = copyOf(existing);
+    next.status = copyOf(status);
     return this.store(next, 'updateStatus', true);
   }
 
@@ -260,7 +280,7 @@ export class MemoryApiServer {
   put(object: StoredObject, statusOnly = false): StoredObject {
     const key = refKey({ kind: object.kind, namespace: object.metadata.namespace ?? '', name: object.metadata.name });
     const existing = this.objects.get(key);
-    const next = structuredClone(object);
+    const next = copyOf(object);
     if (existing) next.metadata.resourceVersion = existing.metadata.resourceVersion;
     return this.store(next, 'update', statusOnly);
   }
@@ -272,7 +292,7 @@ export class MemoryApiServer {
     if (!existing) throw new PortError('notFound', `${ref.kind} ${ref.name} not found`);
     if ((existing.metadata.finalizers ?? []).length > 0) {
       if (existing.metadata.deletionTimestamp) return;
-      const next = structuredClone(existing);
+      const next = copyOf(existing);
       next.metadata.deletionTimestamp = new Date(this.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
       this.store(next, 'delete');
       return;
@@ -286,12 +306,13 @@ export class MemoryApiServer {
     this.insertedAt.delete(key);
     this.managedFields.delete(key);
     this.writes.push({ verb: 'delete', kind: existing.kind, name: existing.metadata.name });
+    this.writeCount++;
     this.notify('deleted', existing);
     const uid = existing.metadata.uid;
     for (const [childKey, child] of [...this.objects]) {
       if ((child.metadata.ownerReferences ?? []).some((o) => o.uid === uid)) {
         if ((child.metadata.finalizers ?? []).length > 0) {
-          const next = structuredClone(child);
+          const next = copyOf(child);
           next.metadata.deletionTimestamp ??= new Date(this.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
           this.store(next, 'delete');
         } else if (this.objects.has(childKey)) this.remove(childKey, child);

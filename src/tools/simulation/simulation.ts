@@ -39,6 +39,23 @@ export interface SimulationOptions {
    * (a write that lands but whose response is lost).
    */
   ports?: (ports: Ports) => Ports;
+  /**
+   * How much of its logs the run keeps — the passes, the in-memory API's writes, the events sent: `'full'` keeps
+   * every entry, for tests that read them (`simulationWith` asks for that); a number keeps at least the latest
+   * so many of each (the counts of all stay in `passCount`, `api.writeCount` and `eventCount`). By default the
+   * latest 1,000: a long run (the sandbox, a fleet in the benchmark) then holds the fleet, not its history.
+   */
+  logs?: 'full' | number;
+}
+
+const DEFAULT_LOG_ENTRIES = 1_000;
+
+/**
+ * Drops the oldest entries of a log once it holds twice `keep` (so the cost stays amortised O(1) per entry),
+ * keeping the latest `keep`.
+ */
+function trim(log: unknown[], keep: number): void {
+  if (log.length > 2 * keep) log.splice(0, log.length - keep);
 }
 
 /**
@@ -69,7 +86,11 @@ export class Simulation {
   readonly events: MemoryEventSink;
   readonly cnpg: CnpgSimulator;
   readonly settings: Settings;
+  /** The passes, oldest first: every one with `logs: 'full'`, else the latest (see `SimulationOptions.logs`). */
   readonly passes: ReconcileOutcome[] = [];
+  /** How many passes ran (the driver's and `reconcileNow`'s), whatever `passes` still holds. */
+  passCount = 0;
+  private readonly keepLogs: number;
   private readonly timers: VirtualTimers;
   private readonly random: () => number;
   private readonly onPass: SimulationOptions['onPass'];
@@ -93,6 +114,7 @@ export class Simulation {
     this.random = seededRandom(options.seed ?? 20261130);
     this.onPass = options.onPass;
     this.wrapPorts = options.ports ?? ((ports) => ports);
+    this.keepLogs = options.logs === 'full' ? Number.POSITIVE_INFINITY : (options.logs ?? DEFAULT_LOG_ENTRIES);
     this.closeGate();
     this.operator = this.startProcess();
   }
@@ -197,8 +219,22 @@ export class Simulation {
     return outcome;
   }
 
+  /** How many events were sent, whatever `events.events` still holds. */
+  get eventCount(): number {
+    return this.eventsSent;
+  }
+
+  private eventsSent = 0;
+
   private record(outcome: ReconcileOutcome): void {
+    this.passCount++;
+    this.eventsSent += outcome.events.length;
     this.passes.push(outcome);
+    if (this.keepLogs !== Number.POSITIVE_INFINITY) {
+      trim(this.passes, this.keepLogs);
+      trim(this.events.events, this.keepLogs);
+      trim(this.api.writes, this.keepLogs);
+    }
     this.onPass?.(outcome, this.clock.now());
   }
 

@@ -1,0 +1,84 @@
+/**
+ * One in-memory fleet, alone in its process (bench/fleet.ts starts one per size and repetition, so that peak
+ * RSS is this fleet's alone): `size` clusters created at once on the simulation — the shipped Controller, work
+ * queue, two workers and reconcile core against the in-memory API and the CNPG simulator, on a virtual clock —
+ * run until every one is Ready. Prints one JSON line.
+ *
+ *   node --expose-gc --import tsx bench/fleet-runner.ts <size>
+ */
+import { isReadyState } from '../machines/states.ts';
+import { clusterObject, simulationWith } from '../src/tools/fixtures/simulation.ts';
+import type { Simulation } from '../src/tools/simulation/simulation.ts';
+
+export interface FleetRun {
+  size: number;
+  ready: number;
+  /** Wall time from the first pass to every cluster Ready (the simulation's setup excluded). */
+  wallMs: number;
+  /** Simulated time the same took. */
+  virtualMs: number;
+  passes: number;
+  writes: number;
+  events: number;
+  /** Peak resident set of this process (kernel's maxRSS), setup and run included. */
+  peakRssMb: number;
+  /** Heap still used after a full GC, every cluster Ready: what the fleet keeps. */
+  heapAfterGcMb: number;
+  cpuMs: number;
+  /** The V8 heap budget the run had (`--max-old-space-size`), if any. */
+  budgetMb?: number;
+}
+
+/** Simulated time is cheap: look every 10 s of it, give up after 30 min. */
+const STEP_MS = 10_000;
+const LIMIT_MS = 30 * 60_000;
+
+/** `atEnd` sees the simulation with every cluster Ready, e.g. to write a heap snapshot. */
+export async function runFleet(size: number, atEnd?: (sim: Simulation) => void): Promise<FleetRun> {
+  const state = new Map<string, string | undefined>();
+  let ready = 0;
+  const sim = simulationWith(
+    // Half with a pooler, as a mixed fleet: a pooled cluster has two more children and steps.
+    Array.from({ length: size }, (_, i) => clusterObject(`c${i}`, { connectionPoolerEnabled: i % 2 === 0 })),
+    {
+      // Counts only: the fleet's memory is the fleet's, not the run's history.
+      logs: 0,
+      onPass: (outcome) => {
+        if (!outcome.found) return;
+        const key = outcome.key.name;
+        const was = isReadyState(state.get(key));
+        const is = isReadyState(outcome.to);
+        state.set(key, outcome.to);
+        ready += Number(is) - Number(was);
+      },
+    },
+  );
+  const cpu = process.cpuUsage();
+  const start = process.hrtime.bigint();
+  const virtualStart = sim.clock.now();
+  while (ready < size && sim.clock.now() - virtualStart < LIMIT_MS) await sim.run(STEP_MS);
+  const wallMs = Number(process.hrtime.bigint() - start) / 1e6;
+  const used = process.cpuUsage(cpu);
+  const virtualMs = sim.clock.now() - virtualStart;
+  global.gc?.();
+  const heapAfterGcMb = global.gc ? process.memoryUsage().heapUsed / 2 ** 20 : Number.NaN;
+  atEnd?.(sim);
+  return {
+    size,
+    ready,
+    wallMs,
+    virtualMs,
+    passes: sim.passCount,
+    writes: sim.api.writeCount,
+    events: sim.eventCount,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    heapAfterGcMb,
+    cpuMs: (used.user + used.system) / 1000,
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const size = Number(process.argv[2]);
+  if (!Number.isInteger(size) || size <= 0) throw new Error('usage: fleet-runner.ts <size>');
+  process.stdout.write(`${JSON.stringify(await runFleet(size))}\n`);
+}
