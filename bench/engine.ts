@@ -9,6 +9,8 @@
  *   node --conditions=development --import tsx bench/engine.ts [--reps 5] [--warmup-ms 2000] [--rep-ms 300]
  */
 import { isDeepStrictEqual } from 'node:util';
+import { getMicrosteps } from 'xstate';
+import { postgresClusterMachine } from '../machines/postgres-cluster.ts';
 import { encodeState, restoreState, storableStates } from '../machines/state-path.ts';
 import { tickMachine } from '../machines/tick.ts';
 import { assess } from '../src/operator/domain/assessment.ts';
@@ -149,6 +151,8 @@ export interface EngineRow {
   from: string;
   to: string;
   effects: number;
+  /** XState's microsteps in the tick (the transition taken and each eventless one after it). */
+  microsteps: number;
   machine: Spread;
   hand: Spread;
   ratio: Spread;
@@ -176,6 +180,9 @@ export function runEngine(options: EngineOptions, log: (line: string) => void = 
   for (const scenario of SCENARIOS) {
     const pool = Array.from({ length: POOL }, () => tickOf(scenario.facts));
     const expected = machineDecision(scenario.from, freshEvent(pool[0] as TickEvent));
+    const restored = restoreState(scenario.from);
+    if (!restored) throw new Error(`no state ${scenario.from}`);
+    const microsteps = getMicrosteps(postgresClusterMachine, restored, freshEvent(pool[0] as TickEvent)).length;
     let calls = 0;
     const machine: Body = (i) => {
       machineDecision(scenario.from, freshEvent(pool[i % POOL] as TickEvent));
@@ -214,6 +221,7 @@ export function runEngine(options: EngineOptions, log: (line: string) => void = 
       from: scenario.from,
       to: expected.state,
       effects: expected.effects.length,
+      microsteps,
       machine: spread(m),
       hand: spread(h),
       ratio: spread(m.map((v, i) => v / (h[i] as number))),
