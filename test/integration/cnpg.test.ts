@@ -372,7 +372,10 @@ describe("CloudNativePG's real controller on a pgfsm cluster (no kubelet: no pod
     // pgfsm would create the poolers only once the cluster is Ready, which it never is without pods: apply the
     // Poolers its pure domain function builds, through its own port and identity, as it would.
     const ports = kubernetesPorts(w().operatorKc, { reportingInstance: 'cnpg-test' });
-    const observation = await observeCluster(ports, pg);
+    // Observed with the admin's reads: the operator reads classes from its informer's cache, and its role
+    // grants no GET on them (deploy/rbac); what matters here is that the writes go out under its identity.
+    const reads = kubernetesPorts(w().admin);
+    const observation = await observeCluster(reads, pg);
     const merged = mergeConfig(observation);
     if (!merged.ok) throw new Error(`pgfsm cannot merge the config: ${merged.field}: ${merged.message}`);
     const poolerConfig = the(merged.config.pooler, 'the pooler config');
@@ -408,7 +411,7 @@ describe("CloudNativePG's real controller on a pgfsm cluster (no kubelet: no pod
 
     // What pgfsm WOULD publish in the endpoints ConfigMap once everything serves (pods running, poolers ready):
     // its pure domain function, on the observation it reads now with the readiness pods would bring.
-    const now = await observeCluster(ports, pg);
+    const now = await observeCluster(reads, pg);
     const serving: Observation = {
       ...now,
       cnpg: {
