@@ -17,7 +17,7 @@
  *   Ready CNPG Cluster (a switchover: phase and currentPrimary change) answered → the operator's next
  *   PATCH postgresclusters/status of that cluster answered.
  *
- * Run alone: `npm run bench:api -- [--sizes 100,300] [--big] [--reps 3] [--changes 20] [--idle 30]`;
+ * Run alone: `npm run bench:api -- [--sizes 100,300] [--big] [--reps 3] [--big-reps 1] [--changes 20] [--idle 30]`;
  * `npm run bench` runs it after the engine and in-memory parts. Writes bench/results.md.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -47,6 +47,7 @@ import {
 import { CnpgSimulator, type SimulatorDelays } from '../src/tools/simulation/cnpg-simulator.ts';
 import { KubernetesSimulatorApi } from '../src/tools/simulation/kubernetes-api.ts';
 import { type AuditEntry, AuditLogReader, countRequests } from './audit-log.ts';
+import { writeSection } from './results-section.ts';
 import { formatSpread, quantile, spread } from './stats.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -76,6 +77,8 @@ const CREATE_CONCURRENCY = 16;
 export interface ApiBenchOptions {
   sizes: number[];
   reps: number;
+  /** Repetitions of the sizes from 1,000 up, which take minutes each on two cores. */
+  bigReps: number;
   changes: number;
   idleSeconds: number;
   /** Every k-th cluster has the connection pooler on (1: all, 0: none). */
@@ -108,6 +111,7 @@ export function parseApiBenchArgs(argv: readonly string[]): ApiBenchOptions {
   return {
     sizes,
     reps: number('--reps', 3),
+    bigReps: number('--big-reps', 1),
     changes: number('--changes', 20),
     idleSeconds: number('--idle', 30),
     pooledEvery: number('--pooled-every', 2),
@@ -810,8 +814,9 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
   const loadAtStart = loadavg();
   const entry = options.fromSource ? ['--import', 'tsx', 'src/operator/cli/main.ts'] : [compileOperator(log)];
   for (const size of options.sizes) {
-    for (let rep = 1; rep <= options.reps; rep++) {
-      log(`${size} clusters, repetition ${rep}/${options.reps}: starting a control plane`);
+    const reps = repsOf(size, options);
+    for (let rep = 1; rep <= reps; rep++) {
+      log(`${size} clusters, repetition ${rep}/${reps}: starting a control plane`);
       results.push(await runOnce(size, options, entry, log));
     }
   }
@@ -821,7 +826,7 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
   if (options.resultsPath) {
     const cpu = cpus();
     const text = [
-      '# Benchmark results: the operator against a real API server',
+      '## The operator against a real API server',
       '',
       `Written by the last run of \`${command}\` on ${new Date().toISOString()}.`,
       '',
@@ -829,17 +834,20 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
       `- set-up: kube-apiserver and etcd on loopback with CloudNativePG's CRDs and webhooks, the CNPG simulator (all delays 0, timers every ${SIMULATOR_TICK_MS} ms) in the bench process, \`pgfsm run\` as its own process (${options.fromSource ? 'from the TypeScript sources through tsx: RSS includes the loader' : 'compiled as `npm run build` does, run as the image runs it: `node --conditions=development …/cli/main.js run`, NODE_ENV=production'}) with the pgfsm ServiceAccount token, ${options.workers} workers, leader election on`,
       `- clusters: ${options.pooledEvery > 0 ? `every ${options.pooledEvery === 1 ? '' : `${ordinal(options.pooledEvery)} `}cluster with the connection pooler (2 Poolers each), the others without` : 'none with the connection pooler'}; class \`standard\`, 1 instance; created ${CREATE_CONCURRENCY} at a time`,
       `- load average when the bench started (1/5/15 min): ${loadAtStart.map((l) => l.toFixed(1)).join(' / ')}; other work on the machine shares its cores with everything measured here`,
-      `- cells: median (min–max) over ${options.reps} repetition(s), each on a fresh control plane; ${options.changes} reactions and ${options.idleSeconds} s idle per repetition`,
+      `- cells: median (min–max) over ${options.sizes.map((n) => `${repsOf(n, options)} repetition(s) of ${n}`).join(', ')}, each on a fresh control plane; ${options.changes} reactions and ${options.idleSeconds} s idle per repetition`,
       '',
       report,
       '',
       details(results, options.sizes),
     ].join('\n');
-    writeFileSync(options.resultsPath, text);
+    // Only its own section: the engine and the in-memory fleet write theirs (results-section.ts).
+    writeSection(options.resultsPath, 'api', text);
     log(`written to ${options.resultsPath}`);
   }
   return results;
 }
+
+const repsOf = (size: number, options: ApiBenchOptions) => (size >= 1000 ? options.bigReps : options.reps);
 
 const ordinal = (n: number) => (n === 2 ? 'second' : n === 3 ? 'third' : `${n}th`);
 
