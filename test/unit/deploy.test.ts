@@ -257,10 +257,10 @@ describe('the Deployment', () => {
     }
   });
 
-  it('asks for small resources', () => {
+  it('asks for the resources the benchmark measured (bench/results.md)', () => {
     expect(container.resources).toEqual({
-      requests: { cpu: '50m', memory: '128Mi' },
-      limits: { cpu: '500m', memory: '512Mi' },
+      requests: { cpu: '100m', memory: '192Mi' },
+      limits: { cpu: '1', memory: '512Mi' },
     });
   });
 
