@@ -13,15 +13,14 @@
  *   status or a ConfigMap.
  * CNPG's pods cannot run here: the CNPG simulator plays CNPG's controller, against the API server directly.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CustomObjectsApi, EventsV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, EventsV1Api } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { PostgresCluster } from '../../src/operator/api/schema.ts';
-import { createPki, type Pki } from '../../src/tools/control-plane/certs.ts';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
-import { ApiProxy } from '../../src/tools/faults/api-proxy.ts';
+import type { ApiProxy } from '../../src/tools/faults/api-proxy.ts';
 import {
   createClass,
   createCluster,
@@ -36,6 +35,7 @@ import {
   waitFor,
 } from './support/e2e.ts';
 import { OperatorProcess } from './support/operator-process.ts';
+import { type ProxiedApi, proxyTo, tokenOf } from './support/proxy.ts';
 
 const FAULT_RATE = 0.2;
 const FAULTY_FOR_MS = 30_000;
@@ -44,8 +44,8 @@ const CONVERGE_WITHIN_MS = 60_000;
 let cp: ControlPlane;
 let world: World;
 let dir: string;
+let api: ProxiedApi;
 let proxy: ApiProxy;
-let pki: Pki;
 const operators: OperatorProcess[] = [];
 const summary = {
   injected: 0,
@@ -57,22 +57,6 @@ const summary = {
   lost: 0,
   hits: undefined as number | undefined,
 };
-
-/** A kubeconfig file for `server`, with the operator's ServiceAccount token. */
-function kubeconfigFile(name: string, server: string, caData: string, token: string): string {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name, server, caData, skipTLSVerify: false }],
-    users: [{ name: 'pgfsm', token }],
-    contexts: [{ name, cluster: name, user: 'pgfsm' }],
-    currentContext: name,
-  });
-  const path = join(dir, `${name}.kubeconfig`);
-  writeFileSync(path, kc.exportConfig());
-  return path;
-}
-
-const tokenOf = (kc: KubeConfig) => kc.getCurrentUser()?.token ?? '';
 
 async function deleteCluster(name: string): Promise<void> {
   await world.custom.deleteNamespacedCustomObject({ ...GROUP, namespace: NS, plural: 'postgresclusters', name });
@@ -170,14 +154,8 @@ beforeAll(async () => {
   world = await setUpWorld(cp);
   await createClass(world, 'standard');
   dir = mkdtempSync(join(tmpdir(), 'pgfsm-faults-'));
-  pki = await createPki(join(dir, 'pki'));
-  const upstreamCa = Buffer.from(cp.kubeConfig.getCurrentCluster()?.caData ?? '', 'base64');
-  proxy = new ApiProxy({
-    target: cp.url,
-    targetCa: upstreamCa,
-    serving: { cert: readFileSync(pki.serverCert), key: readFileSync(pki.serverKey) },
-  });
-  await proxy.listen();
+  api = await proxyTo(cp, dir);
+  proxy = api.proxy;
 });
 
 /** A failed test shows what the operator said last: the reason is usually there. */
@@ -205,8 +183,7 @@ afterAll(async () => {
 
 describe('under API faults', () => {
   it('converges within 60 s once 20 % of the requests stop failing, with no duplicate and no lost event', async () => {
-    const caData = readFileSync(pki.caCert).toString('base64');
-    const kubeconfig = kubeconfigFile('faulty', proxy.url, caData, tokenOf(world.operatorKc));
+    const kubeconfig = api.kubeConfigFile(tokenOf(world.operatorKc), 'faulty');
     const operator = new OperatorProcess({
       kubeconfig,
       identity: 'under-faults',

@@ -5,15 +5,14 @@
  * informers' caches and makes no request at all; a change to one cluster's CNPG status costs requests
  * for that cluster only.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionPoolOf, withKeepAlive } from '../../src/operator/kubernetes/connection.ts';
-import { createPki } from '../../src/tools/control-plane/certs.ts';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
-import { ApiProxy, type ProxiedRequest } from '../../src/tools/faults/api-proxy.ts';
+import type { ApiProxy, ProxiedRequest } from '../../src/tools/faults/api-proxy.ts';
 import {
   createClass,
   createCluster,
@@ -25,6 +24,7 @@ import {
   untilState,
   type World,
 } from './support/e2e.ts';
+import { proxyTo, tokenOf } from './support/proxy.ts';
 
 const CLUSTERS = 6;
 
@@ -53,21 +53,9 @@ beforeAll(async () => {
   world = await setUpWorld(cp);
   await createClass(world, 'standard');
   dir = mkdtempSync(join(tmpdir(), 'pgfsm-idle-'));
-  const pki = await createPki(join(dir, 'pki'));
-  proxy = new ApiProxy({
-    target: cp.url,
-    targetCa: Buffer.from(cp.kubeConfig.getCurrentCluster()?.caData ?? '', 'base64'),
-    serving: { cert: readFileSync(pki.serverCert), key: readFileSync(pki.serverKey) },
-  });
-  await proxy.listen();
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'proxy', server: proxy.url, caData: readFileSync(pki.caCert).toString('base64') }],
-    users: [{ name: 'pgfsm', token: world.operatorKc.getCurrentUser()?.token ?? '' }],
-    contexts: [{ name: 'proxy', cluster: 'proxy', user: 'pgfsm' }],
-    currentContext: 'proxy',
-  });
-  operatorKc = withKeepAlive(kc);
+  const api = await proxyTo(cp, dir);
+  proxy = api.proxy;
+  operatorKc = withKeepAlive(api.kubeConfig(tokenOf(world.operatorKc)));
   // No leader election: the Lease renewals would be the only requests, and they are not a pass's.
   operator = await runOperator({ ...world, operatorKc }, { leaderElect: false });
 });

@@ -7,17 +7,16 @@
  * requests running at once at the busiest moment (start-up, when every informer lists). Before it, every
  * request was a handshake.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allSources } from '../../src/operator/driver/sources.ts';
 import { connectionPoolOf, withKeepAlive } from '../../src/operator/kubernetes/connection.ts';
 import { createWatchSources } from '../../src/operator/kubernetes/watch-sources.ts';
-import { createPki, type Pki } from '../../src/tools/control-plane/certs.ts';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
-import { ApiProxy } from '../../src/tools/faults/api-proxy.ts';
+import type { ApiProxy } from '../../src/tools/faults/api-proxy.ts';
 import {
   createClass,
   createCluster,
@@ -28,49 +27,27 @@ import {
   untilState,
   type World,
 } from './support/e2e.ts';
+import { proxyTo } from './support/proxy.ts';
 
 const CLUSTERS = 10;
 
 let cp: ControlPlane;
 let world: World;
 let dir: string;
-let pki: Pki;
 let proxy: ApiProxy;
+/** A kubeconfig for the proxy with a token. */
+let viaProxy: (token: string) => KubeConfig;
 let operatorKc: KubeConfig;
 let operator: OperatorHandle | undefined;
-
-/** A kubeconfig for the proxy with the operator's ServiceAccount token. */
-function viaProxy(token: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      {
-        name: 'proxy',
-        server: proxy.url,
-        caData: readFileSync(pki.caCert).toString('base64'),
-        skipTLSVerify: false,
-      },
-    ],
-    users: [{ name: 'pgfsm', token }],
-    contexts: [{ name: 'proxy', cluster: 'proxy', user: 'pgfsm' }],
-    currentContext: 'proxy',
-  });
-  return kc;
-}
 
 beforeAll(async () => {
   cp = await startControlPlane();
   world = await setUpWorld(cp);
   await createClass(world, 'standard');
   dir = mkdtempSync(join(tmpdir(), 'pgfsm-keep-alive-'));
-  pki = await createPki(join(dir, 'pki'));
-  const upstreamCa = Buffer.from(cp.kubeConfig.getCurrentCluster()?.caData ?? '', 'base64');
-  proxy = new ApiProxy({
-    target: cp.url,
-    targetCa: upstreamCa,
-    serving: { cert: readFileSync(pki.serverCert), key: readFileSync(pki.serverKey) },
-  });
-  await proxy.listen();
+  const api = await proxyTo(cp, dir);
+  proxy = api.proxy;
+  viaProxy = api.kubeConfig;
   const token = await cp.tokenFor({ namespace: 'pgfsm-system', name: 'pgfsm' });
   operatorKc = withKeepAlive(viaProxy(token));
   // The proxy counts honestly: without the pool, each request is a handshake of its own.
