@@ -289,8 +289,10 @@ function startOperator(
   const child = spawn(
     process.execPath,
     [
-      // As the image's entry point runs it (Dockerfile).
+      // As the image's entry point runs it (Dockerfile), plus any flags to profile it with, e.g.
+      // PGFSM_BENCH_OPERATOR_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (Node refuses those in NODE_OPTIONS).
       '--conditions=development',
+      ...(process.env.PGFSM_BENCH_OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean),
       ...entry,
       'run',
       '--kubeconfig',
