@@ -56,13 +56,13 @@ export interface SecretPort extends ChildPort<SecretView> {
 }
 
 /**
- * The live object an apply was decided on, as the pass observed it (metadata is enough), or `null` when
- * it was observed absent. The adapter writes conditional on its resourceVersion, so that a write decided
- * on an old view — a stale cache, a paused leader — conflicts instead of overwriting newer state. When
- * it is undefined or `null`, the adapter reads the object itself first: an object the view missed must
- * still be seen before it is created over.
+ * The live object an apply was decided on, as the pass observed it (metadata is enough). The adapter
+ * writes conditional on its resourceVersion, so that a write decided on an old view — a stale cache, a
+ * paused leader — conflicts instead of overwriting newer state. When the pass saw none (undefined), the
+ * adapter reads the object itself first: an object the view missed must still be seen before it is
+ * created over.
  */
-export type Seen = KubeObject | null | undefined;
+export type Seen = KubeObject | undefined;
 
 /** The CNPG Cluster. `part` names the field manager: the cluster spec and the roles are applied apart. */
 export interface CnpgClusterPort extends ChildPort<CnpgCluster> {

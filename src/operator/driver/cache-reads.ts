@@ -64,39 +64,49 @@ class ContentByVersion<T extends KubeObject> {
 const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
 
 /**
- * What the current pass of each cluster saw of the children it may apply — the identity and version, or
- * `null` when it saw none — handed to the apply that follows, so that the write is conditional on what it
- * was decided on rather than on a version read at write time (ports.ts, `Seen`). A cluster has one pass at
- * a time (the work queue), so a child's entry is its cluster's current pass's. An apply takes its entry:
- * a second apply of the same object in one pass (the roles after the spec) finds none and reads afresh.
+ * What the current pass of each cluster saw of the children it may apply — their identity and version —
+ * handed to the apply that follows, so that the write is conditional on what it was decided on rather
+ * than on a version read at write time (ports.ts, `Seen`). A cluster has one pass at a time (the work
+ * queue), so a child's entry is its cluster's current pass's. An apply takes its entry: a second apply of
+ * the same object in one pass (the roles after the spec) finds none and reads afresh, as does an apply of
+ * a child the pass saw absent. Only children that exist are kept, and each goes when its object leaves
+ * the cache, so memory follows what exists.
  */
 class Sightings {
-  private readonly seen = new Map<string, KubeObject | null>();
+  private readonly seen = new Map<string, KubeObject>();
 
-  note(kind: string, ref: ObjectRef, object: KubeObject | undefined): void {
-    const { resourceVersion, ownerReferences } = object?.metadata ?? {};
-    this.seen.set(
-      `${kind}/${keyOf(ref.namespace, ref.name)}`,
-      object
-        ? {
-            apiVersion: object.apiVersion,
-            kind: object.kind,
-            metadata: {
-              name: ref.name,
-              namespace: ref.namespace,
-              ...(resourceVersion !== undefined ? { resourceVersion } : {}),
-              ...(ownerReferences !== undefined ? { ownerReferences } : {}),
-            },
-          }
-        : null,
-    );
+  constructor(sources: ObjectSource[]) {
+    for (const source of sources) {
+      source.on((event) => {
+        if (event.type === 'delete') this.seen.delete(this.keyOf(event.object));
+      });
+    }
+  }
+
+  note(ref: ObjectRef, object: KubeObject | undefined): void {
+    if (!object) return;
+    const { resourceVersion, ownerReferences } = object.metadata;
+    this.seen.set(this.keyOf(object), {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      metadata: {
+        name: ref.name,
+        namespace: ref.namespace,
+        ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+        ...(ownerReferences !== undefined ? { ownerReferences } : {}),
+      },
+    });
   }
 
   take(object: KubeObject): Seen {
-    const key = `${object.kind}/${keyOf(object.metadata.namespace ?? '', object.metadata.name)}`;
+    const key = this.keyOf(object);
     const seen = this.seen.get(key);
     this.seen.delete(key);
     return seen;
+  }
+
+  private keyOf(object: KubeObject): string {
+    return `${object.kind}/${keyOf(object.metadata.namespace ?? '', object.metadata.name)}`;
   }
 }
 
@@ -107,17 +117,17 @@ const readyReplicasOf = (deployment: KubeObject | undefined): number => {
 
 /** `ports` with every read a pass makes served from `sources` (see the module comment for the exceptions). */
 export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
-  const sightings = new Sightings();
+  const sightings = new Sightings([sources.cnpgClusters, sources.poolers, sources.configMaps]);
   const cached =
-    <T extends KubeObject>(source: ObjectSource<T>, kind: string) =>
+    <T extends KubeObject>(source: ObjectSource<T>) =>
     async (ref: ObjectRef): Promise<T | undefined> => {
       const object = source.get(ref.namespace, ref.name);
-      sightings.note(kind, ref, object);
+      sightings.note(ref, object);
       return object && copy(object);
     };
   const secretContent = new ContentByVersion(sources.secrets, (ref) => ports.secrets.get(ref));
   const configMapContent = new ContentByVersion(sources.configMaps, (ref) => ports.configMaps.get(ref));
-  const cachedPooler = cached(sources.poolers, 'Pooler');
+  const cachedPooler = cached(sources.poolers);
 
   return {
     ...ports,
@@ -149,7 +159,7 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     },
     cnpgClusters: {
       ...writesOf(ports.cnpgClusters),
-      get: cached(sources.cnpgClusters, 'Cluster'),
+      get: cached(sources.cnpgClusters),
       apply: (object, part) => ports.cnpgClusters.apply(object, part, sightings.take(object)),
     },
     poolers: {
@@ -166,7 +176,7 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     configMaps: {
       ...writesOf(ports.configMaps),
       get: (ref) => {
-        sightings.note('ConfigMap', ref, sources.configMaps.get(ref.namespace, ref.name));
+        sightings.note(ref, sources.configMaps.get(ref.namespace, ref.name));
         return configMapContent.get(ref);
       },
       apply: async (object) => {

@@ -88,8 +88,8 @@ class KubernetesChildPort<T extends KubeObject> implements ChildPort<T> {
    */
   protected async applyAs(object: KubeObject, fieldManager: string, seen?: Seen): Promise<RawObject> {
     const ref = refOf(object);
-    // The object as the pass saw it, if it saw one: its resourceVersion conditions the apply. Seen absent
-    // (or not told), it is read first, so that one the view missed is never created over.
+    // The object as the pass saw it, if it saw one: its resourceVersion conditions the apply. Seen absent,
+    // it is read first, so that one the view missed is never created over.
     const live = seen ?? (await this.get(ref));
     const desired = controllerOf(object.metadata.ownerReferences);
     const current = controllerOf(live?.metadata.ownerReferences);

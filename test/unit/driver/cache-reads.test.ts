@@ -151,7 +151,7 @@ describe('status writes', () => {
 });
 
 describe('applies', () => {
-  it('carry the version the pass saw, or null when it saw none; a second apply in the pass reads afresh', async () => {
+  it('carry the version the pass saw; one it saw absent, or a second apply in the pass, reads afresh', async () => {
     const { api } = world();
     const applied: unknown[] = [];
     // The same caches over ports that record what each apply was handed.
@@ -176,12 +176,17 @@ describe('applies', () => {
     await ports.configMaps.apply(desired);
     await ports.configMaps.get(ref('ConfigMap', 'other'));
     await ports.configMaps.apply(object('ConfigMap', 'other') as never);
+    // A sighting goes with its object: one deleted after the pass saw it is read afresh at write time.
+    await ports.configMaps.get(ref('ConfigMap', 'db-endpoints'));
+    api.delete({ kind: 'ConfigMap', namespace: NS, name: 'db-endpoints' });
+    await ports.configMaps.apply(desired);
     expect(applied).toEqual([
       expect.objectContaining({
         metadata: expect.objectContaining({ resourceVersion: live.metadata.resourceVersion }),
       }),
       undefined,
-      null,
+      undefined,
+      undefined,
     ]);
   });
 });
