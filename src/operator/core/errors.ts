@@ -45,6 +45,8 @@ export class PortError extends Error {
      * 429 carries it: a 503's `Retry-After` (the API server's own shutdown) is no reason to wait long.
      */
     readonly retryAfterMs?: number,
+    /** The `reason` of the API server's `Status` answer (e.g. AlreadyExists), when it gave one. */
+    readonly apiReason?: string,
   ) {
     super(message);
     this.name = 'PortError';

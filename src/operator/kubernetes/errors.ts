@@ -168,12 +168,10 @@ export function toPortError(error: unknown, context: ErrorContext): PortError {
     const said = context.sensitive ? undefined : status.message;
     const detail = said ? `: ${oneLine(said)}` : '';
     const message = `${context.what}: HTTP ${error.code}${reason}${detail}`;
-    if (errorClass === 'rejected' && said) return new PortError(errorClass, message, said);
-    if (errorClass === 'tooManyRequests') {
-      const retryAfterMs = parseRetryAfter(headerOf(error.headers, 'retry-after'));
-      return new PortError(errorClass, message, undefined, retryAfterMs);
-    }
-    return new PortError(errorClass, message);
+    const refusal = errorClass === 'rejected' ? said : undefined;
+    const retryAfterMs =
+      errorClass === 'tooManyRequests' ? parseRetryAfter(headerOf(error.headers, 'retry-after')) : undefined;
+    return new PortError(errorClass, message, refusal, retryAfterMs, status.reason);
   }
   if (typeof error === 'object' && error !== null) {
     const e = error as { code?: unknown; type?: unknown; name?: unknown; message?: unknown };
@@ -197,12 +195,11 @@ export async function call<T>(context: ErrorContext, request: () => Promise<T>):
 export const isNotFound = (error: unknown) => error instanceof PortError && error.errorClass === 'notFound';
 
 /**
- * A create refused because the name is taken (409 with the Status reason AlreadyExists, which toPortError
- * writes after the code). Any other 409 — a conflict on a resourceVersion, or one a proxy made up — says
- * nothing about whether the object exists.
+ * A create refused because the name is taken (409 with the Status reason AlreadyExists). Any other 409 —
+ * a conflict on a resourceVersion, or one a proxy made up — says nothing about whether the object exists.
  */
 export const isAlreadyExists = (error: unknown) =>
-  error instanceof PortError && error.errorClass === 'conflict' && /: HTTP 409 AlreadyExists\b/.test(error.message);
+  error instanceof PortError && error.errorClass === 'conflict' && error.apiReason === 'AlreadyExists';
 
 /** How a single read is tried again within the pass. */
 export interface ReadRetry {
