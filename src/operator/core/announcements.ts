@@ -95,19 +95,13 @@ export class Announcements {
    * `attempted` the status the pass computed, and `events` its announcements, with those it had taken over.
    */
   hold(cluster: PostgresCluster, attempted: PostgresClusterStatus | undefined, events: readonly KubeEvent[]): void {
-    const key = keyString(cluster.metadata);
-    this.held.delete(key);
-    this.held.set(key, {
+    this.remember(this.held, keyString(cluster.metadata), {
       uid: cluster.metadata.uid,
       from: normalised(cluster.status),
       attempted: normalised(attempted),
       // The newest, should a cluster's status stay unwritable for long: a pass announces its own last.
       events: events.slice(-this.maxEvents),
     });
-    for (const oldest of this.held.keys()) {
-      if (this.held.size <= this.maxObjects) break;
-      this.held.delete(oldest);
-    }
   }
 
   /** The object's status is stored and what was held is announced, or the object is gone. */
@@ -121,13 +115,10 @@ export class Announcements {
    * stored already), only on the object being the same one.
    */
   keepUnsent(cluster: PostgresCluster, events: readonly KubeEvent[]): void {
-    const key = keyString(cluster.metadata);
-    this.unsent.delete(key);
-    this.unsent.set(key, { regarding: cluster, events: events.slice(-this.maxEvents) });
-    for (const oldest of this.unsent.keys()) {
-      if (this.unsent.size <= this.maxObjects) break;
-      this.unsent.delete(oldest);
-    }
+    this.remember(this.unsent, keyString(cluster.metadata), {
+      regarding: cluster,
+      events: events.slice(-this.maxEvents),
+    });
   }
 
   /**
@@ -139,7 +130,7 @@ export class Announcements {
     this.held.delete(keyString(key));
     const entry = this.unsent.get(keyString(key));
     this.unsent.delete(keyString(key));
-    return entry && { regarding: entry.regarding, events: entry.events };
+    return entry;
   }
 
   /** The unsent events of this object, handed over once (the caller keeps what it cannot send again). */
@@ -148,5 +139,15 @@ export class Announcements {
     const entry = this.unsent.get(key);
     this.unsent.delete(key);
     return entry && entry.regarding.metadata.uid === cluster.metadata.uid ? entry.events : [];
+  }
+
+  /** Sets `key` as the most recent entry of `map`, dropping the least recent beyond the bound. */
+  private remember<T>(map: Map<string, T>, key: string, value: T): void {
+    map.delete(key);
+    map.set(key, value);
+    for (const oldest of map.keys()) {
+      if (map.size <= this.maxObjects) break;
+      map.delete(oldest);
+    }
   }
 }
