@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { PortError } from '../../src/operator/core/errors.ts';
 import type { Ports } from '../../src/operator/core/ports.ts';
 import { clusterObject, getCluster, NS, simulationWith } from '../../src/tools/fixtures/simulation.ts';
+import { override } from './support/faulty-ports.ts';
 
 describe('a pass whose write is refused because the replica no longer leads', () => {
   it('writes no status, says nothing and leaves the cluster to the new leader', async () => {
@@ -16,7 +17,7 @@ describe('a pass whose write is refused because the replica no longer leads', ()
     };
     const fenced = (ports: Ports): Ports => ({
       ...ports,
-      secrets: Object.assign(Object.create(ports.secrets), {
+      secrets: override(ports.secrets, {
         create: async (template: Parameters<Ports['secrets']['create']>[0]) => {
           refuse('create Secret');
           return ports.secrets.create(template);

@@ -6,6 +6,13 @@ import { type ErrorClass, PortError } from '../../../src/operator/core/errors.ts
 import type { Ports } from '../../../src/operator/core/ports.ts';
 
 /**
+ * `port` with some methods replaced and every other one its own: the adapters are classes, whose methods
+ * a spread would leave behind, so the others are reached through the prototype.
+ */
+export const override = <P extends object>(port: P, methods: Partial<P>): P =>
+  Object.assign(Object.create(port) as P, methods);
+
+/**
  * Every second status write of each cluster fails with a conflict, and writes nothing: the second, fourth,
  * … or, with `odd`, the first, third, ….
  */
@@ -15,10 +22,7 @@ export const conflictOnEverySecondStatusWrite =
     const writes = new Map<string, number>();
     return {
       ...ports,
-      clusters: {
-        get: (key) => ports.clusters.get(key),
-        addFinalizer: (cluster, finalizer) => ports.clusters.addFinalizer(cluster, finalizer),
-        removeFinalizer: (cluster, finalizer) => ports.clusters.removeFinalizer(cluster, finalizer),
+      clusters: override(ports.clusters, {
         async writeStatus(cluster, status) {
           const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
           const count = (writes.get(key) ?? 0) + 1;
@@ -27,7 +31,7 @@ export const conflictOnEverySecondStatusWrite =
             throw new PortError('conflict', `injected conflict on status write ${count} of ${key}`);
           return ports.clusters.writeStatus(cluster, status);
         },
-      },
+      }),
     };
   };
 
@@ -47,41 +51,24 @@ export function losingTheFirstAnswers(ports: Ports): Ports {
   const { secrets, cnpgClusters, poolers, configMaps } = ports;
   return {
     ...ports,
-    secrets: {
-      get: (ref) => secrets.get(ref),
-      delete: (ref) => secrets.delete(ref),
-      setOwner: (ref, owner) => secrets.setOwner(ref, owner),
-      releaseOwner: (ref, uid) => secrets.releaseOwner(ref, uid),
+    secrets: override(secrets, {
       create: (template) =>
         once(`create Secret ${template.ref.namespace}/${template.ref.name}`, () => secrets.create(template)),
-    },
-    cnpgClusters: {
-      get: (ref) => cnpgClusters.get(ref),
-      delete: (ref) => cnpgClusters.delete(ref),
-      setOwner: (ref, owner) => cnpgClusters.setOwner(ref, owner),
-      releaseOwner: (ref, uid) => cnpgClusters.releaseOwner(ref, uid),
+    }),
+    cnpgClusters: override(cnpgClusters, {
       apply: (object, part) =>
         once(`apply ${part} Cluster ${object.metadata.namespace}/${object.metadata.name}`, () =>
           cnpgClusters.apply(object, part),
         ),
-    },
-    poolers: {
-      get: (ref) => poolers.get(ref),
-      view: (ref) => poolers.view(ref),
-      delete: (ref) => poolers.delete(ref),
-      setOwner: (ref, owner) => poolers.setOwner(ref, owner),
-      releaseOwner: (ref, uid) => poolers.releaseOwner(ref, uid),
+    }),
+    poolers: override(poolers, {
       apply: (object) =>
         once(`apply Pooler ${object.metadata.namespace}/${object.metadata.name}`, () => poolers.apply(object)),
-    },
-    configMaps: {
-      get: (ref) => configMaps.get(ref),
-      delete: (ref) => configMaps.delete(ref),
-      setOwner: (ref, owner) => configMaps.setOwner(ref, owner),
-      releaseOwner: (ref, uid) => configMaps.releaseOwner(ref, uid),
+    }),
+    configMaps: override(configMaps, {
       apply: (object) =>
         once(`apply ConfigMap ${object.metadata.namespace}/${object.metadata.name}`, () => configMaps.apply(object)),
-    },
+    }),
   };
 }
 
@@ -96,22 +83,14 @@ export function failingWrite(target: 'createSecret' | 'applyCluster', lands: boo
       const { secrets, cnpgClusters } = ports;
       return {
         ...ports,
-        secrets: {
-          get: (ref) => secrets.get(ref),
-          delete: (ref) => secrets.delete(ref),
-          setOwner: (ref, owner) => secrets.setOwner(ref, owner),
-          releaseOwner: (ref, uid) => secrets.releaseOwner(ref, uid),
+        secrets: override(secrets, {
           create: (template) =>
             target === 'createSecret' ? fail(() => secrets.create(template)) : secrets.create(template),
-        },
-        cnpgClusters: {
-          get: (ref) => cnpgClusters.get(ref),
-          delete: (ref) => cnpgClusters.delete(ref),
-          setOwner: (ref, owner) => cnpgClusters.setOwner(ref, owner),
-          releaseOwner: (ref, uid) => cnpgClusters.releaseOwner(ref, uid),
+        }),
+        cnpgClusters: override(cnpgClusters, {
           apply: (object, part) =>
             target === 'applyCluster' ? fail(() => cnpgClusters.apply(object, part)) : cnpgClusters.apply(object, part),
-        },
+        }),
       };
     },
   };

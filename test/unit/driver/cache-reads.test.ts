@@ -14,6 +14,7 @@ import { allSources } from '../../../src/operator/driver/sources.ts';
 import { MemoryApiServer, type StoredObject } from '../../../src/tools/memory/api-server.ts';
 import { memoryPorts } from '../../../src/tools/memory/ports.ts';
 import { memoryWatchSources } from '../../../src/tools/memory/watch-sources.ts';
+import { override } from '../../contract/support/faulty-ports.ts';
 
 const clock = { now: () => 0 };
 const NS = 'ns';
@@ -41,8 +42,8 @@ function world() {
         return fresh.clusters.get(key);
       },
     },
-    secrets: Object.assign(Object.create(fresh.secrets), { get: count('Secret', (r) => fresh.secrets.get(r)) }),
-    configMaps: Object.assign(Object.create(fresh.configMaps), {
+    secrets: override(fresh.secrets, { get: count('Secret', (r) => fresh.secrets.get(r)) }),
+    configMaps: override(fresh.configMaps, {
       get: count('ConfigMap', (r) => fresh.configMaps.get(r)),
     }),
   };
@@ -161,9 +162,10 @@ describe('applies', () => {
     const ports = readingFromCaches(
       {
         ...base,
-        configMaps: Object.assign(Object.create(base.configMaps), {
-          apply: async (_object: unknown, seen: unknown) => {
+        configMaps: override(base.configMaps, {
+          apply: async (_object, seen) => {
             applied.push(seen);
+            return undefined;
           },
         }),
       },
