@@ -150,20 +150,21 @@ function failureEvent(failure: WriteFailure, previous: PostgresClusterStatus | u
 }
 
 /**
- * The unsent events of an object that is gone, tried once more and then dropped: an Event may outlive what
- * it is about, and the last pass of a deletion (the finalizer removed) has no next pass to leave them to.
+ * Sends `events` in order. The sink has retried each already: one it could not send must not fail the
+ * pass nor repeat its writes, so it is reported as not sent (the driver logs it), not as an event.
  */
-async function lastTry(ports: Ports, regarding: PostgresCluster, events: KubeEvent[]): Promise<KubeEvent[]> {
+async function send(ports: Ports, regarding: PostgresCluster, events: KubeEvent[]) {
   const sent: KubeEvent[] = [];
-  for (const e of events) {
+  const unsent: UnsentEvent[] = [];
+  for (const event of events) {
     try {
-      await ports.events.emit(regarding, e);
-      sent.push(e);
-    } catch {
-      // Already logged as not sent by the pass that failed it first.
+      await ports.events.emit(regarding, event);
+      sent.push(event);
+    } catch (error) {
+      unsent.push({ event, error });
     }
   }
-  return sent;
+  return { sent, unsent };
 }
 
 export async function reconcile(
@@ -187,7 +188,10 @@ export async function reconcile(
     cluster = await ports.clusters.get(key);
     if (!cluster) {
       const leftover = announcements?.gone(key);
-      const sent = leftover ? await lastTry(ports, leftover.regarding, leftover.events) : [];
+      // An Event may outlive what it is about, and the last pass of a deletion (the finalizer removed) has
+      // no next pass to leave unsent ones to: one last try, then they are dropped (logged as not sent by
+      // the pass that failed them first).
+      const { sent } = leftover ? await send(ports, leftover.regarding, leftover.events) : { sent: [] };
       return outcome({ found: false, requeue: { kind: 'none' }, events: sent });
     }
     stored = cluster;
@@ -319,18 +323,7 @@ export async function reconcile(
   // are sent first, in order, unless this pass says the same itself. Whatever cannot be sent now waits
   // for the next pass (in this process's memory), whether or not this pass stores its status.
   const outbox = announcements?.takeUnsent(stored) ?? [];
-  const sent: KubeEvent[] = [];
-  const unsent: UnsentEvent[] = [];
-  for (const e of [...notIn(outbox, events), ...events]) {
-    try {
-      await ports.events.emit(cluster, e);
-      sent.push(e);
-    } catch (error) {
-      // The sink has retried already. An event it could not send must not fail the pass nor repeat its
-      // writes: it is reported as not sent (the driver logs it), not as an event.
-      unsent.push({ event: e, error });
-    }
-  }
+  const { sent, unsent } = await send(ports, cluster, [...notIn(outbox, events), ...events]);
 
   if (unsent.length > 0)
     announcements?.keepUnsent(
