@@ -92,6 +92,15 @@ describe('KubernetesEventSink retries', () => {
     expect(api.created.size).toBe(1);
   });
 
+  it('sends again under the name of an attempt that may have landed, so that one is not made twice', async () => {
+    const api = await eventsApi(['landedThenReset', 503, 503]);
+    await expect(api.sink.emit(orders, ready)).rejects.toMatchObject({ name: 'PortError' });
+    // The next pass sends it again: "already exists" now means the lost attempt created it.
+    await api.sink.emit(orders, ready);
+    expect(api.created.size).toBe(1);
+    expect(new Set(api.received.map((r) => r.name)).size).toBe(1);
+  });
+
   it('gives up after three attempts and throws, for the pass to report the event as not sent', async () => {
     const api = await eventsApi([503, 503, 503]);
     await expect(api.sink.emit(orders, ready)).rejects.toMatchObject({ name: 'PortError' });

@@ -73,6 +73,12 @@ export class KubernetesEventSink implements EventSink {
   private readonly controller: string;
   private readonly instance: string;
   private readonly series = new Map<string, Series>();
+  /**
+   * Events whose create failed after an attempt whose answer was lost, by series key: that attempt may
+   * have created it, so sending it again (the next pass does) reuses its name, and "already exists" then
+   * means it was created — instead of a second Event under a new name.
+   */
+  private readonly uncertain = new Map<string, string>();
   private readonly retryDelaysMs: readonly number[];
 
   constructor(kc: KubeConfig, options: EventSinkOptions) {
@@ -106,7 +112,7 @@ export class KubernetesEventSink implements EventSink {
     const series =
       open && (await this.repeat(open, now))
         ? open
-        : { namespace, name: await this.create(regarding, event, note, now), count: 1, lastObserved: now };
+        : { namespace, name: await this.create(regarding, event, note, now, key), count: 1, lastObserved: now };
     // Re-inserted so that the map's order stays least recently observed first.
     this.series.delete(key);
     this.series.set(key, series);
@@ -133,10 +139,18 @@ export class KubernetesEventSink implements EventSink {
     return true;
   }
 
-  private async create(regarding: PostgresCluster, event: KubeEvent, note: string, now: number): Promise<string> {
+  private async create(
+    regarding: PostgresCluster,
+    event: KubeEvent,
+    note: string,
+    now: number,
+    key: string,
+  ): Promise<string> {
     const { namespace, name, uid } = regarding.metadata;
-    // Like client-go: the regarding object's name plus a unique hex suffix.
-    const eventName = `${name}.${now.toString(16)}${randomBytes(4).toString('hex')}`;
+    // Like client-go: the regarding object's name plus a unique hex suffix; or the name of an earlier
+    // attempt that may have created it.
+    const earlier = this.uncertain.get(key);
+    const eventName = earlier ?? `${name}.${now.toString(16)}${randomBytes(4).toString('hex')}`;
     const body: EventsV1Event = {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
@@ -151,18 +165,31 @@ export class KubernetesEventSink implements EventSink {
       reportingInstance: this.instance,
     };
     const what = `create Event ${event.reason} for ${namespace}/${name}`;
-    let unanswered = false;
-    await this.retrying(async () => {
-      try {
-        await call({ what }, () => this.api.createNamespacedEvent({ namespace, body }));
-      } catch (error) {
-        // Every attempt sends the same name: "already exists" after an attempt whose answer never came is
-        // that attempt's Event, created all the same, not a second one to make.
-        if (unanswered && isAlreadyExists(error)) return;
-        unanswered ||= !ANSWERED.has(classOf(error));
-        throw error;
+    let unanswered = earlier !== undefined;
+    try {
+      await this.retrying(async () => {
+        try {
+          await call({ what }, () => this.api.createNamespacedEvent({ namespace, body }));
+        } catch (error) {
+          // Every attempt sends the same name: "already exists" after an attempt whose answer never came is
+          // that attempt's Event, created all the same, not a second one to make.
+          if (unanswered && isAlreadyExists(error)) return;
+          unanswered ||= !ANSWERED.has(classOf(error));
+          throw error;
+        }
+      });
+    } catch (error) {
+      if (unanswered) {
+        this.uncertain.delete(key);
+        this.uncertain.set(key, eventName);
+        for (const oldest of this.uncertain.keys()) {
+          if (this.uncertain.size <= MAX_SERIES) break;
+          this.uncertain.delete(oldest);
+        }
       }
-    });
+      throw error;
+    }
+    this.uncertain.delete(key);
     return eventName;
   }
 
