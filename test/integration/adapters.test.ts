@@ -32,9 +32,7 @@ import {
   type Pooler,
 } from '../../src/operator/domain/objects.ts';
 import { childLabels, FINALIZER, ownerReferenceTo } from '../../src/operator/domain/vocabulary.ts';
-import { KubernetesConfigMapPort } from '../../src/operator/kubernetes/children.ts';
 import { kubernetesPorts, toPortError } from '../../src/operator/kubernetes/index.ts';
-import { configMapClient } from '../../src/operator/kubernetes/objects.ts';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 import { installCrds, PGFSM_CRDS } from '../../src/tools/install/manifests.ts';
 import { ManualClock } from '../../src/tools/memory/ports.ts';
@@ -349,6 +347,7 @@ describe('CnpgClusterPort', () => {
         postgresql: { parameters: { max_connections: '100' } },
       }),
       'cluster',
+      await ports.cnpgClusters.get(target),
     );
     const reapplied = await ports.cnpgClusters.get(target);
     expect(reapplied?.spec).toEqual(
@@ -402,7 +401,7 @@ describe('CnpgClusterPort', () => {
       },
       mergePatch,
     );
-    await ports.cnpgClusters.apply(desired, 'cluster');
+    await ports.cnpgClusters.apply(desired, 'cluster', await ports.cnpgClusters.get(target));
     await ports.cnpgClusters.apply(rolesOnly('drift', [{ name: 'app' }]), 'managedRoles');
     const repaired = await ports.cnpgClusters.get(target);
     expect(repaired?.spec).toEqual(
@@ -449,9 +448,14 @@ describe('CnpgClusterPort', () => {
     await ports.cnpgClusters.apply(cnpgCluster(theirs, { instances: 1 }), 'cluster');
     const takeover = cnpgCluster(ours, { instances: 5 });
     takeover.metadata.name = 'their-owner';
-    const refused = await failure(ports.cnpgClusters.apply(takeover, 'cluster'));
+    const seen = await ports.cnpgClusters.get(ref('Cluster', 'their-owner'));
+    const refused = await failure(ports.cnpgClusters.apply(takeover, 'cluster', seen));
     expect(refused.errorClass).toBe('conflict');
     expect(refused.message).toContain('controlled by PostgresCluster/their-owner');
+    // Seen absent, it is created only if absent: the write itself fails.
+    const unseen = await failure(ports.cnpgClusters.apply(takeover, 'cluster'));
+    expect(unseen.errorClass).toBe('conflict');
+    expect(unseen.message).toContain('(only if absent): HTTP 409 Conflict');
     const live = await ports.cnpgClusters.get(ref('Cluster', 'their-owner'));
     expect(live?.spec.instances).toBe(1);
     expect(live?.metadata.ownerReferences).toEqual([ownerReferenceTo(theirs)]);
@@ -470,7 +474,8 @@ describe('CnpgClusterPort', () => {
         spec: { instances: 7, storage: { size: '1Gi' } },
       },
     });
-    await ports.cnpgClusters.apply(cnpgCluster(owner, { instances: 2 }), 'cluster');
+    const orphan = await ports.cnpgClusters.get(ref('Cluster', 'orphan'));
+    await ports.cnpgClusters.apply(cnpgCluster(owner, { instances: 2 }), 'cluster', orphan);
     const adopted = await ports.cnpgClusters.get(ref('Cluster', 'orphan'));
     expect(adopted?.spec.instances).toBe(2);
     expect(adopted?.metadata.ownerReferences).toEqual([ownerReferenceTo(owner)]);
@@ -543,27 +548,26 @@ describe('ConfigMapPort', () => {
       },
       mergePatch,
     );
-    await ports.configMaps.apply(desired);
+    await ports.configMaps.apply(desired, await ports.configMaps.get(target));
     expect((await ports.configMaps.get(target))?.data).toEqual({ ...desired.data, extra: 'theirs' });
 
     const { poolerHost: _dropped, ...fewer } = desired.data ?? {};
-    await ports.configMaps.apply({ ...desired, data: fewer });
+    await ports.configMaps.apply({ ...desired, data: fewer }, await ports.configMaps.get(target));
     expect((await ports.configMaps.get(target))?.data).toEqual({ ...fewer, extra: 'theirs' });
   });
-  it('applies conditionally on the resourceVersion it read: a write in between is a conflict', async () => {
+  it('applies conditionally on the resourceVersion the pass saw: a write in between is a conflict', async () => {
     const owner = await createPostgresCluster('raced');
     const target = ref('ConfigMap', 'raced', 'v1');
     const desired = configMap(owner, 'raced', { host: 'raced-rw' });
     await ports.configMaps.apply(desired);
-    const client = configMapClient(core());
-    const snapshot = await client.read(target);
+    const snapshot = await ports.configMaps.get(target);
     await core().patchNamespacedConfigMap(
       { namespace, name: 'raced', fieldManager: 'someone-else', body: { data: { other: 'x' } } },
       mergePatch,
     );
-    // The adapter decides on the snapshot, then the write lands after someone else's.
-    const racing = new KubernetesConfigMapPort({ ...client, read: async () => snapshot });
-    expect((await failure(racing.apply({ ...desired, data: { host: 'changed' } }))).errorClass).toBe('conflict');
+    // The pass decided on the snapshot; the write comes after someone else's.
+    const error = await failure(ports.configMaps.apply({ ...desired, data: { host: 'changed' } }, snapshot));
+    expect(error.errorClass).toBe('conflict');
     expect((await ports.configMaps.get(target))?.data).toEqual({ host: 'raced-rw', other: 'x' });
   });
 });
@@ -708,7 +712,7 @@ describe('error mapping', () => {
     lost.metadata.namespace = 'no-such-namespace';
     const error = await failure(ports.configMaps.apply(lost));
     expect(error.errorClass).toBe('notFound');
-    expect(error.message).toMatch(/^apply ConfigMap no-such-namespace\/lost: HTTP 404 NotFound/);
+    expect(error.message).toMatch(/^apply ConfigMap no-such-namespace\/lost \(only if absent\): HTTP 404 NotFound/);
   });
 
   it('a schema violation is rejected, with the field named', async () => {

@@ -275,8 +275,8 @@ const USES: Record<string, { by: string; call: Call } | { admission: string; hol
   'pgfsm.io postgresclusterclasses list': { by: 'Informer (classes)', call: runInformers },
   'pgfsm.io postgresclusterclasses watch': { by: 'Informer (classes)', call: runInformers },
   'postgresql.cnpg.io clusters get': {
-    by: 'CnpgClusterPort.apply (reads the live object first)',
-    call: () => ports.cnpgClusters.apply(cnpg, 'cluster'),
+    by: 'CnpgClusterPort.setOwner / releaseOwner (read the owners they patch conditionally)',
+    call: () => ports.cnpgClusters.releaseOwner(ref('postgresql.cnpg.io/v1', 'Cluster', 'orders'), owner.uid),
   },
   'postgresql.cnpg.io clusters create': {
     by: 'CnpgClusterPort.apply (server-side apply creates)',
@@ -293,8 +293,8 @@ const USES: Record<string, { by: string; call: Call } | { admission: string; hol
   'postgresql.cnpg.io clusters list': { by: 'Informer (cnpgClusters)', call: runInformers },
   'postgresql.cnpg.io clusters watch': { by: 'Informer (cnpgClusters)', call: runInformers },
   'postgresql.cnpg.io poolers get': {
-    by: 'PoolerPort.apply (reads the live object first)',
-    call: () => ports.poolers.apply(pooler),
+    by: 'PoolerPort.get from the API (Ports.direct): the read-back of an apply whose answer was lost',
+    call: () => (ports.direct ?? ports).poolers.get(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw')),
   },
   'postgresql.cnpg.io poolers create': {
     by: 'PoolerPort.apply (server-side apply creates)',

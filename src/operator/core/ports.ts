@@ -59,8 +59,10 @@ export interface SecretPort extends ChildPort<SecretView> {
  * The live object an apply was decided on, as the pass observed it (metadata is enough). The adapter
  * writes conditional on its resourceVersion, so that a write decided on an old view — a stale cache, a
  * paused leader — conflicts instead of overwriting newer state. When the pass saw none (undefined), the
- * adapter reads the object itself first: an object the view missed must still be seen before it is
- * created over.
+ * write creates the object only if it still does not exist, and fails as a conflict if it does, in the
+ * same request: an object the view missed is never written over nor adopted, and the pass runs again on
+ * a fresh view. An apply that never creates (the managed roles, which carry no owner) reads the object
+ * when handed none.
  */
 export type Seen = KubeObject | undefined;
 

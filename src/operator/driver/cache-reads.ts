@@ -9,9 +9,10 @@
  *   (the PostgresCluster port): a pass decided on an old cluster fails with a conflict and runs again.
  * - A cluster being deleted is read fresh: deletion is where the policy decides between deleting and
  *   releasing the children, and a just-edited policy must not be missed in favour of a cached one.
- * - Children are changed by apply or owner patches conditional on their resourceVersion, read at write
- *   time by the adapter, and a Secret is created (never applied): a stale child conflicts, it is never
- *   overwritten.
+ * - Children are applied conditional on the resourceVersion the pass saw (Sightings below), or, for one
+ *   it saw absent, on its still being absent (the write creates it or conflicts); owner patches are
+ *   conditional on the version the adapter reads, and a Secret is created (never applied): a stale child
+ *   conflicts, it is never overwritten.
  * - What the caches keep as metadata only (Secrets, ConfigMaps) has its content — a Secret's key names,
  *   a ConfigMap's data — read by one GET each time its resourceVersion moves, and remembered under it.
  *   The cache says whether the object exists and which version it is; a version is immutable, so the
@@ -67,10 +68,13 @@ const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
  * What the current pass of each cluster saw of the children it may apply — their identity and version —
  * handed to the apply that follows, so that the write is conditional on what it was decided on rather
  * than on a version read at write time (ports.ts, `Seen`). A cluster has one pass at a time (the work
- * queue), so a child's entry is its cluster's current pass's. An apply takes its entry: a second apply of
- * the same object in one pass (the roles after the spec) finds none and reads afresh, as does an apply of
- * a child the pass saw absent. Only children that exist are kept, and each goes when its object leaves
- * the cache, so memory follows what exists.
+ * queue), so a child's entry is its cluster's current pass's. An apply takes its entry, and one that finds
+ * none is handed none, as for a child the pass saw absent: the adapter then creates the child only if it
+ * still does not exist (a conflict otherwise, and the pass runs again), except the roles, which never
+ * create and read afresh. A second apply of the same object in one pass would find none: the pipeline
+ * stops at a step that writes, so it makes none, and the roles, whose step comes after the spec's, read.
+ * Only children that exist are kept, and each goes when its object leaves the cache, so memory follows
+ * what exists.
  */
 class Sightings {
   private readonly seen = new Map<string, KubeObject>();

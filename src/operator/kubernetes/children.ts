@@ -20,7 +20,15 @@ import {
 } from '../domain/objects.ts';
 import { FIELD_MANAGER } from '../domain/vocabulary.ts';
 import { call, getOrUndefined, unlessGone } from './errors.ts';
-import { applyBodyOf, customObjectOf, metadataOf, type ObjectClient, type RawObject, secretClient } from './objects.ts';
+import {
+  applyBodyOf,
+  customObjectOf,
+  metadataOf,
+  type ObjectClient,
+  ONLY_IF_ABSENT,
+  type RawObject,
+  secretClient,
+} from './objects.ts';
 import { generatePassword } from './password.ts';
 
 export const ROLES_FIELD_MANAGER = `${FIELD_MANAGER}-roles`;
@@ -73,8 +81,15 @@ class KubernetesChildPort<T extends KubeObject> implements ChildPort<T> {
   }
 
   /**
-   * Server-side apply as `fieldManager`, conditional on the resourceVersion just read, so the decision
-   * below cannot be overtaken by a concurrent write (that fails with 409 instead).
+   * Server-side apply as `fieldManager`, conditional on what the pass saw (`seen`, ports.ts), so that the
+   * decision below cannot be overtaken by a concurrent write (that fails with 409 instead):
+   * - seen: on its resourceVersion;
+   * - seen absent: on its still being absent. The same request creates the object, or fails as a conflict
+   *   if it exists by now ({@link ONLY_IF_ABSENT}), so an object the view missed is never applied over or
+   *   adopted, and creating needs no read first. It is created by apply, not by POST, so that `fieldManager`
+   *   owns its fields as an applier from the start: a create records its fields under an `Update` entry of
+   *   the same manager, which a later apply that drops a field leaves owning it, so the field would stay;
+   * - an apply that never creates (no owner: the managed roles) handed no sighting reads the object first.
    *
    * `force` takes over fields that another manager changed (drift a human made with kubectl edit moves the
    * field to them), so it is used only where pgfsm is the rightful owner:
@@ -88,18 +103,21 @@ class KubernetesChildPort<T extends KubeObject> implements ChildPort<T> {
    */
   protected async applyAs(object: KubeObject, fieldManager: string, seen?: Seen): Promise<RawObject> {
     const ref = refOf(object);
-    // The object as the pass saw it, if it saw one: its resourceVersion conditions the apply. Seen absent,
-    // it is read first, so that one the view missed is never created over.
-    const live = seen ?? (await this.get(ref));
     const desired = controllerOf(object.metadata.ownerReferences);
+    const live = seen ?? (desired ? undefined : await this.get(ref));
     const current = controllerOf(live?.metadata.ownerReferences);
     if (desired && current && current.uid !== desired.uid) {
       throw new PortError('conflict', `${describe('apply', ref)}: controlled by ${current.kind}/${current.name}`);
     }
     if (!desired && !live) throw new PortError('notFound', `${describe('apply', ref)}: not found`);
     const force = desired !== undefined || isPostgresCluster(current);
-    const body = applyBodyOf(object as KubeObject & Record<string, unknown>, live?.metadata.resourceVersion);
-    return call(this.context('apply', ref), () => this.client.apply(ref, body, { fieldManager, force }));
+    const resourceVersion = live ? live.metadata.resourceVersion : ONLY_IF_ABSENT;
+    const body = applyBodyOf(object as KubeObject & Record<string, unknown>, resourceVersion);
+    // A 409 of a create-only apply means the object exists: the message says the write was one.
+    const what = `${describe('apply', ref)}${live ? '' : ' (only if absent)'}`;
+    return call({ what, sensitive: this.client.sensitive }, () =>
+      this.client.apply(ref, body, { fieldManager, force }),
+    );
   }
 }
 

@@ -148,9 +148,21 @@ export function metadataOf(raw: RawObject['metadata']): ObjectMeta & { namespace
 export const customObjectOf = <T>(raw: RawObject): T => ({ ...raw, metadata: metadataOf(raw.metadata) }) as T;
 
 /**
+ * The `resourceVersion` that makes a server-side apply create the object or fail: the API server creates
+ * an absent object whatever version the body names (it ignores it), and refuses to change an existing one
+ * whose version differs (409 Conflict). No object is ever at version 1: versions are etcd revisions, and
+ * etcd starts at revision 1 with nothing stored (its first write is revision 2). "0" would not do (the
+ * apply is then unconditional), nor would a precondition on `metadata.uid` (kube-apiserver 1.34 answers
+ * 409 for an absent object too, and 422 "immutable" for an existing custom object). Both answers relied
+ * on are tested on the real API server (test/integration/create-only-apply.test.ts).
+ */
+export const ONLY_IF_ABSENT = '1';
+
+/**
  * The body of a server-side apply: the desired object with only the metadata we mean to own, plus the
- * `resourceVersion` the caller read, if any, which makes the apply conditional (409 when it moved on).
- * Nothing else server-populated (managedFields is refused) and no status (a subresource, ignored here).
+ * `resourceVersion` the caller read, if any, which makes the apply conditional (409 when it moved on), or
+ * {@link ONLY_IF_ABSENT}. Nothing else server-populated (managedFields is refused) and no status (a
+ * subresource, ignored here).
  */
 export function applyBodyOf(
   object: { metadata: ObjectMeta & { namespace?: string } } & Record<string, unknown>,

@@ -152,7 +152,7 @@ describe('status writes', () => {
 });
 
 describe('applies', () => {
-  it('carry the version the pass saw; one it saw absent, or a second apply in the pass, reads afresh', async () => {
+  it('carry the version the pass saw, and none for one it saw absent or a second apply in the pass', async () => {
     const { api } = world();
     const applied: unknown[] = [];
     // The same caches over ports that record what each apply was handed.
@@ -178,7 +178,7 @@ describe('applies', () => {
     await ports.configMaps.apply(desired);
     await ports.configMaps.get(ref('ConfigMap', 'other'));
     await ports.configMaps.apply(object('ConfigMap', 'other') as never);
-    // A sighting goes with its object: one deleted after the pass saw it is read afresh at write time.
+    // A sighting goes with its object: one deleted after the pass saw it is handed none (created only if absent).
     await ports.configMaps.get(ref('ConfigMap', 'db-endpoints'));
     api.delete({ kind: 'ConfigMap', namespace: NS, name: 'db-endpoints' });
     await ports.configMaps.apply(desired);

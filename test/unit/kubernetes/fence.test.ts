@@ -1,7 +1,7 @@
 /**
  * The request-level fence (src/operator/kubernetes/fence.ts): a write request made through client-node's
  * generated clients asks the leadership right before it is sent, so a replica that lost the lease sends
- * nothing, even a write that follows a read inside one port call (an apply reads the live object first).
+ * nothing, even a write that follows a read inside one port call (an owner change reads the owners first).
  * Reads and the Lease's own requests always go out; a write that must wait for a new connection asks again
  * once the TLS handshake is done. Against fake API servers that record what arrives.
  */
@@ -15,7 +15,6 @@ import { createSecureContext } from 'node:tls';
 import { CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classOf } from '../../../src/operator/core/errors.ts';
-import type { ConfigMap } from '../../../src/operator/domain/objects.ts';
 import { fenceWrites } from '../../../src/operator/kubernetes/fence.ts';
 import { kubernetesPorts } from '../../../src/operator/kubernetes/index.ts';
 import { createPki } from '../../../src/tools/control-plane/certs.ts';
@@ -60,31 +59,22 @@ function fencedConfig(leadership: { leading: boolean }) {
   return fenceWrites(kc, { identity: 'replica-a', isLeader: () => leadership.leading });
 }
 
-const configMap: ConfigMap = {
-  apiVersion: 'v1',
-  kind: 'ConfigMap',
-  metadata: {
-    name: 'x',
-    namespace: 'ns',
-    ownerReferences: [
-      { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresCluster', name: 'a', uid: 'u1', controller: true },
-    ],
-  },
-  data: { host: 'a-rw' },
-};
+/** The owner an owner change sets. */
+const owner = { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresCluster', name: 'a', uid: 'u1', controller: true };
 
 describe('fenceWrites', () => {
   it('refuses a write that follows a read within one port call, once leadership is lost in between', async () => {
     const leadership = { leading: true };
     const kc = fencedConfig(leadership);
     // Leadership is lost while the GET of the live object is on its way, as when the process is
-    // paused there: the apply's write that follows is refused before it is sent.
+    // paused there: the owner patch that follows is refused before it is sent.
     onGet = () => {
       leadership.leading = false;
     };
     const configMaps = kubernetesPorts(kc).configMaps;
     arrived.length = 0;
-    const error = await configMaps.apply(configMap).then(
+    const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'x' };
+    const error = await configMaps.setOwner(ref, owner).then(
       () => undefined,
       (e: unknown) => e,
     );
