@@ -20,7 +20,7 @@ import {
   suspendRequested,
 } from '../src/operator/domain/assessment.ts';
 import { namedClass } from '../src/operator/domain/config.ts';
-import { policyApplied, poolersGone } from '../src/operator/domain/deletion.ts';
+import { ownsAChild, policyApplied, poolersGone } from '../src/operator/domain/deletion.ts';
 import type { TickEvent } from '../src/operator/domain/observation.ts';
 import { COMPONENTS, type Component, Reason } from '../src/operator/domain/vocabulary.ts';
 import type { Chart } from './walk.ts';
@@ -65,10 +65,16 @@ export const GUARDS = {
     holds: (event) => deletionRequested(event.observation),
   },
   finalizerMissing: {
-    meaning: 'Our finalizer is not (or no longer) on the PostgresCluster',
+    meaning:
+      'Our finalizer is not (or no longer) on the PostgresCluster, and there is something for it to guard: a child ' +
+      'we own, or a spec and class pgfsm can act on',
     gate: { target: '#postgresCluster.Pending' },
     check: 'finalizerPresent',
-    holds: (event) => !finalizerPresent(event.observation),
+    // The finalizer guards children: with none of ours and a spec or class that cannot be acted on, nothing
+    // will be created, so the failure is reported first (the class and spec gates below) without it. An
+    // object stored before a CRD rule may take status writes yet refuse every metadata write, its finalizer
+    // included; judging it first is what lets its status name the field.
+    holds: (event) => !finalizerPresent(event.observation) && (a(event).merge.ok || ownsAChild(event.observation)),
   },
   suspendRequested: {
     meaning: '`spec.suspend` is true',

@@ -1,5 +1,6 @@
 /** Behaviour contract 1 at its edges: what a blocked step, a missing class and a busy CNPG do to later steps. */
 import { describe, expect, it } from 'vitest';
+import { FINALIZER } from '../../src/operator/domain/vocabulary.ts';
 import {
   clusterObject,
   conditionSummary,
@@ -47,8 +48,11 @@ describe('a missing PostgresClusterClass', () => {
   it('fails as ClassMissing with one Warning, and a class created later brings the cluster to Ready', async () => {
     const sim = simulationWith([clusterObject('orders', { class: 'premium' })]);
     await sim.run(30 * 60_000);
-    expect(sim.passes.length).toBeGreaterThan(5);
+    // Looked at again at each resync (every 10 minutes), and still one Warning.
+    expect(sim.passes.length).toBeGreaterThanOrEqual(3);
     expect(statusOf(sim, 'orders').state).toBe('Failed.ClassMissing');
+    // Nothing of it exists and nothing will be created while its class is missing: no finalizer to guard it.
+    expect(getCluster(sim, 'orders')?.metadata.finalizers ?? []).toEqual([]);
     expect(conditionSummary(sim, 'orders')).toMatchObject({
       Ready: 'False/ClusterClassNotFound',
       ClusterReady: 'False/ClusterClassNotFound',
@@ -59,11 +63,24 @@ describe('a missing PostgresClusterClass', () => {
     expect(cnpgCluster(sim)).toBeUndefined();
 
     sim.api.create({ ...standardClass(), metadata: { name: 'premium', namespace: '' } } as StoredObject);
-    // Noticed at once through the watch on classes, not at the next retry (the backoff, from 5 ms doubling,
-    // waits over 16 minutes by now).
+    // Noticed at once through the watch on classes: a failure state is not polled, it waits for a change.
     await untilReady(sim, 'orders', 2 * 60_000);
     expect(getCluster(sim, 'orders')?.metadata.generation).toBe(1);
+    expect(getCluster(sim, 'orders')?.metadata.finalizers).toEqual([FINALIZER]);
     expect(warnings()).toHaveLength(1);
+  });
+
+  it('still gets its finalizer back first when children of it exist, so that a deletion cannot orphan them', async () => {
+    const sim = simulationWith([clusterObject('orders')]);
+    await untilReady(sim, 'orders');
+    // The class is gone and, at the same time, someone removes the finalizer: the children are still ours.
+    sim.api.delete({ kind: 'PostgresClusterClass', namespace: '', name: 'standard' });
+    const stored = getCluster(sim, 'orders') as unknown as StoredObject;
+    sim.api.update({ ...stored, metadata: { ...stored.metadata, finalizers: [] } });
+    await sim.run(60_000);
+    expect(statusOf(sim, 'orders').state).toBe('Failed.ClassMissing');
+    expect(getCluster(sim, 'orders')?.metadata.finalizers).toEqual([FINALIZER]);
+    expect(cnpgCluster(sim)).toBeDefined();
   });
 });
 

@@ -176,7 +176,8 @@ describe('CRD contents', () => {
     expect(specRules.filter((rule) => rule.fieldPath === '.storage').length).toBeGreaterThanOrEqual(2);
     expect(specRules.filter((rule) => rule.fieldPath === '.postgresVersion').length).toBeGreaterThanOrEqual(2);
     expect(rootOf(postgresClusterCrd())['x-kubernetes-validations']).toContainEqual({
-      rule: `self.metadata.name.size() <= ${MAX_CLUSTER_NAME_LENGTH}`,
+      rule: `oldSelf.hasValue() || self.metadata.name.size() <= ${MAX_CLUSTER_NAME_LENGTH}`,
+      optionalOldSelf: true,
       message: expect.stringContaining('metadata.name'),
     });
     // The rules are not compiled here: no CEL library is installed; an API server test will compile them.

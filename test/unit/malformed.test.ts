@@ -82,21 +82,21 @@ describe('malformed PostgresClusters', () => {
     ['roles-string', { class: 'standard', managedRoles: 'app' }, 'spec.managedRoles: '],
     ['roles-object', { class: 'standard', managedRoles: { name: 'app' } }, 'spec.managedRoles: '],
     ['roles-number', { class: 'standard', managedRoles: 7 }, 'spec.managedRoles: '],
-    ['role-null', { class: 'standard', managedRoles: [null] }, 'spec.managedRoles.0: '],
+    ['role-null', { class: 'standard', managedRoles: [null] }, 'spec.managedRoles[0]: '],
     [
       'ref-null',
       { class: 'standard', managedRoles: [{ name: 'app', passwordSecretRef: null }] },
-      'spec.managedRoles.0.passwordSecretRef: ',
+      'spec.managedRoles[0].passwordSecretRef: ',
     ],
     [
       'ref-string',
       { class: 'standard', managedRoles: [{ name: 'app', passwordSecretRef: 'app-password' }] },
-      'spec.managedRoles.0.passwordSecretRef: ',
+      'spec.managedRoles[0].passwordSecretRef: ',
     ],
     [
       'ref-name-number',
       { class: 'standard', managedRoles: [{ name: 'app', passwordSecretRef: { name: 7 } }] },
-      'spec.managedRoles.0.passwordSecretRef.name: ',
+      'spec.managedRoles[0].passwordSecretRef.name: ',
     ],
   ];
   const storedObject = (name: string, spec: unknown) => {

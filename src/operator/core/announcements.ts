@@ -60,6 +60,8 @@ export class Announcements {
   private readonly held = new Map<string, Held>();
   /** Events decided and stored but not sent, by cluster key. */
   private readonly unsent = new Map<string, { regarding: PostgresCluster; events: KubeEvent[] }>();
+  /** The version of each object whose status write the API server refused, announced instead, by cluster key. */
+  private readonly refused = new Map<string, { uid: string | undefined; resourceVersion: string | undefined }>();
 
   constructor(
     private readonly maxObjects = MAX_HELD_OBJECTS,
@@ -107,6 +109,24 @@ export class Announcements {
   /** The object's status is stored and what was held is announced, or the object is gone. */
   forget(key: ClusterKey): void {
     this.held.delete(keyString(key));
+    this.refused.delete(keyString(key));
+  }
+
+  /**
+   * The API server refused the status of this version of the object at admission, and the pass announced
+   * what it could not store instead. The same version will be refused the same way: its passes say nothing
+   * again (`alreadyRefused`) until the object changes.
+   */
+  statusRefused(cluster: PostgresCluster): void {
+    const { uid, resourceVersion } = cluster.metadata;
+    this.held.delete(keyString(cluster.metadata));
+    this.remember(this.refused, keyString(cluster.metadata), { uid, resourceVersion });
+  }
+
+  /** Whether this very version of the object had its status refused, and announced, before. */
+  alreadyRefused(cluster: PostgresCluster): boolean {
+    const entry = this.refused.get(keyString(cluster.metadata));
+    return entry?.uid === cluster.metadata.uid && entry?.resourceVersion === cluster.metadata.resourceVersion;
   }
 
   /**
@@ -128,6 +148,7 @@ export class Announcements {
    */
   gone(key: ClusterKey): { regarding: PostgresCluster; events: KubeEvent[] } | undefined {
     this.held.delete(keyString(key));
+    this.refused.delete(keyString(key));
     const entry = this.unsent.get(keyString(key));
     this.unsent.delete(keyString(key));
     return entry;

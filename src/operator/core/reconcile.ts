@@ -32,6 +32,7 @@ import {
   isNamespaceTerminating,
   isNotLeader,
   messageOf,
+  PortError,
   retryAfterOf,
   retryFor,
   worstError,
@@ -106,6 +107,10 @@ const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
       return { kind: 'backoff', error };
   }
 };
+
+/** What the API server said when it refused a write: its own words when the port kept them. */
+const refusalText = (error: unknown) =>
+  error instanceof PortError && error.refusal !== undefined ? error.refusal : messageOf(error);
 
 /** A write that failed, as the condition of its component reports it. */
 function describeFailure(effect: Effect, error: unknown, deleting: boolean): WriteFailure {
@@ -260,6 +265,8 @@ export async function reconcile(
 
   let statusWritten = false;
   let statusFailed = false;
+  /** The API server's refusal of the status at admission: the same object will be refused again. */
+  let statusRefusal: unknown;
   let status = previous;
   const meta = metaOf(next);
   const since = !misfit && to === from && previous?.stateSince ? Date.parse(previous.stateSince) : now;
@@ -286,6 +293,7 @@ export async function reconcile(
       } catch (error) {
         errors.push(error);
         statusFailed = true;
+        if (classOf(error) === 'rejected') statusRefusal = error;
       }
     }
   }
@@ -303,7 +311,30 @@ export async function reconcile(
   // What the pass before could not announce, as far as this pass does not say it itself.
   const earlier = notIn(handover?.events ?? [], announced);
   let events: KubeEvent[];
-  if (statusFailed) {
+  if (statusRefusal !== undefined) {
+    // An object stored before a rule of its CRD (or with validation off) can be refused every write, its
+    // status included: no later pass will store what this one says, so holding it would lose it. What the
+    // status cannot say is said in Events instead, with the API server's words, once per version of the
+    // object (the process remembers; a change of the object is a new version, judged again).
+    const saidBefore = announcements?.alreadyRefused(stored) ?? false;
+    announcements?.statusRefused(stored);
+    const refused = warning(
+      EventReason.StatusRejected,
+      'WriteStatus',
+      'The API server refuses every write to this PostgresCluster, its status included, so the status cannot ' +
+        `report what is wrong; fix or re-create the object: ${refusalText(statusRefusal)}`,
+    );
+    events = saidBefore
+      ? execution.events.filter((e) => !e.announcement).map((e) => e.event)
+      : [
+          ...earlier,
+          ...(discarded ? [discarded] : []),
+          ...execution.events.map((e) => e.event),
+          ...readiness,
+          ...failed,
+          refused,
+        ];
+  } else if (statusFailed) {
     // Not stored, so not to be announced yet: held, with the status, for the next pass, which starts from
     // the same stored status but may not take this transition again (this pass may have changed the
     // world). The reports of the writes made stand: those writes are not made again.
@@ -333,7 +364,9 @@ export async function reconcile(
 
   const error = worstError(errors);
   let requeue: Requeue;
-  if (error !== undefined) requeue = requeueAfterError(error, settings);
+  // A refused status is refused again until the object changes, and its watch reports any change.
+  if (statusRefusal !== undefined && errors.length === 1) requeue = { kind: 'none' };
+  else if (error !== undefined) requeue = requeueAfterError(error, settings);
   // Events the sink could not send wait for the next pass: soon, as after a transient failure.
   else if (unsent.length > 0 && announcements) requeue = { kind: 'transient', error: unsent[0]?.error };
   else if (meta.requeue === 'none') requeue = { kind: 'none' };

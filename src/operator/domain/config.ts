@@ -90,8 +90,15 @@ function firstSchemaError(schema: typeof PostgresClusterSpec | typeof PostgresCl
   if (checkerOf(schema).Check(value)) return undefined;
   const first = Value.Errors(schema, value).First();
   if (!first) return undefined;
-  const path = first.path.replace(/^\//, '').replaceAll('/', '.');
-  return { path, message: first.message };
+  return { path: fieldPathOf(first.path), message: first.message };
+}
+
+/** A JSON pointer (`/managedRoles/0/name`) as Kubernetes names a field (`managedRoles[0].name`). */
+function fieldPathOf(pointer: string): string {
+  const segments = pointer.split('/').slice(1);
+  return segments
+    .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .reduce((path, s) => (/^[0-9]+$/.test(s) ? `${path}[${s}]` : path ? `${path}.${s}` : s), '');
 }
 
 /**

@@ -55,6 +55,12 @@ export function planPoolerDeletion(observation: Observation): Effect[] {
 export const policyApplied = (observation: Observation) =>
   retainableChildren(observation).every(([, object]) => !object || !ownedByUs(object, observation));
 
+/**
+ * Some child still names this cluster as its owner: what our finalizer protects, since without it a deletion
+ * leaves them to the garbage collector, whatever the deletion policy says.
+ */
+export const ownsAChild = (observation: Observation) => !poolersGone(observation) || !policyApplied(observation);
+
 export function planDeletionPolicy(observation: Observation): Effect[] {
   const policy = deletionPolicyOf(observation);
   const uid = observation.cluster.metadata.uid ?? '';

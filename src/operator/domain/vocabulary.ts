@@ -259,6 +259,8 @@ const EVENT_TYPE = {
   // the world decides, not the stored state (a status.state written by hand)
   StoredStateDiscarded: 'Warning',
   DestructiveWriteRefused: 'Warning',
+  // an object the API server no longer lets anyone update, its status included: an Event is all that is left
+  StatusRejected: 'Warning',
 } as const satisfies Record<string, 'Normal' | 'Warning'>;
 
 export type EventReason = keyof typeof EVENT_TYPE;

@@ -13,6 +13,8 @@ export interface ValidationRule {
   message?: string;
   messageExpression?: string;
   fieldPath?: string;
+  /** The rule also runs on create, with `oldSelf` an optional that has no value there. */
+  optionalOldSelf?: boolean;
 }
 
 /** The subset of Kubernetes' JSONSchemaProps that a structural schema generated from TypeBox can contain. */
@@ -239,15 +241,20 @@ export function postgresClusterCrd(): CustomResourceDefinition {
             AGE_COLUMN,
           ],
           schema: {
+            // The name rules judge a name at creation only: it is immutable, and a rule on the root is evaluated
+            // again on every later write (status and finalizer writes included), so an object stored before the
+            // rule existed could otherwise never be updated, not even to report what is wrong with it.
             openAPIV3Schema: rootSchema('PostgresCluster', [
               {
                 // Names of children such as `<name>-pooler-rw` are derived from it and must stay valid.
-                rule: `self.metadata.name.size() <= ${MAX_CLUSTER_NAME_LENGTH}`,
+                rule: `oldSelf.hasValue() || self.metadata.name.size() <= ${MAX_CLUSTER_NAME_LENGTH}`,
+                optionalOldSelf: true,
                 message: `metadata.name must be at most ${MAX_CLUSTER_NAME_LENGTH} characters`,
               },
               {
                 // CNPG names the Cluster's Services after it, so it refuses any name that is no DNS-1035 label.
-                rule: `self.metadata.name.matches('${DNS_1035_LABEL}')`,
+                rule: `oldSelf.hasValue() || self.metadata.name.matches('${DNS_1035_LABEL}')`,
+                optionalOldSelf: true,
                 message:
                   "metadata.name must be a DNS-1035 label: lower-case letters, digits and '-', starting with a letter and ending with a letter or digit (CloudNativePG names Services after it)",
               },

@@ -7,15 +7,11 @@
  * - `stalled`: the API server accepts it and the PostgresCluster ends with its one `Stalled` condition True, whose
  *   message contains `field` (what only shows once a cluster meets its class, a class that does not exist, and
  *   objects stored before a rule existed or written with validation off);
- * - `stuck` (known gaps, reported on issue 9): objects stored before a rule that the API server will no longer let
- *   anyone update. For a missing spec or a null role it refuses metadata writes (`required` and type errors are not
- *   ratcheted) but takes status writes: pgfsm adds its finalizer before it judges the spec, so the object stays in
- *   Pending without naming its field; judging the spec first would make these `stalled`. For the others (a spec or
- *   class of the wrong type, a role Secret name that is a number, a name the root rules refuse) a CEL rule fails to
- *   evaluate on the stored value, or a rule on metadata.name is evaluated again, on every write, status included:
- *   pgfsm cannot report anything on the object itself (for the names, `optionalOldSelf` on the generator's root
- *   rules would help). Either way the object stays local: the operator logs the refusal of its finalizer (which
- *   names `field`) as a warning about that object only, and nothing else is affected.
+ * - `reported`: objects stored before a rule (or with validation off) that the API server no longer lets anyone
+ *   update, their status included: a CEL rule fails to evaluate on the stored value (a spec or class of the wrong
+ *   type, a role Secret name that is a number) on every write. Nothing can be stored on the object, so pgfsm says
+ *   it in Events about it: its own judgment's Warning, and one `StatusRejected` Warning with the API server's
+ *   words, whose message contains `field`; no finalizer is asked for (nothing will be created).
  *
  * How each input reaches the API server (`via`):
  * - `create`: created as is;
@@ -29,7 +25,7 @@
  * The table is the array below: one row per input, its expected outcome and the field it must name.
  */
 
-export type Outcome = 'rejected' | 'stalled' | 'stuck';
+export type Outcome = 'rejected' | 'stalled' | 'reported';
 export type Via = 'create' | 'strict' | 'update' | 'stored';
 
 export interface BadInput {
@@ -37,8 +33,8 @@ export interface BadInput {
   id: string;
   via: Via;
   expect: Outcome;
-  /** Text the API server's message (rejected), the Stalled condition's message (stalled) or the logged refusal of
-   * the finalizer (stuck) must contain. */
+  /** Text the API server's message (rejected), the Stalled condition's message (stalled) or the StatusRejected
+   * Event's message (reported) must contain. */
   field: string;
   /** Top-level fields of the PostgresCluster over `{ metadata: { name: id }, spec: { class } }`; undefined removes. */
   cluster?: Record<string, unknown>;
@@ -216,16 +212,16 @@ export const corpus: BadInput[] = [
   { id: 's-class-wal', via: 'create', expect: 'stalled', field: 'spec.postgresqlConfig.min_wal_size', clusterClass: classConfig({ postgresqlConfig: { max_wal_size: '1GB' } }), cluster: bareSpec({ postgresqlConfig: { min_wal_size: '2GB' } }) },
   { id: 's-failover-slots', via: 'create', expect: 'stalled', field: 'spec.postgresqlConfig.hot_standby_feedback', cluster: params({ 'pg_failover_slots.synchronize_slot_names': 'name_like:%' }) },
   // ---- stored before a rule existed, or with validation off ----
-  { id: 't-no-spec', via: 'stored', expect: 'stuck', field: 'spec: Required value', cluster: { spec: undefined } },
-  { id: 't-spec-string', via: 'stored', expect: 'stuck', field: 'spec: Invalid value', cluster: { spec: 'standard' } },
-  { id: 't-class-number', via: 'stored', expect: 'stuck', field: 'spec.class: Invalid value', cluster: { spec: { class: 7 } } },
+  { id: 't-no-spec', via: 'stored', expect: 'stalled', field: 'spec: Expected object', cluster: { spec: undefined } },
+  { id: 't-spec-string', via: 'stored', expect: 'reported', field: 'spec: Invalid value', cluster: { spec: 'standard' } },
+  { id: 't-class-number', via: 'stored', expect: 'reported', field: 'spec.class: Invalid value', cluster: { spec: { class: 7 } } },
   { id: 't-class-empty', via: 'stored', expect: 'stalled', field: 'spec.class', cluster: { spec: { class: '' } } },
   { id: 't-roles-string', via: 'stored', expect: 'stalled', field: 'spec.managedRoles', cluster: spec({ managedRoles: 'app' }) },
   { id: 't-roles-object', via: 'stored', expect: 'stalled', field: 'spec.managedRoles', cluster: spec({ managedRoles: { name: 'app' } }) },
   { id: 't-roles-number', via: 'stored', expect: 'stalled', field: 'spec.managedRoles', cluster: spec({ managedRoles: 7 }) },
-  { id: 't-role-null', via: 'stored', expect: 'stuck', field: 'spec.managedRoles[0]: Invalid value', cluster: roles(null) },
+  { id: 't-role-null', via: 'stored', expect: 'stalled', field: 'spec.managedRoles[0]: Expected object', cluster: roles(null) },
   { id: 't-ref-slash', via: 'stored', expect: 'stalled', field: 'spec.managedRoles[0].passwordSecretRef.name', cluster: roles(role('app', 'team/app-password')) },
-  { id: 't-ref-number', via: 'stored', expect: 'stuck', field: 'spec.managedRoles[0].passwordSecretRef.name: Invalid value', cluster: roles({ name: 'app', passwordSecretRef: { name: 7 } }) },
+  { id: 't-ref-number', via: 'stored', expect: 'reported', field: 'spec.managedRoles[0].passwordSecretRef.name: Invalid value', cluster: roles({ name: 'app', passwordSecretRef: { name: 7 } }) },
   { id: 't-role-postgres', via: 'stored', expect: 'stalled', field: 'spec.managedRoles[0].name', cluster: roles(role('postgres')) },
   { id: 't-instances-string', via: 'stored', expect: 'stalled', field: 'spec.instances', cluster: spec({ instances: 'three' }) },
   { id: 't-instances-huge', via: 'stored', expect: 'stalled', field: 'spec.instances', cluster: spec({ instances: 1_000_000 }) },
@@ -234,10 +230,10 @@ export const corpus: BadInput[] = [
   { id: 't-param-1mb', via: 'stored', expect: 'stalled', field: 'spec.postgresqlConfig.work_mem', cluster: params({ work_mem: MB }) },
   { id: 't-param-key-newline', via: 'stored', expect: 'stalled', field: 'spec.postgresqlConfig', cluster: params({ "work_mem = '1MB'\nport": '5433' }) },
   { id: 't-param-value-newline', via: 'stored', expect: 'stalled', field: 'spec.postgresqlConfig.work_mem', cluster: params({ work_mem: "4MB'\nport = '5433" }) },
-  { id: 't-pghba-1mb', via: 'stored', expect: 'stalled', field: 'spec.pgHBA.0', cluster: spec({ pgHBA: [MB] }) },
+  { id: 't-pghba-1mb', via: 'stored', expect: 'stalled', field: 'spec.pgHBA[0]', cluster: spec({ pgHBA: [MB] }) },
   { id: 't-policy-destroy', via: 'stored', expect: 'stalled', field: 'spec.clusterDeletionPolicy', cluster: spec({ clusterDeletionPolicy: 'Destroy' }) },
-  { id: 't-name-long', via: 'stored', expect: 'stuck', field: 'metadata.name must be at most 50 characters', cluster: named(`t-name-long-${'n'.repeat(45)}`) },
-  { id: 't-name-dot', via: 'stored', expect: 'stuck', field: 'metadata.name must be a DNS-1035 label', cluster: named('t-name.dot') },
+  { id: 't-name-long', via: 'stored', expect: 'stalled', field: 'metadata.name: 57 characters is too long: at most 50', cluster: named(`t-name-long-${'n'.repeat(45)}`) },
+  { id: 't-name-dot', via: 'stored', expect: 'stalled', field: 'metadata.name: t-name.dot is no DNS-1035 label', cluster: named('t-name.dot') },
   { id: 't-k-listen-port', via: 'stored', expect: 'stalled', field: 'spec.cnpg.connectionPooler.parameters.listen_port', clusterClass: pooler({ parameters: { listen_port: '6543' } }), cluster: bareSpec({ connectionPoolerEnabled: true }) },
   { id: 't-k-pooler-newline', via: 'stored', expect: 'stalled', field: 'spec.cnpg.connectionPooler.parameters.default_pool_size', clusterClass: pooler({ parameters: { default_pool_size: '10\nauth_type = trust' } }), cluster: bareSpec({ connectionPoolerEnabled: true }) },
   { id: 't-k-no-provisioner', via: 'stored', expect: 'stalled', field: 'spec.provisioner', clusterClass: { spec: { config: { instances: 1, storage: '1Gi', postgresVersion: '17' } } }, cluster: bareSpec({}) },

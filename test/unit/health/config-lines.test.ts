@@ -67,7 +67,7 @@ describe('configuration lines in the merge check', () => {
 
   it('refuses a pg_hba line with a line break and keeps tabs, which pg_hba.conf separates fields with', () => {
     const broken = ['host all all 10.0.0.0/8 scram-sha-256\nhost all all 0.0.0.0/0 trust'];
-    expect(field(mergeConfig(observation({ pgHBA: broken })))).toBe('spec.pgHBA.0');
+    expect(field(mergeConfig(observation({ pgHBA: broken })))).toBe('spec.pgHBA[0]');
     expect(mergeConfig(observation({ pgHBA: ['host\tall\tall\t10.0.0.0/8\tscram-sha-256'] })).ok).toBe(true);
   });
 
@@ -76,7 +76,7 @@ describe('configuration lines in the merge check', () => {
     ['a line break', 'app\nadmin'],
     ['an escape', 'app\u001b[2J'],
   ])('refuses a role name with %s', (_what, name) => {
-    expect(field(mergeConfig(observation({ managedRoles: [{ name }] })))).toBe('spec.managedRoles.0.name');
+    expect(field(mergeConfig(observation({ managedRoles: [{ name }] })))).toBe('spec.managedRoles[0].name');
   });
 
   it('refuses a PgBouncer value of the class that would add a line to pgbouncer.ini, naming the class field', () => {

@@ -447,7 +447,7 @@ describe('malformed input never throws', () => {
     ['storage not a quantity', { class: 'standard', storage: 'ten gigs' }, /^spec\.storage$/],
     ['postgresVersion not a version', { class: 'standard', postgresVersion: 'latest' }, /^spec\.postgresVersion$/],
     ['managedRoles as a string', { class: 'standard', managedRoles: 'app' }, /^spec\.managedRoles/],
-    ['a role without a name', { class: 'standard', managedRoles: [{}] }, /^spec\.managedRoles\.0/],
+    ['a role without a name', { class: 'standard', managedRoles: [{}] }, /^spec\.managedRoles\[0\]/],
     ['a parameter value as a number', { class: 'standard', postgresqlConfig: { a: 1 } }, /^spec\.postgresqlConfig/],
     ['pgHBA as a string', { class: 'standard', pgHBA: 'host all all' }, /^spec\.pgHBA$/],
     [
