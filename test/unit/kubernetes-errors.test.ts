@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { PortError, retryFor } from '../../src/operator/core/errors.ts';
 import {
   getOrUndefined,
+  NOT_LEADER_CODE,
   parseRetryAfter,
   type ReadRetry,
   toPortError,
@@ -40,6 +41,15 @@ describe('transient failures', () => {
     expect(classOf(transport('network timeout', { name: 'FetchError', type: 'request-timeout' }))).toBe('timeout');
     expect(retryFor('timeout')).toBe('transient');
     expect(classOf(transport('bad json', { name: 'SyntaxError' }))).toBe('other');
+  });
+
+  it('a write fence.ts refused at its socket stays notLeader through node-fetch, which keeps only the code', () => {
+    const rewrapped = transport('request to https://x/api failed, reason: refused: not the leader', {
+      code: NOT_LEADER_CODE,
+      type: 'system',
+      name: 'FetchError',
+    });
+    expect(classOf(rewrapped)).toBe('notLeader');
   });
 
   it('conflicts, 429, denials and refusals are not transient', () => {

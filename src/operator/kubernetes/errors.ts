@@ -142,8 +142,17 @@ function isClientTimeout(error: TransportError): boolean {
 const isBrokenConnection = (error: TransportError): boolean =>
   typeof error.code === 'string' && CONNECTION_CODES.has(error.code);
 
+/** The code of a write fence.ts refused because this replica no longer leads, as node-fetch passes it on. */
+export const NOT_LEADER_CODE = 'EPGFSMNOTLEADER';
+
 const transportClass = (error: TransportError): ErrorClass =>
-  isClientTimeout(error) ? 'timeout' : isBrokenConnection(error) ? 'unavailable' : 'other';
+  error.code === NOT_LEADER_CODE
+    ? 'notLeader'
+    : isClientTimeout(error)
+      ? 'timeout'
+      : isBrokenConnection(error)
+        ? 'unavailable'
+        : 'other';
 
 const MAX_DETAIL = 300;
 

@@ -24,6 +24,7 @@ import { TLSSocket } from 'node:tls';
 import { HttpMethod, type KubeConfig, type RequestContext } from '@kubernetes/client-node';
 import { PortError } from '../core/errors.ts';
 import type { Leadership } from '../driver/sources.ts';
+import { NOT_LEADER_CODE } from './errors.ts';
 
 /** The elector's own requests: coordination.k8s.io, where the Lease lives. */
 const isLeaseRequest = (url: URL) => url.pathname.startsWith('/apis/coordination.k8s.io/');
@@ -79,9 +80,14 @@ export function fenceWrites(kc: KubeConfig, leadership: Pick<Leadership, 'isLead
     const refusal: Refusal = () =>
       leadership.isLeader()
         ? undefined
-        : new PortError(
-            'notLeader',
-            `${method} ${url.pathname} refused: ${leadership.identity} does not hold the leader lease`,
+        : // The code survives node-fetch, which rewraps an error its request is destroyed with keeping only
+          // the code (errors.ts reads it back), so a refusal at the socket is still told from a broken connection.
+          Object.assign(
+            new PortError(
+              'notLeader',
+              `${method} ${url.pathname} refused: ${leadership.identity} does not hold the leader lease`,
+            ),
+            { code: NOT_LEADER_CODE },
           );
     const refused = refusal();
     if (refused) throw refused;
