@@ -12,7 +12,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { getMicrosteps } from 'xstate';
 import { postgresClusterMachine } from '../machines/postgres-cluster.ts';
 import { encodeState, restoreState, storableStates } from '../machines/state-path.ts';
-import { tickMachine } from '../machines/tick.ts';
+import { type Tick, tickMachine, tickThroughXState } from '../machines/tick.ts';
 import { assess } from '../src/operator/domain/assessment.ts';
 import { CnpgPhase } from '../src/operator/domain/components/cnpg-phases.ts';
 import type { Effect } from '../src/operator/domain/effects.ts';
@@ -55,12 +55,15 @@ export const SCENARIOS: EngineScenario[] = [
 ];
 
 /** What a reconcile pass does with the machine for one tick (src/operator/core/reconcile.ts). */
-export function machineDecision(stored: string, event: TickEvent): Decision {
+export function machineDecision(stored: string, event: TickEvent, tick = tickMachine): Decision {
   const snapshot = restoreState(stored);
   if (!snapshot) throw new Error(`no state ${stored}`);
-  const { taken, effects } = tickMachine(snapshot, event);
+  const { taken, effects }: Tick = tick(snapshot, event);
   return { state: encodeState(taken.value), effects };
 }
+
+/** The same tick with XState's macrostep run every time, none of its courses replayed: the engine's floor. */
+export const xstateDecision = (stored: string, event: TickEvent) => machineDecision(stored, event, tickThroughXState);
 
 /** Worlds for the agreement check: each fact that steers a guard, one at a time. */
 const CHECK_WORLDS: Facts[] = [
@@ -91,13 +94,24 @@ const CHECK_WORLDS: Facts[] = [
   { ...healthyFacts, refused: 'pooler' },
 ];
 
-/** The reference decides as the machine does, on every storable state of every check world; throws otherwise. */
+/**
+ * The reference decides as the machine does, on every storable state of every check world, and the machine's
+ * replayed courses as XState itself; throws otherwise. Twice over: the first round records the machine's courses,
+ * the second replays every one.
+ */
 export function checkAgreement(): number {
   let compared = 0;
-  for (const facts of CHECK_WORLDS) {
+  for (const facts of [...CHECK_WORLDS, ...CHECK_WORLDS]) {
     for (const from of [...storableStates(), 'Deleted']) {
       const machine = machineDecision(from, tickOf(facts));
       const hand = decideByHand(from, tickOf(facts));
+      const xstate = xstateDecision(from, tickOf(facts));
+      if (!isDeepStrictEqual(machine, xstate)) {
+        throw new Error(
+          `machines/tick.ts replays another decision than XState's from ${from} in ${JSON.stringify(facts)}:\n` +
+            `replayed ${JSON.stringify(summary(machine))}\nXState   ${JSON.stringify(summary(xstate))}`,
+        );
+      }
       if (!isDeepStrictEqual(machine, hand)) {
         throw new Error(
           `bench/decide-by-hand.ts disagrees with the machine from ${from} in ${JSON.stringify(facts)}:\n` +
@@ -156,6 +170,9 @@ export interface EngineRow {
   machine: Spread;
   hand: Spread;
   ratio: Spread;
+  /** XState's macrostep on every tick (no course replayed), and its ratio to the reference. */
+  xstate: Spread;
+  xstateRatio: Spread;
   assessment: Spread;
   warmupMs: number;
   calls: number;
@@ -171,7 +188,8 @@ export interface EngineResult {
 /**
  * Warm-up: both sides alternate in 100 ms slices for at least `warmupMs`, and on until the machine's last two
  * slices agree within 5 % (at most 3 × `warmupMs`). Then `reps` repetitions, each timing the machine, the
- * reference and the assessment alone for `repMs` each, in turn, so that a change of load hits all three.
+ * reference, XState on every tick and the assessment alone for `repMs` each, in turn, so that a change of load
+ * hits all four.
  */
 export function runEngine(options: EngineOptions, log: (line: string) => void = () => {}): EngineResult {
   const agreement = checkAgreement();
@@ -192,6 +210,9 @@ export function runEngine(options: EngineOptions, log: (line: string) => void = 
       decideByHand(scenario.from, freshEvent(pool[i % POOL] as TickEvent));
       calls++;
     };
+    const xstate: Body = (i) => {
+      xstateDecision(scenario.from, freshEvent(pool[i % POOL] as TickEvent));
+    };
     const assessment: Body = (i) => {
       const base = pool[i % POOL] as TickEvent;
       assess({ ...base.observation }, base.settings);
@@ -201,6 +222,7 @@ export function runEngine(options: EngineOptions, log: (line: string) => void = 
     for (;;) {
       const m = timeFor(100, machine);
       timeFor(100, hand);
+      timeFor(50, xstate);
       timeFor(50, assessment);
       const elapsed = Date.now() - warmStart;
       const stable = Math.abs(m - last) / last < 0.05;
@@ -210,10 +232,12 @@ export function runEngine(options: EngineOptions, log: (line: string) => void = 
     const warmupMs = Date.now() - warmStart;
     const m: number[] = [];
     const h: number[] = [];
+    const x: number[] = [];
     const a: number[] = [];
     for (let rep = 0; rep < options.reps; rep++) {
       m.push(timeFor(options.repMs, machine));
       h.push(timeFor(options.repMs, hand));
+      x.push(timeFor(options.repMs, xstate));
       a.push(timeFor(options.repMs, assessment));
     }
     const row: EngineRow = {
@@ -225,6 +249,8 @@ export function runEngine(options: EngineOptions, log: (line: string) => void = 
       machine: spread(m),
       hand: spread(h),
       ratio: spread(m.map((v, i) => v / (h[i] as number))),
+      xstate: spread(x),
+      xstateRatio: spread(x.map((v, i) => v / (h[i] as number))),
       assessment: spread(a),
       warmupMs,
       calls,
@@ -232,7 +258,8 @@ export function runEngine(options: EngineOptions, log: (line: string) => void = 
     rows.push(row);
     log(
       `engine: ${row.scenario}: machine ${formatSpread(row.machine, us)} µs, by hand ${formatSpread(row.hand, us)} µs, ` +
-        `ratio ${formatSpread(row.ratio, ratio)}`,
+        `ratio ${formatSpread(row.ratio, ratio)}; XState every tick ${formatSpread(row.xstate, us)} µs ` +
+        `(${formatSpread(row.xstateRatio, ratio)})`,
     );
   }
   return { rows, agreement, xstate: xstateBuild(), options };
