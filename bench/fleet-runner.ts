@@ -33,8 +33,14 @@ export interface FleetRun {
 const STEP_MS = 10_000;
 const LIMIT_MS = 30 * 60_000;
 
-/** `atEnd` sees the simulation with every cluster Ready, e.g. to write a heap snapshot. */
-export async function runFleet(size: number, atEnd?: (sim: Simulation) => void): Promise<FleetRun> {
+export interface FleetProbes {
+  /** After each step of simulated time, with how many clusters are Ready: e.g. a heap snapshot mid-run. */
+  afterStep?: (sim: Simulation, ready: number) => void;
+  /** With every cluster Ready, after the full GC: e.g. a heap snapshot of what the fleet keeps. */
+  atEnd?: (sim: Simulation) => void;
+}
+
+export async function runFleet(size: number, probes: FleetProbes = {}): Promise<FleetRun> {
   const state = new Map<string, string | undefined>();
   let ready = 0;
   const sim = simulationWith(
@@ -56,13 +62,16 @@ export async function runFleet(size: number, atEnd?: (sim: Simulation) => void):
   const cpu = process.cpuUsage();
   const start = process.hrtime.bigint();
   const virtualStart = sim.clock.now();
-  while (ready < size && sim.clock.now() - virtualStart < LIMIT_MS) await sim.run(STEP_MS);
+  while (ready < size && sim.clock.now() - virtualStart < LIMIT_MS) {
+    await sim.run(STEP_MS);
+    probes.afterStep?.(sim, ready);
+  }
   const wallMs = Number(process.hrtime.bigint() - start) / 1e6;
   const used = process.cpuUsage(cpu);
   const virtualMs = sim.clock.now() - virtualStart;
   global.gc?.();
   const heapAfterGcMb = global.gc ? process.memoryUsage().heapUsed / 2 ** 20 : Number.NaN;
-  atEnd?.(sim);
+  probes.atEnd?.(sim);
   return {
     size,
     ready,

@@ -79,7 +79,9 @@ const fingerprint = (c: CnpgCluster) =>
     c.spec.postgresql?.pg_hba,
   ]);
 
-const keyOf = (o: { metadata: { namespace?: string; name: string } }) => `${o.metadata.namespace}/${o.metadata.name}`;
+/** Joined rather than concatenated: one flat string per key kept, not a tree of pieces (see the in-memory API). */
+const joined = (...parts: Array<string | undefined>) => parts.join('/');
+const keyOf = (o: { metadata: { namespace?: string; name: string } }) => joined(o.metadata.namespace, o.metadata.name);
 const nameOf = (o: { metadata: { namespace?: string; name: string } }): Ref => ({
   namespace: o.metadata.namespace ?? '',
   name: o.metadata.name,
@@ -105,6 +107,9 @@ interface Revisit {
   secretUsers: Map<string, Map<string, Ref>>;
 }
 
+/** Distinct spec fingerprints kept for sharing (see `CnpgSimulator.prints`). */
+const PRINTS_KEPT = 1_000;
+
 /** CNPG fills in parameters of its own; pgfsm must not take them for drift. */
 const CNPG_DEFAULT_PARAMETERS = { shared_buffers: '128MB', dynamic_shared_memory_type: 'posix' };
 
@@ -117,7 +122,14 @@ export class CnpgSimulator {
   private readonly timers = new Heap<Timer>((a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq));
   private timersSet = 0;
   private readonly epochs = new Map<string, number>();
+  /** Per Cluster (and `pooler:` Pooler), the fingerprint of the spec last acted on (`remember`). */
   private readonly seen = new Map<string, string>();
+  /**
+   * One instance of each distinct fingerprint: a fleet's Clusters mostly share their spec, and a fingerprint of
+   * its own per Cluster was most of what the simulator kept. Started over past `PRINTS_KEPT`, which costs sharing
+   * only.
+   */
+  private readonly prints = new Map<string, string>();
   private readonly roleSeen = new Map<string, number>();
   private readonly stuck = new Set<string>();
   private readonly roleErrors = new Map<string, string>();
@@ -203,7 +215,7 @@ export class CnpgSimulator {
 
   /** CNPG gives up; it stays so until `recover`. */
   unrecoverable(namespace: string, name: string): void {
-    const key = `${namespace}/${name}`;
+    const key = joined(namespace, name);
     this.stuck.add(key);
     this.bump(key);
     this.mutate(namespace, name, (c) => {
@@ -212,7 +224,7 @@ export class CnpgSimulator {
   }
 
   recover(namespace: string, name: string): void {
-    const key = `${namespace}/${name}`;
+    const key = joined(namespace, name);
     this.stuck.delete(key);
     const epoch = this.bump(key);
     this.at(key, epoch, this.delays.configurationMs, () => this.healthy(namespace, name));
@@ -247,7 +259,7 @@ export class CnpgSimulator {
     if (change.type === 'deleted') {
       // A new object of the same name starts from scratch.
       const id = keyOf(change.object);
-      this.seen.delete(kind === 'Pooler' ? `pooler:${id}` : id);
+      this.seen.delete(kind === 'Pooler' ? joined('pooler:', id) : id);
       return;
     }
     if (kind === 'Cluster' || kind === 'Pooler') this.syncAll();
@@ -311,16 +323,21 @@ export class CnpgSimulator {
     }
     const lookedPoolers = revisit && [...revisit.poolers];
     for (const pooler of this.listOf<Pooler>('Pooler', lookedPoolers)) {
-      const key = `pooler:${keyOf(pooler)}`;
+      const key = joined('pooler:', keyOf(pooler));
       const print = JSON.stringify(pooler.spec.instances ?? 1);
       if (this.seen.get(key) !== print) {
-        this.seen.set(key, print);
+        this.remember(key, print);
         this.rolloutPooler(pooler);
       }
     }
     if (revisit && lookedPoolers) {
       const print = (p: KubeObject) => JSON.stringify((p as Pooler).spec.instances ?? 1);
-      this.settle('Pooler', lookedPoolers, revisit.poolers, (p) => this.seen.get(`pooler:${keyOf(p)}`) === print(p));
+      this.settle(
+        'Pooler',
+        lookedPoolers,
+        revisit.poolers,
+        (p) => this.seen.get(joined('pooler:', keyOf(p))) === print(p),
+      );
     }
   }
 
@@ -329,7 +346,7 @@ export class CnpgSimulator {
     const print = fingerprint(cluster);
     const before = this.seen.get(key);
     if (before === print || this.stuck.has(key)) return;
-    this.seen.set(key, print);
+    this.remember(key, print);
     const { namespace = '', name } = cluster.metadata;
     const epoch = this.bump(key);
     if (before === undefined) {
@@ -339,7 +356,7 @@ export class CnpgSimulator {
         ...defaulted.spec.postgresql,
         parameters: { ...CNPG_DEFAULT_PARAMETERS, ...defaulted.spec.postgresql?.parameters },
       };
-      this.seen.set(key, fingerprint(defaulted));
+      this.remember(key, fingerprint(defaulted));
       this.api.put(defaulted as unknown as StoredObject);
       this.at(key, epoch, this.delays.firstPhaseMs, () =>
         this.mutate(namespace, name, (c) => {
@@ -419,7 +436,7 @@ export class CnpgSimulator {
     durationMs: number,
     extra?: (c: CnpgCluster) => void,
   ): void {
-    const key = `${namespace}/${name}`;
+    const key = joined(namespace, name);
     const epoch = this.bump(key);
     this.mutate(namespace, name, (c) => {
       c.status = { ...c.status, phase };
@@ -438,7 +455,7 @@ export class CnpgSimulator {
     const pending: string[] = [];
     const cannotReconcile: Record<string, string[]> = {};
     for (const role of cluster.spec.managed?.roles ?? []) {
-      const roleKey = `${namespace}/${name}/${role.name}/${role.ensure}/${role.passwordSecret?.name ?? ''}`;
+      const roleKey = joined(namespace, name, role.name, role.ensure, role.passwordSecret?.name ?? '');
       const first = this.roleSeen.get(roleKey) ?? now;
       this.roleSeen.set(roleKey, first);
       if (role.passwordSecret && this.revisit) {
@@ -457,8 +474,8 @@ export class CnpgSimulator {
         waiting ||= !secretMissing;
         if (!secretMissing)
           this.at(
-            `roles:${namespace}/${name}`,
-            this.epochOf(`roles:${namespace}/${name}`),
+            joined('roles:', namespace, name),
+            this.epochOf(joined('roles:', namespace, name)),
             first + this.delays.roleMs - now,
             () => {},
           );
@@ -481,7 +498,7 @@ export class CnpgSimulator {
 
   private rolloutPooler(pooler: Pooler): void {
     const { namespace = '', name } = pooler.metadata;
-    const key = `pooler:${namespace}/${name}`;
+    const key = joined('pooler:', namespace, name);
     const epoch = this.bump(key);
     const replicas = pooler.spec.instances ?? 1;
     const current = this.api.get<StoredObject>({ kind: 'Deployment', namespace, name });
@@ -518,6 +535,16 @@ export class CnpgSimulator {
   }
 
   // ---- plumbing -----------------------------------------------------------------------------------
+
+  private remember(key: string, print: string): void {
+    let shared = this.prints.get(print);
+    if (shared === undefined) {
+      if (this.prints.size >= PRINTS_KEPT) this.prints.clear();
+      this.prints.set(print, print);
+      shared = print;
+    }
+    this.seen.set(key, shared);
+  }
 
   private epochOf(key: string): number {
     return this.epochs.get(key) ?? 0;
