@@ -69,8 +69,12 @@ describe('the requeue decision by error class', () => {
     });
   });
 
-  it.each(['forbidden', 'rejected', 'notFound', 'other'] as const)('%s backs off', async (c) => {
+  it.each(['forbidden', 'notFound', 'other'] as const)('%s backs off', async (c) => {
     expect((await requeueAfter(new PortError(c, c))).kind).toBe('backoff');
+  });
+
+  it('a status the API server refuses at admission waits for the object to change, which its watch reports', async () => {
+    expect(await requeueAfter(new PortError('rejected', 'invalid'))).toEqual({ kind: 'none' });
   });
 
   it('the error that waits longest decides: persistent over 429 over transient over conflict', () => {

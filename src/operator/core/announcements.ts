@@ -135,9 +135,14 @@ export class Announcements {
    * stored already), only on the object being the same one.
    */
   keepUnsent(cluster: PostgresCluster, events: readonly KubeEvent[]): void {
-    this.remember(this.unsent, keyString(cluster.metadata), {
+    const key = keyString(cluster.metadata);
+    // Behind what is kept already: Events sent after the pass (driver/event-delivery.ts) may fail again
+    // before the next pass has taken the earlier ones.
+    const earlier = this.unsent.get(key);
+    const kept = earlier && earlier.regarding.metadata.uid === cluster.metadata.uid ? earlier.events : [];
+    this.remember(this.unsent, key, {
       regarding: cluster,
-      events: events.slice(-this.maxEvents),
+      events: [...kept, ...events].slice(-this.maxEvents),
     });
   }
 

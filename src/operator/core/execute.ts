@@ -99,6 +99,18 @@ const ownedBy = (object: KubeObject, owner: OwnerReference) =>
  * then is the write counted as done; otherwise (or when the read fails too) it stays a failure.
  */
 async function landed(cachedOrDirect: Ports, effect: Write): Promise<boolean> {
+  // A read that fails (each port read is already tried a few times) is tried again: a write that landed but
+  // is counted as failed loses its event for good, since the next pass finds the object there.
+  for (let attempt = 1; ; attempt++) {
+    const answer = await readBack(cachedOrDirect, effect);
+    if (answer !== 'unknown' || attempt === LANDED_READS) return answer === true;
+  }
+}
+
+/** How many times `landed` asks before it gives up and counts the write as failed. */
+const LANDED_READS = 3;
+
+async function readBack(cachedOrDirect: Ports, effect: Write): Promise<boolean | 'unknown'> {
   // A cache may not hold the write yet: the read must ask the API.
   const ports = cachedOrDirect.direct ?? cachedOrDirect;
   try {
@@ -119,7 +131,7 @@ async function landed(cachedOrDirect: Ports, effect: Write): Promise<boolean> {
         return false;
     }
   } catch {
-    return false;
+    return 'unknown';
   }
 }
 

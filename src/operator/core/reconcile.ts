@@ -67,8 +67,10 @@ export interface ReconcileOutcome {
   statusWritten: boolean;
   /** Writes to the world other than the status. */
   writes: number;
-  /** The events sent. */
+  /** The events sent or, when the pass was given `deliver` (`handedOver`), handed to it to send. */
   events: KubeEvent[];
+  /** The events went to `deliver`, which reports what it sent itself. */
+  handedOver?: true;
   /** The events the sink could not send even after its own retries; absent when every event was sent. */
   unsent?: UnsentEvent[];
 }
@@ -88,6 +90,12 @@ export interface ReconcileOptions {
    * are lost whenever the next pass does not take the same transition again.
    */
   announcements?: Announcements;
+  /**
+   * Takes the pass's Events to send after the pass (driver/event-delivery.ts), in order per object, so that
+   * the worker is not held while they are created one by one. What it cannot send it leaves in
+   * `announcements` for the object's next pass. Without it the pass sends them itself before it returns.
+   */
+  deliver?: (regarding: PostgresCluster, events: KubeEvent[]) => void;
 }
 
 const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
@@ -174,7 +182,7 @@ async function send(ports: Ports, regarding: PostgresCluster, events: KubeEvent[
 
 export async function reconcile(
   key: ClusterKey,
-  { ports, settings, announcements }: ReconcileOptions,
+  { ports, settings, announcements, deliver }: ReconcileOptions,
 ): Promise<ReconcileOutcome> {
   const outcome = (o: Partial<ReconcileOutcome> & Pick<ReconcileOutcome, 'requeue'>): ReconcileOutcome => ({
     key,
@@ -259,9 +267,14 @@ export async function reconcile(
   const errors: unknown[] = execution.failure ? [execution.failure.error] : [];
   // The machine's Deleting states are where cleanup happens (they are entered on the deletion timestamp).
   const deleting = isDeletingState(to);
-  const failure = execution.failure
-    ? describeFailure(execution.failure.effect, execution.failure.error, deleting)
-    : undefined;
+  // A conflict says only that the pass decided on a view the world has moved past (a write conditional on a
+  // version that changed, a child created since the cache saw it absent): nothing a person must hear of, no
+  // failure to record; the pass runs again at once (its own backoff) on the newer view.
+  const stale = classOf(execution.failure?.error) === 'conflict';
+  const failure =
+    execution.failure && !stale
+      ? describeFailure(execution.failure.effect, execution.failure.error, deleting)
+      : undefined;
 
   let statusWritten = false;
   let statusFailed = false;
@@ -354,7 +367,11 @@ export async function reconcile(
   // are sent first, in order, unless this pass says the same itself. Whatever cannot be sent now waits
   // for the next pass (in this process's memory), whether or not this pass stores its status.
   const outbox = announcements?.takeUnsent(stored) ?? [];
-  const { sent, unsent } = await send(ports, cluster, [...notIn(outbox, events), ...events]);
+  const toSend = [...notIn(outbox, events), ...events];
+  let sent = toSend;
+  let unsent: UnsentEvent[] = [];
+  if (deliver) deliver(cluster, toSend);
+  else ({ sent, unsent } = await send(ports, cluster, toSend));
 
   if (unsent.length > 0)
     announcements?.keepUnsent(
@@ -387,6 +404,7 @@ export async function reconcile(
     statusWritten,
     writes: execution.writes,
     events: sent,
+    ...(deliver ? { handedOver: true as const } : {}),
     ...(unsent.length > 0 ? { unsent } : {}),
   });
 }

@@ -9,7 +9,8 @@
  */
 import { classOf } from '../core/errors.ts';
 import { type ClusterKey, keyString } from '../core/ports.ts';
-import type { ReconcileOutcome } from '../core/reconcile.ts';
+import type { ReconcileOutcome, UnsentEvent } from '../core/reconcile.ts';
+import type { KubeEvent } from '../domain/effects.ts';
 import { clusterFields, describeError, type Logger, transitionOf } from './logger.ts';
 import { clustersFor, type MappingLookups } from './mapping.ts';
 import type { OperatorMetrics } from './metrics.ts';
@@ -203,6 +204,25 @@ export class Controller {
     }
   }
 
+  /** What the event delivery (event-delivery.ts) sent, and could not send, of one object's Events. */
+  reportDelivery(key: ClusterKey, sent: KubeEvent[], unsent: UnsentEvent[]): void {
+    this.logEvents(clusterFields(key), sent, unsent);
+  }
+
+  /** Only what was sent is logged as an event: the log must not claim an event the cluster does not show. */
+  private logEvents(fields: object, sent: KubeEvent[], unsent: UnsentEvent[]): void {
+    for (const event of sent) {
+      const line = { ...fields, reason: event.reason, action: event.action, detail: event.message };
+      if (event.type === 'Warning') this.log.warn(line, 'event');
+      else this.log.info(line, 'event');
+    }
+    for (const { event, error } of unsent) {
+      // Named by its reason and action only: the line says which event is missing, not what it said.
+      const line = { ...fields, reason: 'EventNotSent', eventReason: event.reason, action: event.action };
+      this.log.warn({ ...line, error: describeError(error) }, 'event not sent');
+    }
+  }
+
   private report(outcome: ReconcileOutcome): void {
     const fields = { ...clusterFields(outcome.key), ...(outcome.to ? { state: outcome.to } : {}) };
     if (!outcome.found) {
@@ -212,17 +232,8 @@ export class Controller {
     if (outcome.to !== undefined && outcome.from !== outcome.to) {
       this.log.info({ ...fields, transition: transitionOf(outcome.from, outcome.to) }, 'transition');
     }
-    // Only what was sent is logged as an event: the log must not claim an event the cluster does not show.
-    for (const event of outcome.events) {
-      const line = { ...fields, reason: event.reason, action: event.action, detail: event.message };
-      if (event.type === 'Warning') this.log.warn(line, 'event');
-      else this.log.info(line, 'event');
-    }
-    for (const { event, error } of outcome.unsent ?? []) {
-      // Named by its reason and action only: the line says which event is missing, not what it said.
-      const line = { ...fields, reason: 'EventNotSent', eventReason: event.reason, action: event.action };
-      this.log.warn({ ...line, error: describeError(error) }, 'event not sent');
-    }
+    // Events handed over to be sent later are logged when they are (reportDelivery).
+    if (!outcome.handedOver) this.logEvents(fields, outcome.events, outcome.unsent ?? []);
     if (outcome.error !== undefined) {
       const line = { ...fields, reason: classOf(outcome.error), error: describeError(outcome.error) };
       this.log.warn({ ...line, requeue: outcome.requeue.kind }, 'reconcile failed');

@@ -3,15 +3,14 @@
  * stopped in the right order. Everything that talks to Kubernetes comes in through interfaces (watch
  * sources, leadership, ports), so this module runs unchanged against fakes.
  */
-import { Announcements } from '../core/announcements.ts';
 import type { Ports } from '../core/ports.ts';
-import { reconcile } from '../core/reconcile.ts';
 import type { Settings } from '../domain/observation.ts';
 import { readingFromCaches } from './cache-reads.ts';
 import { Controller } from './controller.ts';
 import { fencedPorts } from './fenced-ports.ts';
 import type { Logger } from './logger.ts';
 import { OperatorMetrics } from './metrics.ts';
+import { type ProcessPasses, processPasses } from './passes.ts';
 import { type ProbeServer, sourceChecks, startServer } from './server.ts';
 import { allSources, type Leadership, type WatchSources } from './sources.ts';
 
@@ -34,6 +33,8 @@ export interface RunningOperator {
   readonly controller: Controller;
   readonly metrics: OperatorMetrics;
   readonly server: ProbeServer;
+  /** The passes' memory and the Events being sent after their pass. */
+  readonly passes: ProcessPasses;
   /** Graceful stop: no new work, in-flight passes finish, lease released, caches and server closed. */
   stop(): Promise<void>;
 }
@@ -68,16 +69,17 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   // A pass reads its world from the caches the watches fill (cache-reads.ts); writes go to the API.
   // Every write first checks that this replica still holds the lease, by its own clock (fenced-ports.ts).
   const ports = readingFromCaches(fencedPorts(options.ports, leadership), sources);
-  // What a pass whose status write failed could not announce, for the next pass: in this process's memory.
-  const announcements = new Announcements();
+  // What a pass could not announce and the Events it handed over to be sent: in this process's memory.
+  const passes = processPasses(ports, options.settings);
   const controller = new Controller({
     sources,
-    reconcile: (key) => reconcile(key, { ports, settings: options.settings, announcements }),
+    reconcile: passes.pass,
     workers: options.workers,
     logger: log,
     metrics,
     ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
   });
+  passes.attach(controller);
   controller.watch();
   for (const source of allSources(sources)) source.start();
   const server = await startServer({
@@ -115,6 +117,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
       stopping = true;
       log.info('shutting down: finishing reconciles in flight');
       await controller.shutDown();
+      // The Events the last passes handed over (bounded: stopOnSignals exits after its grace period anyway).
+      await passes.delivery.idle();
       // Only now: a lease released while passes still write would let another replica race them.
       await leadership.stop();
       await Promise.all(allSources(sources).map((s) => s.stop()));
@@ -123,7 +127,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     })();
     return stopped;
   };
-  return { controller, metrics, server, stop };
+  return { controller, metrics, server, passes, stop };
 }
 
 /**

@@ -12,13 +12,13 @@
  * again, so a probe (`reconcileNow`) never races a pass of the driver.
  */
 import { pino } from 'pino';
-import { Announcements } from '../../operator/core/announcements.ts';
 import type { ClusterKey, Ports } from '../../operator/core/ports.ts';
 import { keyString } from '../../operator/core/ports.ts';
-import { type ReconcileOutcome, reconcile } from '../../operator/core/reconcile.ts';
+import type { ReconcileOutcome } from '../../operator/core/reconcile.ts';
 import { defaultSettings, type Settings } from '../../operator/domain/observation.ts';
 import { readingFromCaches } from '../../operator/driver/cache-reads.ts';
 import { Controller } from '../../operator/driver/controller.ts';
+import { type ProcessPasses, processPasses } from '../../operator/driver/passes.ts';
 import { allSources, type WatchSources } from '../../operator/driver/sources.ts';
 import { MemoryApiServer } from '../memory/api-server.ts';
 import { ManualClock, MemoryEventSink, memoryPorts } from '../memory/ports.ts';
@@ -73,8 +73,8 @@ const HOT_LOOP_WINDOW_MS = 100;
 interface OperatorProcess {
   readonly sources: WatchSources;
   readonly ports: Ports;
-  /** What a pass whose status write failed left to announce: in the process's memory, lost on restart. */
-  readonly announcements: Announcements;
+  /** The passes, with what they leave to announce and the Events still being sent: lost on restart. */
+  readonly passes: ProcessPasses;
   readonly controller: Controller;
   /** Restarted: a pass it had taken but not begun never runs. */
   killed: boolean;
@@ -138,8 +138,10 @@ export class Simulation {
    * requeue decision is only returned); what it writes wakes the driver through the watches as usual.
    */
   async reconcileNow(key: ClusterKey): Promise<ReconcileOutcome> {
-    const { ports, announcements } = this.operator;
-    const outcome = await reconcile(key, { ports, settings: this.settings, announcements });
+    const { passes } = this.operator;
+    const outcome = await passes.pass(key);
+    // A probe returns with its Events sent, as they are at the next settled instant of a run.
+    await passes.delivery.idle();
     this.record(outcome);
     return outcome;
   }
@@ -186,10 +188,16 @@ export class Simulation {
     const sources = memoryWatchSources(this.api, this.clock);
     // As startOperator does: a pass reads its world from this process's caches, and writes to the API.
     const ports = readingFromCaches(this.wrapPorts(memoryPorts(this.api, this.clock, this.events)), sources);
+    const passes = processPasses(ports, this.settings, {
+      onDelivered: ({ sent, unsent }) => {
+        this.eventsSent += sent.length;
+        this.eventsUnsent += unsent.length;
+      },
+    });
     const operator: OperatorProcess = {
       sources,
       ports,
-      announcements: new Announcements(),
+      passes,
       killed: false,
       controller: new Controller({
         sources,
@@ -201,6 +209,7 @@ export class Simulation {
       }),
     };
     // As startOperator does: watch, then list (the initial list enqueues every cluster), then lead.
+    passes.attach(operator.controller);
     operator.controller.watch();
     for (const source of allSources(sources)) source.start();
     operator.controller.startWorkers();
@@ -213,8 +222,7 @@ export class Simulation {
     if (operator.killed) throw new Error('the operator process was restarted before this pass began');
     this.countPass(keyString(key));
     this.driverPasses++;
-    const { ports, announcements } = operator;
-    const outcome = await reconcile(key, { ports, settings: this.settings, announcements });
+    const outcome = await operator.passes.pass(key);
     this.record(outcome);
     return outcome;
   }
@@ -226,9 +234,17 @@ export class Simulation {
 
   private eventsSent = 0;
 
+  /** How many times an Event handed over by a pass could not be sent (each is left to the object's next pass). */
+  get unsentCount(): number {
+    return this.eventsUnsent;
+  }
+
+  private eventsUnsent = 0;
+
   private record(outcome: ReconcileOutcome): void {
     this.passCount++;
-    this.eventsSent += outcome.events.length;
+    // Handed-over Events are counted as the delivery sends them (startProcess).
+    if (!outcome.handedOver) this.eventsSent += outcome.events.length;
     this.passes.push(outcome);
     if (this.keepLogs !== Number.POSITIVE_INFINITY) {
       trim(this.passes, this.keepLogs);
@@ -271,8 +287,10 @@ export class Simulation {
   private async quiesce(): Promise<void> {
     do {
       await this.operator.controller.queue.whenIdle();
+      // The Events the passes handed over, sent after them: a failed one wakes its key again.
+      await this.operator.passes.delivery.idle();
       await Promise.all(this.stopping.splice(0));
-    } while (!this.operator.controller.queue.idle);
+    } while (!this.operator.controller.queue.idle || this.operator.passes.delivery.busy > 0);
     if (this.failure) throw this.failure;
   }
 

@@ -1,0 +1,70 @@
+/**
+ * The reconcile pass as one operator process runs it, with what the process keeps between passes: the
+ * announcements a pass could not make (core/announcements.ts) and the Events still being sent after their
+ * pass (event-delivery.ts). `pgfsm run` (operator.ts) and the simulation (src/tools/simulation) both run
+ * exactly this, so that what the simulation shows is what the operator does.
+ */
+import { Announcements } from '../core/announcements.ts';
+import { isNotLeader } from '../core/errors.ts';
+import { type ClusterKey, keyString, type Ports } from '../core/ports.ts';
+import { type ReconcileOutcome, reconcile } from '../core/reconcile.ts';
+import type { Settings } from '../domain/observation.ts';
+import type { Controller } from './controller.ts';
+import { DEFAULT_DELIVERY_LIMITS, type Delivered, type DeliveryLimits, EventDelivery } from './event-delivery.ts';
+
+export interface ProcessPasses {
+  readonly announcements: Announcements;
+  readonly delivery: EventDelivery;
+  /** One pass for one cluster: what the Controller runs. */
+  pass(key: ClusterKey): Promise<ReconcileOutcome>;
+  /**
+   * The controller that logs what the delivery sent and in whose queue an object whose Events could not be
+   * sent is woken, so that its next pass sends them: set once it exists (it needs `pass` to be built).
+   */
+  attach(controller: Controller): void;
+}
+
+export interface ProcessPassesOptions {
+  limits?: DeliveryLimits;
+  /** Told of every run of deliveries, after the controller (the simulation counts the Events sent). */
+  onDelivered?: (delivered: Delivered) => void;
+}
+
+export function processPasses(ports: Ports, settings: Settings, options: ProcessPassesOptions = {}): ProcessPasses {
+  const announcements = new Announcements();
+  let controller: Controller | undefined;
+  const delivery = new EventDelivery(
+    ports.events,
+    (delivered) => {
+      const { regarding, sent, unsent } = delivered;
+      const key = { namespace: regarding.metadata.namespace, name: regarding.metadata.name };
+      controller?.reportDelivery(key, sent, unsent);
+      // A replica that no longer leads leaves what it could not say to the new leader, as its passes do.
+      const kept = unsent.filter((u) => !isNotLeader(u.error));
+      if (kept.length > 0) {
+        announcements.keepUnsent(
+          regarding,
+          kept.map((u) => u.event),
+        );
+        // Soon, as after any transient failure; a watch event of the object wakes it sooner still.
+        controller?.queue.addRetry(keyString(key), 'transient');
+      }
+      options.onDelivered?.(delivered);
+    },
+    options.limits ?? DEFAULT_DELIVERY_LIMITS,
+  );
+  return {
+    announcements,
+    delivery,
+    pass: (key) =>
+      reconcile(key, {
+        ports,
+        settings,
+        announcements,
+        deliver: (regarding, events) => delivery.deliver(regarding, events),
+      }),
+    attach: (c) => {
+      controller = c;
+    },
+  };
+}
