@@ -13,6 +13,7 @@
  * --fleet-budget-mb MB (400; 0: none) for one more run of the largest size with that V8 heap budget,
  * --no-engine, --no-fleet, --no-api, --no-results; the API server's own flags pass through.
  */
+import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +24,19 @@ import { writeSection } from './results-section.ts';
 import { formatSpread, type Spread, spread } from './stats.ts';
 
 const argv = process.argv.slice(2);
+if (argv.includes('--help') || argv.includes('-h')) {
+  // The flags are this module's comment: print it rather than a second copy that could drift from it.
+  const source = readFileSync(fileURLToPath(import.meta.url), 'utf8');
+  console.log(
+    (source.match(/^\/\*\*([\s\S]*?)\*\//)?.[1] ?? '')
+      .split('\n')
+      .map((line) => line.replace(/^ \* ?/, ''))
+      .join('\n')
+      .trim(),
+  );
+  console.log('\nThe API server part takes its own flags: see the comment at the top of bench/api-server.bench.ts.');
+  process.exit(0);
+}
 const command = `npm run bench${argv.length ? ` -- ${argv.join(' ')}` : ''}`;
 const value = (flag: string) => {
   const at = argv.indexOf(flag);
@@ -200,7 +214,7 @@ function floorNote(engine: EngineResult): string {
 
 function fleetNotes(): string {
   return [
-    '- each run: a fresh `node --conditions=development --expose-gc --import tsx bench/fleet-runner.ts <size>` (XState development build, as the image runs it; RSS includes the tsx loader, ~100 MB before the first cluster)',
+    '- each run: a fresh `node --conditions=development --expose-gc fleet-runner.mjs <size>`, bench/fleet-runner.ts compiled by esbuild first (bench/fleet.ts): JavaScript as the image runs it, XState development build, no tsx loader in the measured process (it added ~55 MB of RSS at 1,000 clusters); Node’s default heap sizing, no heap flag; RSS includes ~75 MB of Node, code and modules before the first cluster',
     '- the fleet: `size` PostgresClusters created at once (every second one with the connection pooler), class `standard` with 1 instance, default CNPG simulator delays, on the simulation: the shipped Controller, work queue, 2 workers and reconcile core against the in-memory API, on a virtual clock; the runs keep counts, not logs (`logs: 0`)',
     '- wall time: from the first pass until every cluster is Ready (its last pass reached Ready), the set-up excluded; per cluster = wall ÷ size (flat = linear cost)',
     '- heap budget: the last column runs the largest fleet once more with `--max-old-space-size`, as a container’s memory limit would be passed on to Node; without a budget V8 lets garbage grow far past what the fleet keeps before it collects',

@@ -62,7 +62,12 @@ class ContentByVersion<T extends KubeObject> {
   }
 }
 
-const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
+/**
+ * Joined, not concatenated: a template literal makes a tree of string pieces (one per `+`), which a map key
+ * keeps for as long as the entry lives; a join makes one flat string, about half the size (measured with
+ * bench/heap-owners.ts on the in-memory fleet).
+ */
+const keyOf = (namespace: string, name: string) => [namespace, name].join('/');
 
 /**
  * What the current pass of each cluster saw of the children it may apply — their identity and version —
@@ -77,7 +82,12 @@ const keyOf = (namespace: string, name: string) => `${namespace}/${name}`;
  * what exists.
  */
 class Sightings {
-  private readonly seen = new Map<string, KubeObject>();
+  /**
+   * Only what an apply reads of what the pass saw (ports.ts, `Seen`: its version and owners, the owners array
+   * shared with the cached object, which is never changed); the rest of `Seen` is the applied object's own
+   * identity. About a quarter of the two objects per child it was, kept per child of every cluster.
+   */
+  private readonly seen = new Map<string, { resourceVersion: string | undefined; ownerReferences: unknown }>();
 
   constructor(sources: ObjectSource[]) {
     for (const source of sources) {
@@ -87,30 +97,32 @@ class Sightings {
     }
   }
 
-  note(ref: ObjectRef, object: KubeObject | undefined): void {
+  note(_ref: ObjectRef, object: KubeObject | undefined): void {
     if (!object) return;
     const { resourceVersion, ownerReferences } = object.metadata;
-    this.seen.set(this.keyOf(object), {
-      apiVersion: object.apiVersion,
-      kind: object.kind,
-      metadata: {
-        name: ref.name,
-        namespace: ref.namespace,
-        ...(resourceVersion !== undefined ? { resourceVersion } : {}),
-        ...(ownerReferences !== undefined ? { ownerReferences } : {}),
-      },
-    });
+    this.seen.set(this.keyOf(object), { resourceVersion, ownerReferences });
   }
 
   take(object: KubeObject): Seen {
     const key = this.keyOf(object);
     const seen = this.seen.get(key);
+    if (!seen) return undefined;
     this.seen.delete(key);
-    return seen;
+    const { resourceVersion, ownerReferences } = seen;
+    return {
+      apiVersion: object.apiVersion,
+      kind: object.kind,
+      metadata: {
+        name: object.metadata.name,
+        namespace: object.metadata.namespace,
+        ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+        ...(ownerReferences !== undefined ? { ownerReferences } : {}),
+      },
+    } as KubeObject;
   }
 
   private keyOf(object: KubeObject): string {
-    return `${object.kind}/${keyOf(object.metadata.namespace ?? '', object.metadata.name)}`;
+    return [object.kind, object.metadata.namespace ?? '', object.metadata.name].join('/');
   }
 }
 
