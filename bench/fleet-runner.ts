@@ -6,6 +6,7 @@
  *
  *   node --expose-gc --import tsx bench/fleet-runner.ts <size>
  */
+import { readFileSync } from 'node:fs';
 import { isReadyState } from '../machines/states.ts';
 import { clusterObject, simulationWith } from '../src/tools/fixtures/simulation.ts';
 import type { Simulation } from '../src/tools/simulation/simulation.ts';
@@ -25,6 +26,12 @@ export interface FleetRun {
   /** Heap still used after a full GC, every cluster Ready: what the fleet keeps. */
   heapAfterGcMb: number;
   cpuMs: number;
+  /**
+   * How long the main thread was ready to run but waited for a core (the kernel's run-queue wait, from
+   * /proc/self/schedstat; undefined where there is none): on a machine shared with other work, wall time less this
+   * is the time the fleet itself took.
+   */
+  runQueueWaitMs?: number;
   /** The V8 heap budget the run had (`--max-old-space-size`), if any. */
   budgetMb?: number;
 }
@@ -60,6 +67,7 @@ export async function runFleet(size: number, probes: FleetProbes = {}): Promise<
     },
   );
   const cpu = process.cpuUsage();
+  const waitedBefore = runQueueWaitNs();
   const start = process.hrtime.bigint();
   const virtualStart = sim.clock.now();
   while (ready < size && sim.clock.now() - virtualStart < LIMIT_MS) {
@@ -68,6 +76,7 @@ export async function runFleet(size: number, probes: FleetProbes = {}): Promise<
   }
   const wallMs = Number(process.hrtime.bigint() - start) / 1e6;
   const used = process.cpuUsage(cpu);
+  const waitedAfter = runQueueWaitNs();
   const virtualMs = sim.clock.now() - virtualStart;
   global.gc?.();
   const heapAfterGcMb = global.gc ? process.memoryUsage().heapUsed / 2 ** 20 : Number.NaN;
@@ -83,7 +92,20 @@ export async function runFleet(size: number, probes: FleetProbes = {}): Promise<
     peakRssMb: process.resourceUsage().maxRSS / 1024,
     heapAfterGcMb,
     cpuMs: (used.user + used.system) / 1000,
+    ...(waitedBefore !== undefined && waitedAfter !== undefined
+      ? { runQueueWaitMs: (waitedAfter - waitedBefore) / 1e6 }
+      : {}),
   };
+}
+
+/** Nanoseconds the main thread has waited on a run queue so far (Linux: /proc/self/schedstat's second field). */
+function runQueueWaitNs(): number | undefined {
+  try {
+    const waited = Number(readFileSync('/proc/self/schedstat', 'utf8').split(' ')[1]);
+    return Number.isFinite(waited) ? waited : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

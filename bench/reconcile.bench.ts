@@ -251,6 +251,12 @@ function fleetTable(runs: FleetRun[], options: FleetOptions): string {
     row('wall time to all Ready', (r) => r.wallMs / 1000, f1, 's'),
     row('wall time per cluster', (r) => r.wallMs / r.size, f2, 'ms; must stay flat (linear cost)'),
     row(
+      'wall time per cluster, less waiting for a core',
+      (r) => (r.wallMs - (r.runQueueWaitMs ?? Number.NaN)) / r.size,
+      f2,
+      'ms; the main thread’s run-queue wait (/proc/self/schedstat) taken out: what other work on a shared machine added',
+    ),
+    row(
       'CPU per cluster',
       (r) => r.cpuMs / r.size,
       f2,

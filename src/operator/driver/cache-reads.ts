@@ -23,8 +23,25 @@ import type { ChildPort, ClusterKey, Ports, Seen } from '../core/ports.ts';
 import type { KubeObject, ObjectRef, PoolerView } from '../domain/objects.ts';
 import type { ObjectSource, WatchSources } from './sources.ts';
 
-/** A copy per read: the caches' objects are shared, and nothing downstream may change them by accident. */
-const copy = <T>(object: T): T => structuredClone(object);
+/**
+ * A copy per read: the caches' objects are shared, and nothing downstream may change them by accident. Objects and
+ * arrays are copied, strings are not (they cannot be changed): structuredClone also copied every string of the
+ * cluster and its children on every pass, and what a pass writes back (its status, the children's owners) kept
+ * those copies, so each pass left strings for the next full GC instead of sharing the cache's. Anything that is
+ * not plain JSON data (a Date) is cloned as before.
+ */
+function copy<T>(value: T): T {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(copy) as T;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const key of Object.keys(out)) {
+    const part = out[key];
+    if (typeof part === 'object' && part !== null) out[key] = copy(part);
+  }
+  return out as T;
+}
 
 /**
  * Content that only a GET can give, remembered per object under the resourceVersion it was read at.
