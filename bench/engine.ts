@@ -139,8 +139,8 @@ const freshEvent = (base: TickEvent): TickEvent => ({ ...base, observation: { ..
 
 type Body = (i: number) => void;
 
-/** Calls `body` in chunks until `ms` have passed; µs per call. */
-function timeFor(ms: number, body: Body): number {
+/** Calls `body` in chunks until `ms` have passed; the time taken (ns) and the calls made. */
+function runFor(ms: number, body: Body): { ns: number; calls: number } {
   const chunk = 200;
   let calls = 0;
   const start = process.hrtime.bigint();
@@ -151,7 +151,36 @@ function timeFor(ms: number, body: Body): number {
     calls += chunk;
     now = process.hrtime.bigint();
   } while (now < end);
-  return Number(now - start) / 1e3 / calls;
+  return { ns: Number(now - start), calls };
+}
+
+/** µs per call of `body` over `ms`. */
+const timeFor = (ms: number, body: Body): number => {
+  const { ns, calls } = runFor(ms, body);
+  return ns / 1e3 / calls;
+};
+
+/** The slice of a repetition each body runs before the next takes its turn. */
+const SLICE_MS = 50;
+
+/**
+ * One repetition: every body gets `ms` in all, in turns of SLICE_MS (the order rotating each round), so that a
+ * burst of other work on this shared machine lands on all of them alike rather than on one body's whole
+ * repetition; µs per call of each.
+ */
+function timeInTurns(ms: number, bodies: Body[]): number[] {
+  const totals = bodies.map(() => ({ ns: 0, calls: 0 }));
+  const rounds = Math.max(1, Math.round(ms / SLICE_MS));
+  for (let round = 0; round < rounds; round++) {
+    for (let k = 0; k < bodies.length; k++) {
+      const at = (round + k) % bodies.length;
+      const { ns, calls } = runFor(ms / rounds, bodies[at] as Body);
+      const total = totals[at] as { ns: number; calls: number };
+      total.ns += ns;
+      total.calls += calls;
+    }
+  }
+  return totals.map((t) => t.ns / 1e3 / t.calls);
 }
 
 export interface EngineOptions {
@@ -188,8 +217,8 @@ export interface EngineResult {
 /**
  * Warm-up: both sides alternate in 100 ms slices for at least `warmupMs`, and on until the machine's last two
  * slices agree within 5 % (at most 3 × `warmupMs`). Then `reps` repetitions, each timing the machine, the
- * reference, XState on every tick and the assessment alone for `repMs` each, in turn, so that a change of load
- * hits all four.
+ * reference, XState on every tick and the assessment alone for `repMs` each, taking turns in 50 ms slices, so
+ * that a change of load hits all four.
  */
 export function runEngine(options: EngineOptions, log: (line: string) => void = () => {}): EngineResult {
   const agreement = checkAgreement();
@@ -235,10 +264,16 @@ export function runEngine(options: EngineOptions, log: (line: string) => void = 
     const x: number[] = [];
     const a: number[] = [];
     for (let rep = 0; rep < options.reps; rep++) {
-      m.push(timeFor(options.repMs, machine));
-      h.push(timeFor(options.repMs, hand));
-      x.push(timeFor(options.repMs, xstate));
-      a.push(timeFor(options.repMs, assessment));
+      const [tm, th, tx, ta] = timeInTurns(options.repMs, [machine, hand, xstate, assessment]) as [
+        number,
+        number,
+        number,
+        number,
+      ];
+      m.push(tm);
+      h.push(th);
+      x.push(tx);
+      a.push(ta);
     }
     const row: EngineRow = {
       scenario: scenario.name,

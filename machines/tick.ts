@@ -122,20 +122,25 @@ interface Course {
   steps: readonly Step[];
 }
 
-/** A question on the way: the guard XState asks next, and where each answer leads (unknown until taken). */
-interface Question {
-  guard: GuardName;
-  params: unknown;
-  holds: (event: TickEvent, params: unknown) => boolean;
-  yes?: Node;
-  no?: Node;
+/**
+ * A question on the way: the guard XState asks next, and where each answer leads (unknown until taken). A
+ * class, so that walking the tree meets one shape of object.
+ */
+class Question {
+  yes: Node | undefined = undefined;
+  no: Node | undefined = undefined;
+  constructor(
+    readonly guard: GuardName,
+    readonly params: unknown,
+    readonly holds: (event: TickEvent, params: unknown) => boolean,
+  ) {}
 }
 
 /** A course that is always left to XState. */
 const XSTATE = Symbol('xstate');
 type Node = Question | Course | typeof XSTATE;
 
-const isQuestion = (node: Node): node is Question => typeof node === 'object' && 'guard' in node;
+const isQuestion = (node: Node): node is Question => node instanceof Question;
 
 /** Recorded courses, by stored state. */
 const courses = new Map<string, Node>();
@@ -257,7 +262,7 @@ function insert(key: string, path: readonly Asked[], leaf: Course | typeof XSTAT
   };
   for (const step of path) {
     if (node === undefined) {
-      node = { guard: step.guard, params: step.params, holds: (GUARDS[step.guard] as GuardEntry<unknown>).holds };
+      node = new Question(step.guard, step.params, (GUARDS[step.guard] as GuardEntry<unknown>).holds);
       attach(node);
     } else if (!isQuestion(node) || node.guard !== step.guard || !sameParams(node.params, step.params)) {
       return false;
@@ -333,7 +338,7 @@ export function tickMachine(snapshot: Snapshot, event: TickEvent): Tick {
   let node = courses.get(key);
   const effects: Effect[] = [];
   try {
-    while (node !== undefined && isQuestion(node)) node = node.holds(event, node.params) ? node.yes : node.no;
+    while (node instanceof Question) node = node.holds(event, node.params) ? node.yes : node.no;
     if (node === undefined) return record(key, snapshot, event);
     if (node === XSTATE) return tickThroughXState(snapshot, event);
     play(node.steps, snapshot, event, effects);
