@@ -59,40 +59,75 @@ function copyOf<T>(value: T): T {
 }
 
 /**
+ * Fields whose values repeat across a fleet's objects — kinds, API versions, the namespace, reasons, messages,
+ * phases and timestamps (a simulated fleet spans minutes: a few hundred distinct instants) — yet arrive as a string
+ * of their own in each write (an operator's status, a template literal, a parse). The store keeps one instance of
+ * each such value (`Strings`). Names and uids are left out: nearly every one is distinct, and a pool entry would
+ * cost what the sharing saves (a pool of every string measured larger than the duplicates it removed).
+ */
+const POOLED_FIELDS = new Set([
+  'apiVersion',
+  'kind',
+  'namespace',
+  'type',
+  'status',
+  'reason',
+  'message',
+  'phase',
+  'state',
+  'lastTransitionTime',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'stateSince',
+]);
+/** Past this many values the pool starts over: it follows what is written, at the cost of some sharing only. */
+const POOLED_MAX = 20_000;
+
+class Strings {
+  private readonly pool = new Map<string, string>();
+
+  shared(value: string): string {
+    const known = this.pool.get(value);
+    if (known !== undefined) return known;
+    if (this.pool.size >= POOLED_MAX) this.pool.clear();
+    this.pool.set(value, value);
+    return value;
+  }
+}
+
+/**
  * `next` with every part that equals the same part of `previous` (same keys in the same order, same values)
- * replaced by that part of `previous`, strings included. A new version of a stored object then holds only what
+ * replaced by that part of `previous`, strings included, and the values of POOLED_FIELDS by the pool's. A new version of a stored object then holds only what
  * changed: a status write shares the spec, the metadata's labels and owners
  * and the unchanged conditions with the version before it, instead of a full copy per write that the heap keeps
  * until the next full GC. `next` must be this server's own copy (it is changed in place); stored objects are
  * never changed.
  */
-function sharedWith(next: unknown, previous: unknown): unknown {
+function sharedWith(next: unknown, previous: unknown, strings: Strings, field?: string): unknown {
   if (next === previous) return previous;
+  if (typeof next === 'string') return field !== undefined && POOLED_FIELDS.has(field) ? strings.shared(next) : next;
   if (typeof next !== 'object' || next === null) return next;
   const prior = typeof previous === 'object' && previous !== null ? previous : undefined;
-  if (prior === undefined) return next;
   if (Array.isArray(next)) {
     const before = Array.isArray(prior) ? prior : undefined;
-    if (before === undefined) return next;
-    let same = next.length === before.length;
+    let same = before !== undefined && next.length === before.length;
     for (let i = 0; i < next.length; i++) {
-      const part = sharedWith(next[i], before?.[i]);
+      const part = sharedWith(next[i], before?.[i], strings);
       next[i] = part;
       same &&= part === before?.[i];
     }
     return same ? previous : next;
   }
-  if (Array.isArray(prior)) return next;
-  const before = prior as Record<string, unknown>;
+  const before = prior !== undefined && !Array.isArray(prior) ? (prior as Record<string, unknown>) : undefined;
   const after = next as Record<string, unknown>;
   const keys = Object.keys(after);
-  const previousKeys = Object.keys(before);
-  let same = keys.length === previousKeys.length;
+  const previousKeys = before ? Object.keys(before) : [];
+  let same = before !== undefined && keys.length === previousKeys.length;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i] as string;
-    const part = key in before ? sharedWith(after[key], before[key]) : after[key];
+    const part = sharedWith(after[key], before?.[key], strings, key);
     after[key] = part;
-    same &&= previousKeys[i] === key && part === before[key];
+    same &&= previousKeys[i] === key && part === before?.[key];
   }
   return same ? previous : next;
 }
@@ -138,6 +173,7 @@ export class MemoryApiServer {
    */
   private readonly insertedAt = new Map<string, number>();
   private insertions = 0;
+  private readonly strings = new Strings();
   private readonly listeners: Array<(change: Change) => void> = [];
   private readonly undelivered: Change[] = [];
   private delivering = false;
@@ -270,7 +306,7 @@ export class MemoryApiServer {
     });
     const previous = this.objects.get(key);
     this.stamp(written, previous);
-    const object = sharedWith(written, previous) as StoredObject;
+    const object = sharedWith(written, previous, this.strings) as StoredObject;
     if (FREEZE_STORED) deepFreeze(object);
     this.objects.set(key, object);
     if (!previous) this.insertedAt.set(key, ++this.insertions);
