@@ -176,6 +176,7 @@ export class Simulation {
       await this.settleInstant();
     } finally {
       this.closeGate();
+      this.forgetQuietKeys();
     }
   }
 
@@ -252,6 +253,15 @@ export class Simulation {
       trim(this.api.writes, this.keepLogs);
     }
     this.onPass?.(outcome, this.clock.now());
+  }
+
+  /**
+   * A key whose hot-loop window has passed starts a new window at its next pass anyway: its entry can go, instead
+   * of one entry per cluster for the whole run.
+   */
+  private forgetQuietKeys(): void {
+    const now = this.clock.now();
+    for (const [id, window] of this.recent) if (now - window.since > HOT_LOOP_WINDOW_MS) this.recent.delete(id);
   }
 
   private countPass(id: string): void {
