@@ -59,11 +59,12 @@ function copyOf<T>(value: T): T {
 }
 
 /**
- * Fields whose values repeat across a fleet's objects — kinds, API versions, the namespace, reasons, messages,
+ * Fields whose values repeat across a fleet's objects — kinds, API versions, the namespace, reasons,
  * phases and timestamps (a simulated fleet spans minutes: a few hundred distinct instants) — yet arrive as a string
  * of their own in each write (an operator's status, a template literal, a parse). The store keeps one instance of
- * each such value (`Strings`). Names and uids are left out: nearly every one is distinct, and a pool entry would
- * cost what the sharing saves (a pool of every string measured larger than the duplicates it removed).
+ * each such value (`Strings`). Names, uids and messages are left out: nearly every one is distinct (a message
+ * names its cluster), and the pool would keep stale ones for what the sharing saves (a pool of every string, and
+ * one with messages, measured larger than the duplicates they removed).
  */
 const POOLED_FIELDS = new Set([
   'apiVersion',
@@ -72,7 +73,6 @@ const POOLED_FIELDS = new Set([
   'type',
   'status',
   'reason',
-  'message',
   'phase',
   'state',
   'lastTransitionTime',
