@@ -6,7 +6,8 @@
  *
  *   node --expose-gc --import tsx bench/fleet-runner.ts <size>
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { isReadyState } from '../machines/states.ts';
 import { clusterObject, simulationWith } from '../src/tools/fixtures/simulation.ts';
 import type { Simulation } from '../src/tools/simulation/simulation.ts';
@@ -110,7 +111,8 @@ function runQueueWaitNs(): number | undefined {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Run as a program (the path compared as the file it is: the compiled runner may be reached through a link).
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
   const size = Number(process.argv[2]);
   if (!Number.isInteger(size) || size <= 0) throw new Error('usage: fleet-runner.ts <size>');
   process.stdout.write(`${JSON.stringify(await runFleet(size))}\n`);
