@@ -360,8 +360,17 @@ describe("CloudNativePG's real controller on a pgfsm cluster (no kubelet: no pod
     expect(simulatorWrites.filter((s) => s.object.metadata.namespace === namespace())).toEqual([]);
 
     // pgfsm's health check reads CNPG's "Setting up primary" as provisioning: waiting, neither failed nor ready.
+    // CNPG's phase reaches pgfsm through the watch and a pass: wait for the status that reads it.
     await untilStateIn(namespace(), name, 'Provisioning.Cluster', 60_000);
-    const pg = the(await getClusterIn(namespace(), name), 'the PostgresCluster');
+    const pg = await waitFor(
+      'the PostgresCluster reading CNPG as provisioning',
+      async () => {
+        const c = await getClusterIn(namespace(), name);
+        const reason = c?.status?.conditions?.find((x) => x.type === 'ClusterReady')?.reason;
+        return reason === 'CNPGClusterProvisioning' ? c : undefined;
+      },
+      60_000,
+    );
     const conditions = Object.fromEntries((pg.status?.conditions ?? []).map((c) => [c.type, c]));
     expect(conditions.ClusterReady).toMatchObject({ status: 'False', reason: 'CNPGClusterProvisioning' });
     expect(conditions.ClusterReady?.message).toContain(CnpgPhase.FirstPrimary);

@@ -26,13 +26,15 @@ export const keyString = (key: ClusterKey) => `${key.namespace}/${key.name}`;
  * of the `cluster` it is given — the one the pass read — so that a pass decided on an old view (a stale
  * cache, a paused leader) conflicts instead of overwriting newer state. A finalizer write answers the
  * version the object is at after it (undefined when nothing was written or the object is gone), which
- * the pass's later writes are conditional on instead.
+ * the pass's later writes are conditional on instead; a status write answers the object as stored after
+ * it (undefined when there is nothing to tell), which a cache-reading port serves to the next pass until
+ * its watch has caught up (driver/cache-reads.ts).
  */
 export interface PostgresClusterPort {
   get(key: ClusterKey): Promise<PostgresCluster | undefined>;
   addFinalizer(cluster: PostgresCluster, finalizer: string): Promise<string | undefined>;
   removeFinalizer(cluster: PostgresCluster, finalizer: string): Promise<string | undefined>;
-  writeStatus(cluster: PostgresCluster, status: PostgresClusterStatus): Promise<void>;
+  writeStatus(cluster: PostgresCluster, status: PostgresClusterStatus): Promise<PostgresCluster | undefined>;
 }
 
 export interface ClassPort {

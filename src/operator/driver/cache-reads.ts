@@ -13,12 +13,15 @@
  *   it saw absent, on its still being absent (the write creates it or conflicts); owner patches are
  *   conditional on the version the adapter reads, and a Secret is created (never applied): a stale child
  *   conflicts, it is never overwritten.
+ * - A pass reads the cluster as its own last status write left it while the watch has not delivered that
+ *   write yet (OwnWrites below), as client-go's MutationCache does: the next pass, woken by a child the
+ *   last one wrote, would otherwise start from the version before and have its status write conflict.
  * - What the caches keep as metadata only (Secrets, ConfigMaps) has its content — a Secret's key names,
  *   a ConfigMap's data — read by one GET each time its resourceVersion moves, and remembered under it.
  *   The cache says whether the object exists and which version it is; a version is immutable, so the
  *   content remembered under it is exact.
  */
-import type { OwnerReference } from '../api/schema.ts';
+import type { OwnerReference, PostgresCluster } from '../api/schema.ts';
 import type { ChildPort, ClusterKey, Ports, Seen } from '../core/ports.ts';
 import type { KubeObject, ObjectRef, PoolerView } from '../domain/objects.ts';
 import type { ObjectSource, WatchSources } from './sources.ts';
@@ -41,6 +44,49 @@ function copy<T>(value: T): T {
     if (typeof part === 'object' && part !== null) out[key] = copy(part);
   }
   return out as T;
+}
+
+/** A resourceVersion as the number it is on etcd, or undefined when it is not one (then it is never compared). */
+const revision = (version: string | undefined) => (version && /^[0-9]+$/.test(version) ? BigInt(version) : undefined);
+
+/**
+ * The PostgresClusters as this process's own status writes left them, kept only until the cache holds
+ * that version or a later one. Versions are compared as the etcd revisions they are, as client-go's
+ * MutationCache does; one that is not a number is never taken over the cache.
+ */
+class OwnWrites {
+  private readonly objects = new Map<string, PostgresCluster>();
+
+  constructor(source: ObjectSource) {
+    source.on((event) => {
+      const key = keyOf(event.object.metadata.namespace ?? '', event.object.metadata.name);
+      const mine = this.objects.get(key);
+      if (!mine) return;
+      const seen = revision(event.object.metadata.resourceVersion);
+      const written = revision(mine.metadata.resourceVersion);
+      if (event.type === 'delete' || seen === undefined || written === undefined || seen >= written)
+        this.objects.delete(key);
+    });
+  }
+
+  written(object: PostgresCluster | undefined): void {
+    if (revision(object?.metadata.resourceVersion) === undefined || !object) return;
+    this.objects.set(keyOf(object.metadata.namespace ?? '', object.metadata.name), object);
+  }
+
+  /** `cached`, or this process's own later write of the same object when the cache is behind it. */
+  newest(cached: PostgresCluster | undefined): PostgresCluster | undefined {
+    if (!cached) return undefined;
+    const key = keyOf(cached.metadata.namespace ?? '', cached.metadata.name);
+    const mine = this.objects.get(key);
+    if (!mine) return cached;
+    const seen = revision(cached.metadata.resourceVersion);
+    const written = revision(mine.metadata.resourceVersion);
+    if (mine.metadata.uid === cached.metadata.uid && seen !== undefined && written !== undefined && written > seen)
+      return mine;
+    this.objects.delete(key);
+    return cached;
+  }
 }
 
 /**
@@ -158,6 +204,7 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
       sightings.note(ref, object);
       return object && copy(object);
     };
+  const ownWrites = new OwnWrites(sources.clusters);
   const secretContent = new ContentByVersion(sources.secrets, (ref) => ports.secrets.get(ref));
   const configMapContent = new ContentByVersion(sources.configMaps, (ref) => ports.configMaps.get(ref));
   const cachedPooler = cached(sources.poolers);
@@ -168,9 +215,13 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     clusters: {
       addFinalizer: (cluster, finalizer) => ports.clusters.addFinalizer(cluster, finalizer),
       removeFinalizer: (cluster, finalizer) => ports.clusters.removeFinalizer(cluster, finalizer),
-      writeStatus: (cluster, status) => ports.clusters.writeStatus(cluster, status),
+      async writeStatus(cluster, status) {
+        const written = await ports.clusters.writeStatus(cluster, status);
+        ownWrites.written(written);
+        return written;
+      },
       async get(key: ClusterKey) {
-        const cluster = sources.clusters.get(key.namespace, key.name);
+        const cluster = ownWrites.newest(sources.clusters.get(key.namespace, key.name) as PostgresCluster | undefined);
         if (!cluster) return undefined;
         return cluster.metadata.deletionTimestamp ? ports.clusters.get(key) : copy(cluster);
       },

@@ -84,9 +84,10 @@ export function postgresClusterPort(custom: CustomObjectsApi): PostgresClusterPo
         metadata: { resourceVersion: cluster.metadata.resourceVersion },
         status: mergePatchFrom(cluster.status, status),
       };
-      await call({ what: what('write status of', cluster) }, () =>
+      const written = await call({ what: what('write status of', cluster) }, () =>
         custom.patchNamespacedCustomObjectStatus({ ...at(cluster), body }, mergePatch),
       );
+      return written ? customObjectOf<PostgresCluster>(written as RawObject) : undefined;
     },
   };
 }

@@ -60,6 +60,7 @@ export function frozenPorts(
       // The status is always accepted: a failed write must still be reported on the conditions.
       writeStatus: async (_cluster, status) => {
         recorder.statuses.push(status);
+        return undefined;
       },
     },
     classes: {

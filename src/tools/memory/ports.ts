@@ -176,11 +176,11 @@ export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSin
       },
       /** Conditional on the version of `cluster`, as on the real API (kubernetes/postgres-cluster.ts). */
       async writeStatus(cluster, status: PostgresClusterStatus) {
-        api.updateStatus(
+        return api.updateStatus(
           { kind: 'PostgresCluster', namespace: cluster.metadata.namespace, name: cluster.metadata.name },
           status,
           cluster.metadata.resourceVersion,
-        );
+        ) as unknown as PostgresCluster;
       },
     },
     classes: {

@@ -192,3 +192,49 @@ describe('applies', () => {
     ]);
   });
 });
+
+describe('a pass after a status write its watch has not delivered yet', () => {
+  /** The clusters' source held back: it shows what it was last told, as a watch that lags. */
+  function lagging() {
+    const { api, ports: _unused, ...rest } = world();
+    const sources = memoryWatchSources(api, clock);
+    for (const source of allSources(sources)) source.start();
+    let held: PostgresCluster | undefined;
+    const listeners: Array<(event: { type: 'add' | 'update' | 'delete'; object: PostgresCluster }) => void> = [];
+    const clusters = {
+      ...sources.clusters,
+      get: () => held,
+      on: (listener: (typeof listeners)[number]) => {
+        listeners.push(listener);
+        return () => {};
+      },
+    };
+    const ports = readingFromCaches(memoryPorts(api, clock), { ...sources, clusters });
+    const deliver = () => {
+      held = api.get<PostgresCluster>({ kind: 'PostgresCluster', namespace: NS, name: 'db' });
+      for (const listener of listeners) if (held) listener({ type: 'update', object: held });
+    };
+    return { api, ports, deliver, ...rest };
+  }
+
+  it('reads the cluster as that write left it, and the cache again once it has caught up', async () => {
+    const { api, ports, deliver } = lagging();
+    api.create(cluster());
+    deliver();
+    const before = (await ports.clusters.get({ namespace: NS, name: 'db' })) as PostgresCluster;
+    await ports.clusters.writeStatus(before, { state: 'Provisioning.Secret' } as PostgresCluster['status'] & object);
+    // The watch has not delivered the write: the next pass still starts from it, not from the version before.
+    const next = (await ports.clusters.get({ namespace: NS, name: 'db' })) as PostgresCluster;
+    expect(next.status?.state).toBe('Provisioning.Secret');
+    expect(next.metadata.resourceVersion).not.toBe(before.metadata.resourceVersion);
+    // So its own status write is not refused as a conflict.
+    await ports.clusters.writeStatus(next, { state: 'Provisioning.Cluster' } as PostgresCluster['status'] & object);
+    // Someone else changes the object; once the cache shows it, the cache is what a pass reads.
+    const stored = api.get<StoredObject>({ kind: 'PostgresCluster', namespace: NS, name: 'db' }) as StoredObject;
+    api.update({ ...stored, metadata: { ...stored.metadata, labels: { team: 'a' } } });
+    deliver();
+    const caughtUp = (await ports.clusters.get({ namespace: NS, name: 'db' })) as PostgresCluster;
+    expect(caughtUp.metadata.labels).toEqual({ team: 'a' });
+    expect(caughtUp.status?.state).toBe('Provisioning.Cluster');
+  });
+});
