@@ -57,7 +57,7 @@ const revision = (version: string | undefined) => (version && /^[0-9]+$/.test(ve
 class OwnWrites {
   private readonly objects = new Map<string, PostgresCluster>();
 
-  constructor(source: ObjectSource) {
+  constructor(private readonly source: ObjectSource) {
     source.on((event) => {
       const key = keyOf(event.object.metadata.namespace ?? '', event.object.metadata.name);
       const mine = this.objects.get(key);
@@ -70,8 +70,13 @@ class OwnWrites {
   }
 
   written(object: PostgresCluster | undefined): void {
-    if (revision(object?.metadata.resourceVersion) === undefined || !object) return;
-    this.objects.set(keyOf(object.metadata.namespace ?? '', object.metadata.name), object);
+    const written = revision(object?.metadata.resourceVersion);
+    if (!object || written === undefined) return;
+    // The watch may have delivered the write before its answer came: then nothing is kept (nor left behind).
+    const namespace = object.metadata.namespace ?? '';
+    const seen = revision(this.source.get(namespace, object.metadata.name)?.metadata.resourceVersion);
+    if (seen !== undefined && seen >= written) return;
+    this.objects.set(keyOf(namespace, object.metadata.name), object);
   }
 
   /** `cached`, or this process's own later write of the same object when the cache is behind it. */
