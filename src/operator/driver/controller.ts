@@ -12,7 +12,7 @@ import { type ClusterKey, keyString } from '../core/ports.ts';
 import type { ReconcileOutcome, UnsentEvent } from '../core/reconcile.ts';
 import type { KubeEvent } from '../domain/effects.ts';
 import { clusterFields, describeError, type Logger, transitionOf } from './logger.ts';
-import { clustersFor, type MappingLookups } from './mapping.ts';
+import { clustersFor, type MappingLookups, RoleSecretIndex } from './mapping.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import { allSources, type SourceEvent, type WatchSources } from './sources.ts';
 import { WorkerPool } from './workers.ts';
@@ -51,6 +51,8 @@ export class Controller {
   private readonly timers: Timers;
   private readonly log: Logger;
   private readonly lookups: MappingLookups;
+  /** Kept from the clusters' watch events before they are mapped (mapping.ts). */
+  private readonly roleSecrets = new RoleSecretIndex();
   private readonly random: () => number;
   private unsubscribers: Array<() => void> = [];
   private resyncHandle: unknown;
@@ -71,6 +73,7 @@ export class Controller {
     this.lookups = {
       clusters: (namespace) => clusters.list(namespace),
       pooler: (namespace, name) => poolers.get(namespace, name),
+      clustersUsingSecret: (namespace, name) => this.roleSecrets.clustersUsing(namespace, name),
     };
   }
 
@@ -95,6 +98,7 @@ export class Controller {
    */
   private keysFor(event: SourceEvent): ClusterKey[] {
     try {
+      this.roleSecrets.update(event);
       return clustersFor(event, this.lookups);
     } catch (error) {
       const { kind, metadata } = event.object;

@@ -15,6 +15,51 @@ export interface MappingLookups {
   clusters(namespace?: string): readonly PostgresCluster[];
   /** A cached CNPG Pooler. */
   pooler(namespace: string, name: string): Pooler | undefined;
+  /**
+   * The cached clusters whose managed roles name this password Secret (RoleSecretIndex); without it the
+   * mapping scans the namespace's clusters.
+   */
+  clustersUsingSecret?(namespace: string, name: string): readonly ClusterKey[];
+}
+
+/**
+ * Which clusters name each role password Secret, kept from the clusters' own watch events, so that a Secret
+ * event finds them without scanning every cluster of its namespace: a fleet creates a superuser Secret per
+ * cluster, and a scan for each would make mapping the fleet's Secret events quadratic.
+ */
+export class RoleSecretIndex {
+  /** `namespace/secret` → names of the clusters naming it. */
+  private readonly users = new Map<string, Set<string>>();
+  /** `namespace/cluster` → the Secrets it names, as last indexed. */
+  private readonly named = new Map<string, readonly string[]>();
+
+  /** Takes in a PostgresCluster's watch event (any other kind is ignored). */
+  update(event: SourceEvent): void {
+    if (event.object.kind !== 'PostgresCluster') return;
+    const key = keyOf(event.object);
+    if (!key) return;
+    const id = `${key.namespace}/${key.name}`;
+    const before = this.named.get(id) ?? [];
+    const after = event.type === 'delete' ? [] : referencedRoleSecrets(event.object);
+    if (sameList([...before], after)) return;
+    for (const secret of before) {
+      const users = this.users.get(`${key.namespace}/${secret}`);
+      users?.delete(key.name);
+      if (users?.size === 0) this.users.delete(`${key.namespace}/${secret}`);
+    }
+    for (const secret of after) {
+      const at = `${key.namespace}/${secret}`;
+      const users = this.users.get(at) ?? new Set<string>();
+      users.add(key.name);
+      this.users.set(at, users);
+    }
+    if (after.length > 0) this.named.set(id, after);
+    else this.named.delete(id);
+  }
+
+  clustersUsing(namespace: string, secret: string): ClusterKey[] {
+    return [...(this.users.get(`${namespace}/${secret}`) ?? [])].map((name) => ({ namespace, name }));
+  }
 }
 
 /*
@@ -97,8 +142,9 @@ function clusterByDerivedName(object: KubeObject, lookups: MappingLookups): Clus
 }
 
 /** Password Secrets of managed roles are the user's: no owner, no label. Every cluster naming one. */
-function clustersUsingRoleSecret(secret: KubeObject, lookups: MappingLookups): ClusterKey[] {
+function clustersUsingRoleSecret(secret: KubeObject, lookups: MappingLookups): readonly ClusterKey[] {
   const name = secret.metadata.name;
+  if (lookups.clustersUsingSecret) return lookups.clustersUsingSecret(secret.metadata.namespace ?? '', name);
   return keysWhere(lookups.clusters(secret.metadata.namespace ?? ''), (c) => referencedRoleSecrets(c).includes(name));
 }
 

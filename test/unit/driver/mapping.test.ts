@@ -11,7 +11,12 @@ import {
   kindOfChild,
   MANAGED_BY_LABEL,
 } from '../../../src/operator/domain/vocabulary.ts';
-import { clustersFor, isStatusOnlyUpdate, type MappingLookups } from '../../../src/operator/driver/mapping.ts';
+import {
+  clustersFor,
+  isStatusOnlyUpdate,
+  type MappingLookups,
+  RoleSecretIndex,
+} from '../../../src/operator/driver/mapping.ts';
 import type { SourceEvent } from '../../../src/operator/driver/sources.ts';
 
 const cluster = (namespace: string, name: string, spec: Partial<PostgresCluster['spec']> = {}): PostgresCluster => ({
@@ -210,6 +215,50 @@ describe('role password Secrets (no owner, no label)', () => {
   it('a labelled Secret that roles also name wakes its cluster and those clusters', () => {
     const secret = object('Secret', 'team-a', 'app-password', { labels: { [CLUSTER_LABEL]: 'orders' } });
     expect(keys({ type: 'add', object: secret })).toEqual(['team-a/billing', 'team-a/orders']);
+  });
+});
+
+describe('the index of role password Secrets the controller keeps', () => {
+  /** The index fed every cluster's add event, and mapping through it instead of a scan. */
+  const indexed = () => {
+    const index = new RoleSecretIndex();
+    for (const c of clusters) index.update({ type: 'add', object: c });
+    const through: MappingLookups = { ...lookups, clustersUsingSecret: (ns, name) => index.clustersUsing(ns, name) };
+    const keysThrough = (event: SourceEvent) =>
+      clustersFor(event, through)
+        .map((k) => `${k.namespace}/${k.name}`)
+        .sort();
+    return { index, keysThrough };
+  };
+
+  it('maps every Secret event as the scan does', () => {
+    const { keysThrough } = indexed();
+    for (const secret of [
+      object('Secret', 'team-a', 'app-password'),
+      object('Secret', 'team-b', 'app-password'),
+      object('Secret', 'team-a', 'tls-cert'),
+      object('Secret', 'team-a', 'app-password', { labels: { [CLUSTER_LABEL]: 'orders' } }),
+    ]) {
+      expect(keysThrough({ type: 'add', object: secret })).toEqual(keys({ type: 'add', object: secret }));
+    }
+  });
+
+  it('follows a cluster that changes the Secrets its roles name, and one that is deleted', () => {
+    const { index, keysThrough } = indexed();
+    const secret = (name: string) => ({ type: 'add' as const, object: object('Secret', 'team-a', name) });
+    const billing = clusters.find((c) => c.metadata.name === 'billing') as PostgresCluster;
+    const moved = {
+      ...billing,
+      spec: { ...billing.spec, managedRoles: [{ name: 'app', passwordSecretRef: { name: 'other' } }] },
+    };
+    index.update({ type: 'update', object: moved, old: billing });
+    expect(keysThrough(secret('app-password'))).toEqual(['team-a/orders']);
+    expect(keysThrough(secret('other'))).toEqual(['team-a/billing']);
+    index.update({ type: 'delete', object: moved });
+    expect(keysThrough(secret('other'))).toEqual([]);
+    // Malformed clusters name nothing, and do not throw.
+    index.update({ type: 'add', object: { ...billing, spec: 'x' } as unknown as PostgresCluster });
+    expect(keysThrough(secret('app-password'))).toEqual(['team-a/orders']);
   });
 });
 

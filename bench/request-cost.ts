@@ -1,0 +1,99 @@
+/**
+ * What one API request costs the operator process itself, through the shipped Kubernetes adapters
+ * (client-node 1.4.0, one kept-alive connection pool, as `pgfsm run` makes them): the floor under
+ * "operator CPU per cluster to Ready", which is about 20 such writes per cluster plus the watch events
+ * they cause.
+ *
+ *   node --conditions=development --import tsx bench/request-cost.ts [--requests 400]
+ *
+ * On a fresh local control plane: creates one PostgresCluster, then measures this process's CPU
+ * (user+system, `process.cpuUsage`) over `--requests` sequential writes of each kind the operator makes
+ * most: an Event create (events.k8s.io, as KubernetesEventSink sends it) and a status merge patch
+ * (conditional on the resourceVersion, as the PostgresCluster port writes it); and a GET, for scale. Prints
+ * µs of CPU per request. Run it on a quiet machine: the API server shares the cores.
+ */
+import { parseArgs } from 'node:util';
+import type { PostgresCluster } from '../src/operator/api/schema.ts';
+import { withKeepAlive } from '../src/operator/kubernetes/connection.ts';
+import { kubernetesPorts } from '../src/operator/kubernetes/index.ts';
+import { startControlPlane } from '../src/tools/control-plane/index.ts';
+import { installCrds, PGFSM_CRDS } from '../src/tools/install/manifests.ts';
+import { writeSection } from './results-section.ts';
+
+const { values } = parseArgs({ options: { requests: { type: 'string', default: '400' } } });
+const requests = Number(values.requests);
+
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
+const lines: string[] = [];
+
+async function measure(what: string, run: (i: number) => Promise<void>): Promise<number> {
+  // Warm-up: connections, TLS, the JIT.
+  for (let i = 0; i < 30; i++) await run(i);
+  const before = cpuMs();
+  const started = performance.now();
+  for (let i = 0; i < requests; i++) await run(i);
+  const cpu = ((cpuMs() - before) / requests) * 1000;
+  const wall = ((performance.now() - started) / requests) * 1000;
+  console.log(
+    `${what.padEnd(46)} ${cpu.toFixed(0).padStart(6)} µs CPU  ${wall.toFixed(0).padStart(6)} µs wall per request`,
+  );
+  lines.push(`| ${what} | ${cpu.toFixed(0)} | ${wall.toFixed(0)} |`);
+  return cpu;
+}
+
+const cp = await startControlPlane({ controllerManager: false, cnpg: false });
+try {
+  await installCrds(cp.kubeConfig, PGFSM_CRDS);
+  const kc = withKeepAlive(cp.kubeConfig);
+  const ports = kubernetesPorts(kc, { reportingInstance: 'bench' });
+  const { CoreV1Api, CustomObjectsApi } = await import('@kubernetes/client-node');
+  await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'bench' } } });
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const at = { group: 'pgfsm.io', version: 'v1alpha1', namespace: 'bench', plural: 'postgresclusters' };
+  await custom.createNamespacedCustomObject({
+    ...at,
+    body: { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresCluster', metadata: { name: 'db' }, spec: { class: 'x' } },
+  });
+  let cluster = (await ports.clusters.get({ namespace: 'bench', name: 'db' })) as PostgresCluster;
+
+  console.log(`${requests} sequential requests of each kind, kube-apiserver ${cp.serverVersion} on loopback`);
+  const event = await measure('Event create (events.k8s.io)', async (i) => {
+    await ports.events.emit(cluster, { type: 'Normal', reason: 'Bench', action: 'Bench', message: `event ${i}` });
+  });
+  const status = await measure('status merge patch (conditional)', async (i) => {
+    const written = await ports.clusters.writeStatus(cluster, { ...(cluster.status ?? {}), state: `s${i}` });
+    if (written) cluster = written;
+  });
+  const get = await measure('GET (the read a cache saves)', async () => {
+    await ports.clusters.get({ namespace: 'bench', name: 'db' });
+  });
+  const floor = `20 writes per cluster at these costs: ${((20 * (event + status)) / 2 / 1000).toFixed(1)} ms of CPU (half Events, half status-sized writes), before any watch event, log line or pass; a GET: ${(get / 1000).toFixed(2)} ms`;
+  console.log(floor);
+  const { cpus, loadavg } = await import('node:os');
+  writeSection(
+    new URL('./results.md', import.meta.url).pathname,
+    'requests',
+    [
+      '## What one API request costs the operator',
+      '',
+      `Written by \`node --conditions=development --import tsx bench/request-cost.ts --requests ${requests}\` on ${new Date().toISOString()}.`,
+      '',
+      `- machine: ${cpus().length} cores, ${cpus()[0]?.model ?? ''}; Node ${process.version}; load average at the end ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' / ')}`,
+      '- the shipped adapters (client-node 1.4.0, kept-alive connections) against a fresh local kube-apiserver, one request at a time after 30 to warm up; CPU is this process’s user+system',
+      '',
+      '| request | µs of CPU | µs wall |',
+      '|---|---|---|',
+      ...lines,
+      '',
+      `${floor}. The requests alone are the floor under "operator CPU per cluster to Ready" in the API section: about 20 writes per cluster, each one needed (a child, a status, an Event), at what client-node costs per request here; the watch events those writes come back as, and the passes, come on top.`,
+    ].join('\n'),
+  );
+} finally {
+  await cp.stop();
+}
