@@ -71,12 +71,12 @@ const pathOf = (ref: ObjectRef) =>
 /** A live PostgresCluster to own the children (the garbage collector removes children of a missing one). */
 async function owner(name: string): Promise<PostgresCluster> {
   const body = { apiVersion: API_VERSION, kind: 'PostgresCluster', metadata: { name }, spec: { class: 'standard' } };
-  await world.custom.createNamespacedCustomObject({ ...GROUP, namespace: NS, plural: 'postgresclusters', body });
-  return (await world.custom.getNamespacedCustomObject({
+  // The create answers the object as stored, uid included.
+  return (await world.custom.createNamespacedCustomObject({
     ...GROUP,
     namespace: NS,
     plural: 'postgresclusters',
-    name,
+    body,
   })) as PostgresCluster;
 }
 
