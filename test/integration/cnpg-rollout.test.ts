@@ -13,6 +13,7 @@ import {
   createClass,
   createCluster,
   eventsAbout,
+  getCluster,
   NS,
   type OperatorHandle,
   patchClass,
@@ -94,7 +95,16 @@ describe("CloudNativePG's webhook and an update of the image and the parameters 
     await waitFor('the image second', async () =>
       (await cnpgCluster('rollout')).spec.imageName?.endsWith(':18') ? true : undefined,
     );
-    await untilState(w(), 'rollout', 'Ready', 60_000);
+    // Ready again once CNPG has applied the image: a Ready seen before CNPG started on it (and the status
+    // that follows it into Degraded) is not the end of the rollout.
+    await waitFor(
+      'Ready with the CNPG Cluster healthy on the new image',
+      async () => {
+        const ready = (await conditions(w(), 'rollout')).ClusterReady === 'True/CNPGClusterHealthy';
+        return ready && (await getCluster(w(), 'rollout'))?.status?.state === 'Ready' ? true : undefined;
+      },
+      60_000,
+    );
     const events = await eventsAbout(w(), 'rollout');
     const reasons = events.map((e) => e.reason);
     expect(reasons).toContain('ClusterUpdateStaged');
