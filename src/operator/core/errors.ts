@@ -112,3 +112,7 @@ export function worstError(errors: unknown[]): unknown {
 }
 
 export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** What the API server said when it refused a write: its own words when the port kept them. */
+export const refusalTextOf = (error: unknown) =>
+  error instanceof PortError && error.refusal !== undefined ? error.refusal : messageOf(error);

@@ -32,7 +32,7 @@ import {
   isNamespaceTerminating,
   isNotLeader,
   messageOf,
-  PortError,
+  refusalTextOf,
   retryAfterOf,
   retryFor,
   worstError,
@@ -115,10 +115,6 @@ const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
       return { kind: 'backoff', error };
   }
 };
-
-/** What the API server said when it refused a write: its own words when the port kept them. */
-const refusalText = (error: unknown) =>
-  error instanceof PortError && error.refusal !== undefined ? error.refusal : messageOf(error);
 
 /** A write that failed, as the condition of its component reports it. */
 function describeFailure(effect: Effect, error: unknown, deleting: boolean): WriteFailure {
@@ -323,6 +319,16 @@ export async function reconcile(
   ];
   // What the pass before could not announce, as far as this pass does not say it itself.
   const earlier = notIn(handover?.events ?? [], announced);
+  /** Everything the pass has to say once its status is stored (or can never be). */
+  const told = () => [
+    ...earlier,
+    ...(discarded ? [discarded] : []),
+    ...execution.events.map((e) => e.event),
+    ...readiness,
+    ...failed,
+  ];
+  /** The reports of the writes made: they stand whatever becomes of the status (those writes are not made again). */
+  const reports = execution.events.filter((e) => !e.announcement).map((e) => e.event);
   let events: KubeEvent[];
   if (statusRefusal !== undefined) {
     // An object stored before a rule of its CRD (or with validation off) can be refused every write, its
@@ -335,33 +341,18 @@ export async function reconcile(
       EventReason.StatusRejected,
       'WriteStatus',
       'The API server refuses every write to this PostgresCluster, its status included, so the status cannot ' +
-        `report what is wrong; fix or re-create the object: ${refusalText(statusRefusal)}`,
+        `report what is wrong; fix or re-create the object: ${refusalTextOf(statusRefusal)}`,
     );
-    events = saidBefore
-      ? execution.events.filter((e) => !e.announcement).map((e) => e.event)
-      : [
-          ...earlier,
-          ...(discarded ? [discarded] : []),
-          ...execution.events.map((e) => e.event),
-          ...readiness,
-          ...failed,
-          refused,
-        ];
+    events = saidBefore ? reports : [...told(), refused];
   } else if (statusFailed) {
     // Not stored, so not to be announced yet: held, with the status, for the next pass, which starts from
     // the same stored status but may not take this transition again (this pass may have changed the
     // world). The reports of the writes made stand: those writes are not made again.
     announcements?.hold(stored, status, [...earlier, ...announced]);
-    events = execution.events.filter((e) => !e.announcement).map((e) => e.event);
+    events = reports;
   } else {
     announcements?.forget(key);
-    events = [
-      ...earlier,
-      ...(discarded ? [discarded] : []),
-      ...execution.events.map((e) => e.event),
-      ...readiness,
-      ...failed,
-    ];
+    events = told();
   }
   // Events an earlier pass decided and stored, but the sink could not send even after its retries: they
   // are sent first, in order, unless this pass says the same itself. Whatever cannot be sent now waits

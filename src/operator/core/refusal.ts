@@ -4,7 +4,7 @@
  */
 import type { Effect } from '../domain/effects.ts';
 import { isRejectable, type RejectedWrite, rejectionOf } from '../domain/rejections.ts';
-import { classOf, messageOf, PortError } from './errors.ts';
+import { classOf, refusalTextOf } from './errors.ts';
 import type { Execution } from './execute.ts';
 
 /** The refusal to remember when the write that failed carried the spec and the API server refused it. */
@@ -12,8 +12,7 @@ export function refusalOf(failure: Execution['failure']): RejectedWrite | undefi
   if (!failure || classOf(failure.error) !== 'rejected') return undefined;
   const { effect, error } = failure;
   if (effect.type !== 'apply' || !isRejectable(effect.component)) return undefined;
-  const said = error instanceof PortError && error.refusal !== undefined ? error.refusal : messageOf(error);
-  return rejectionOf(effect.component, effect.object, said);
+  return rejectionOf(effect.component, effect.object, refusalTextOf(error));
 }
 
 /**
