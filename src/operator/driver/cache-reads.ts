@@ -61,21 +61,16 @@ class OwnWrites {
     source.on((event) => {
       const key = keyOf(event.object.metadata.namespace ?? '', event.object.metadata.name);
       const mine = this.objects.get(key);
-      if (!mine) return;
-      const seen = revision(event.object.metadata.resourceVersion);
-      const written = revision(mine.metadata.resourceVersion);
-      if (event.type === 'delete' || seen === undefined || written === undefined || seen >= written)
-        this.objects.delete(key);
+      if (mine && (event.type === 'delete' || !ahead(mine, event.object))) this.objects.delete(key);
     });
   }
 
   written(object: PostgresCluster | undefined): void {
-    const written = revision(object?.metadata.resourceVersion);
-    if (!object || written === undefined) return;
+    if (!object) return;
     // The watch may have delivered the write before its answer came: then nothing is kept (nor left behind).
     const namespace = object.metadata.namespace ?? '';
-    const seen = revision(this.source.get(namespace, object.metadata.name)?.metadata.resourceVersion);
-    if (seen !== undefined && seen >= written) return;
+    const seen = this.source.get(namespace, object.metadata.name);
+    if (seen ? !ahead(object, seen) : revision(object.metadata.resourceVersion) === undefined) return;
     this.objects.set(keyOf(namespace, object.metadata.name), object);
   }
 
@@ -85,13 +80,17 @@ class OwnWrites {
     const key = keyOf(cached.metadata.namespace ?? '', cached.metadata.name);
     const mine = this.objects.get(key);
     if (!mine) return cached;
-    const seen = revision(cached.metadata.resourceVersion);
-    const written = revision(mine.metadata.resourceVersion);
-    if (mine.metadata.uid === cached.metadata.uid && seen !== undefined && written !== undefined && written > seen)
-      return mine;
+    if (mine.metadata.uid === cached.metadata.uid && ahead(mine, cached)) return mine;
     this.objects.delete(key);
     return cached;
   }
+}
+
+/** Whether `mine` is at a later revision than `seen`; never when either version is not a number. */
+function ahead(mine: KubeObject, seen: KubeObject): boolean {
+  const written = revision(mine.metadata.resourceVersion);
+  const cached = revision(seen.metadata.resourceVersion);
+  return written !== undefined && cached !== undefined && written > cached;
 }
 
 /**
