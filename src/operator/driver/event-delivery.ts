@@ -67,7 +67,11 @@ export class EventDelivery {
       // The oldest beyond the bound are reported unsent at once: the next pass sends them first.
       const over = line.length - this.limits.maxWaiting;
       if (over > 0)
-        this.report(regarding, [], this.unsent(line.splice(0, over), new QueueFullError(this.limits.maxWaiting)));
+        this.onDelivered({
+          regarding,
+          sent: [],
+          unsent: this.unsent(line.splice(0, over), new QueueFullError(this.limits.maxWaiting)),
+        });
       return;
     }
     this.lines.set(key, parcels);
@@ -105,16 +109,12 @@ export class EventDelivery {
       }
     }
     this.lines.delete(key);
-    if (last) this.report(last, sent, unsent);
+    if (last) this.onDelivered({ regarding: last, sent, unsent });
     if (this.lines.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   private unsent(parcels: Parcel[], error: unknown): UnsentEvent[] {
     return parcels.map(({ event }) => ({ event, error }));
-  }
-
-  private report(regarding: PostgresCluster, sent: KubeEvent[], unsent: UnsentEvent[]): void {
-    this.onDelivered({ regarding, sent, unsent });
   }
 
   private async takeSlot(): Promise<void> {
