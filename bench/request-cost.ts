@@ -1,8 +1,9 @@
 /**
  * What one API request costs the operator process itself, through the shipped Kubernetes adapters
- * (client-node 1.4.0, one kept-alive connection pool, as `pgfsm run` makes them): the floor under
- * "operator CPU per cluster to Ready", which is about 20 such writes per cluster plus the watch events
- * they cause.
+ * (src/operator/kubernetes/rest.ts over Node's HTTP client, authenticated by client-node 1.4.0's KubeConfig,
+ * one kept-alive connection pool, as `pgfsm run` makes them): the floor under "operator CPU per cluster to
+ * Ready", which is about 20 such writes per cluster plus the watch events they cause. Beside it, the same
+ * Event create through client-node's generated EventsV1Api on the same pool: what rest.ts exists to save.
  *
  *   node --conditions=development --import tsx bench/request-cost.ts [--requests 400]
  *
@@ -71,7 +72,25 @@ try {
   const get = await measure('GET (the read a cache saves)', async () => {
     await ports.clusters.get({ namespace: 'bench', name: 'db' });
   });
-  const floor = `20 writes per cluster at these costs: ${((20 * (event + status)) / 2 / 1000).toFixed(1)} ms of CPU (half Events, half status-sized writes), before any watch event, log line or pass; a GET: ${(get / 1000).toFixed(2)} ms`;
+  const { EventsV1Api, V1MicroTime } = await import('@kubernetes/client-node');
+  const events = kc.makeApiClient(EventsV1Api);
+  const generated = await measure('Event create through client-node’s EventsV1Api', async (i) => {
+    await events.createNamespacedEvent({
+      namespace: 'bench',
+      body: {
+        metadata: { generateName: 'db-', namespace: 'bench' },
+        eventTime: new V1MicroTime(),
+        reportingController: 'pgfsm',
+        reportingInstance: 'bench',
+        action: 'Bench',
+        reason: 'Bench',
+        type: 'Normal',
+        note: `event ${i}`,
+        regarding: { apiVersion: cluster.apiVersion, kind: cluster.kind, namespace: 'bench', name: 'db' },
+      },
+    });
+  });
+  const floor = `20 writes per cluster at these costs: ${((20 * (event + status)) / 2 / 1000).toFixed(1)} ms of CPU (half Events, half status-sized writes), before any watch event, log line or pass; a GET: ${(get / 1000).toFixed(2)} ms; the same Event through client-node's generated client: ${(generated / event).toFixed(1)}× the CPU`;
   console.log(floor);
   const { cpus, loadavg } = await import('node:os');
   writeSection(
@@ -85,13 +104,13 @@ try {
       `- machine: ${cpus().length} cores, ${cpus()[0]?.model ?? ''}; Node ${process.version}; load average at the end ${loadavg()
         .map((l) => l.toFixed(1))
         .join(' / ')}`,
-      '- the shipped adapters (client-node 1.4.0, kept-alive connections) against a fresh local kube-apiserver, one request at a time after 30 to warm up; CPU is this process’s user+system',
+      '- the shipped adapters (rest.ts over node:https, authenticated by client-node 1.4.0’s KubeConfig, kept-alive connections) against a fresh local kube-apiserver, one request at a time after 30 to warm up; CPU is this process’s user+system',
       '',
       '| request | µs of CPU | µs wall |',
       '|---|---|---|',
       ...lines,
       '',
-      `${floor}. The requests alone are the floor under "operator CPU per cluster to Ready" in the API section: about 20 writes per cluster, each one needed (a child, a status, an Event), at what client-node costs per request here; the watch events those writes come back as, and the passes, come on top.`,
+      `${floor}. The requests alone are the floor under "operator CPU per cluster to Ready" in the API section: about 20 writes per cluster, each one needed (a child, a status, an Event), at what a request costs here; the watch events those writes come back as, and the passes, come on top.`,
     ].join('\n'),
   );
 } finally {

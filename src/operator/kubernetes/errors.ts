@@ -1,5 +1,6 @@
 /**
- * Maps client-node failures onto the port error classes that decide the retry (src/core/errors.ts).
+ * Maps the API's failures (the ports' requests, rest.ts; client-node's, for the Lease) onto the port error
+ * classes that decide the retry (src/core/errors.ts).
  *
  * Messages stay short and never carry a response body: a Secret's body holds values, and client-node's
  * own `ApiException.message` embeds the whole body and the headers. Only the API server's `Status`
@@ -20,6 +21,7 @@
  */
 import { ApiException } from '@kubernetes/client-node';
 import { type ErrorClass, isTransient, PortError } from '../core/errors.ts';
+import { ApiError } from './rest.ts';
 
 interface ApiStatus {
   reason?: string;
@@ -96,8 +98,8 @@ export function parseRetryAfter(value: string | undefined, now: number = Date.no
   return Math.max(0, at - now);
 }
 
-/** A header of an ApiException, whatever the case of its name (node-fetch lower-cases them). */
-function headerOf(headers: Record<string, string> | undefined, name: string): string | undefined {
+/** A header of an error response, whatever the case of its name (Node and node-fetch lower-case them). */
+function headerOf(headers: Record<string, unknown> | undefined, name: string): string | undefined {
   if (!headers || typeof headers !== 'object') return undefined;
   const wanted = name.toLowerCase();
   for (const [key, value] of Object.entries(headers)) {
@@ -170,7 +172,8 @@ export interface ErrorContext {
 
 export function toPortError(error: unknown, context: ErrorContext): PortError {
   if (error instanceof PortError) return error;
-  if (error instanceof ApiException) {
+  // ApiError: the ports' own requests (rest.ts); ApiException: those still made by client-node (the Lease).
+  if (error instanceof ApiError || error instanceof ApiException) {
     const status = statusOf(error.body);
     const errorClass = classOfStatus(error.code, status.reason, status.message, status.causes);
     const reason = status.reason ? ` ${status.reason}` : '';

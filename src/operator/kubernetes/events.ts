@@ -10,13 +10,15 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EventsV1Api, type EventsV1Event, type KubeConfig, V1MicroTime } from '@kubernetes/client-node';
+import { type KubeConfig, V1MicroTime } from '@kubernetes/client-node';
 import type { PostgresCluster } from '../api/schema.ts';
 import { classOf, type ErrorClass } from '../core/errors.ts';
 import type { Clock, EventSink } from '../core/ports.ts';
 import type { KubeEvent } from '../domain/effects.ts';
 import { call, isAlreadyExists, isNotFound } from './errors.ts';
-import { mergePatch } from './objects.ts';
+import { CONTENT, RestClient, resourcePath } from './rest.ts';
+
+const EVENTS = { group: 'events.k8s.io', version: 'v1', plural: 'events' };
 
 /** client-go closes a series after six minutes without a repeat. */
 export const SERIES_WINDOW_MS = 6 * 60 * 1000;
@@ -68,7 +70,7 @@ function truncateBytes(text: string, max: number): string {
 }
 
 export class KubernetesEventSink implements EventSink {
-  private readonly api: EventsV1Api;
+  private readonly rest: RestClient;
   private readonly clock: Clock;
   private readonly controller: string;
   private readonly instance: string;
@@ -82,7 +84,7 @@ export class KubernetesEventSink implements EventSink {
   private readonly retryDelaysMs: readonly number[];
 
   constructor(kc: KubeConfig, options: EventSinkOptions) {
-    this.api = kc.makeApiClient(EventsV1Api);
+    this.rest = new RestClient(kc);
     this.clock = options.clock;
     this.controller = options.reportingController ?? 'pgfsm';
     this.instance = (options.reportingInstance ?? `${this.controller}-${hostname()}`).slice(0, SHORT);
@@ -127,7 +129,12 @@ export class KubernetesEventSink implements EventSink {
       // The count is absolute: a patch repeated after a lost answer sets the same count again.
       await this.retrying(() =>
         call({ what }, () =>
-          this.api.patchNamespacedEvent({ namespace: open.namespace, name: open.name, body }, mergePatch),
+          this.rest.request({
+            method: 'PATCH',
+            path: resourcePath(EVENTS, open),
+            body,
+            contentType: CONTENT.mergePatch,
+          }),
         ),
       );
     } catch (error) {
@@ -151,7 +158,7 @@ export class KubernetesEventSink implements EventSink {
     // attempt that may have created it.
     const earlier = this.uncertain.get(key);
     const eventName = earlier ?? `${name}.${now.toString(16)}${randomBytes(4).toString('hex')}`;
-    const body: EventsV1Event = {
+    const body = {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
       metadata: { name: eventName, namespace },
@@ -169,7 +176,9 @@ export class KubernetesEventSink implements EventSink {
     try {
       await this.retrying(async () => {
         try {
-          await call({ what }, () => this.api.createNamespacedEvent({ namespace, body }));
+          await call({ what }, () =>
+            this.rest.request({ method: 'POST', path: resourcePath(EVENTS, { namespace }), body }),
+          );
         } catch (error) {
           // Every attempt sends the same name: "already exists" after an attempt whose answer never came is
           // that attempt's Event, created all the same, not a second one to make.

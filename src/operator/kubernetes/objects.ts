@@ -1,20 +1,14 @@
 /**
- * How each kind is read and written: the one module that knows which client-node API serves which kind
- * and which Content-Type each kind of write needs (client-node 1.4.0 otherwise sends JSON patch).
+ * How each kind is read and written: the one module that knows where each kind lives in the API and which
+ * Content-Type each kind of write needs. The requests go through rest.ts.
  */
-import {
-  type CoreV1Api,
-  type CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-  type V1ObjectMeta,
-} from '@kubernetes/client-node';
 import type { ObjectMeta, OwnerReference } from '../api/schema.ts';
 import type { ObjectRef } from '../domain/objects.ts';
+import { CONTENT, type ResourceType, type RestClient, resourcePath } from './rest.ts';
 
 /** An object as the API returns it, before it is projected onto a domain shape. */
 export interface RawObject {
-  metadata?: V1ObjectMeta | Record<string, unknown>;
+  metadata?: Record<string, unknown>;
   [field: string]: unknown;
 }
 
@@ -36,71 +30,48 @@ export interface ObjectClient {
   remove(ref: ObjectRef): Promise<void>;
 }
 
-export const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-export const serverSideApply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
-
-export interface CustomKind {
-  group: string;
-  version: string;
-  plural: string;
+export interface Kind extends ResourceType {
   kind: string;
 }
 
-export function customObjectClient(api: CustomObjectsApi, type: CustomKind): ObjectClient {
-  const { kind, ...path } = type;
-  const at = (ref: ObjectRef) => ({ ...path, namespace: ref.namespace, name: ref.name });
+export const SECRETS: Kind = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret' };
+export const CONFIG_MAPS: Kind = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap' };
+export const DEPLOYMENTS: Kind = { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment' };
+
+/**
+ * The verbs for one kind. Secrets are created, never applied (the password is generated once), and their
+ * errors are `sensitive`.
+ */
+export function objectClient(rest: RestClient, type: Kind): ObjectClient {
+  const path = (ref: ObjectRef) => resourcePath(type, ref);
+  const secret = type.kind === 'Secret';
   return {
-    kind,
-    sensitive: false,
-    read: async (ref) => (await api.getNamespacedCustomObject(at(ref))) as RawObject,
+    kind: type.kind,
+    sensitive: secret,
+    read: (ref) => rest.request<RawObject>({ method: 'GET', path: path(ref) }),
     mergePatch: async (ref, body) => {
-      await api.patchNamespacedCustomObject({ ...at(ref), body }, mergePatch);
+      await rest.request({ method: 'PATCH', path: path(ref), body, contentType: CONTENT.mergePatch });
     },
-    apply: async (ref, body, options) =>
-      (await api.patchNamespacedCustomObject({ ...at(ref), body, ...options }, serverSideApply)) as RawObject,
+    apply: async (ref, body, options) => {
+      if (secret) throw new Error('Secrets are created, not applied');
+      return rest.request<RawObject>({
+        method: 'PATCH',
+        path: path(ref),
+        query: { fieldManager: options.fieldManager, force: options.force || undefined },
+        body,
+        contentType: CONTENT.apply,
+      });
+    },
     remove: async (ref) => {
-      await api.deleteNamespacedCustomObject(at(ref));
+      await rest.request({ method: 'DELETE', path: path(ref) });
     },
   };
 }
 
-export function configMapClient(core: CoreV1Api): ObjectClient {
-  const at = (ref: ObjectRef) => ({ namespace: ref.namespace, name: ref.name });
-  return {
-    kind: 'ConfigMap',
-    sensitive: false,
-    read: async (ref) => (await core.readNamespacedConfigMap(at(ref))) as RawObject,
-    mergePatch: async (ref, body) => {
-      await core.patchNamespacedConfigMap({ ...at(ref), body }, mergePatch);
-    },
-    apply: async (ref, body, options) =>
-      (await core.patchNamespacedConfigMap({ ...at(ref), body, ...options }, serverSideApply)) as RawObject,
-    remove: async (ref) => {
-      await core.deleteNamespacedConfigMap(at(ref));
-    },
-  };
-}
-
-/** Secrets are created, never applied (the password is generated once); the responses are dropped unread. */
-export function secretClient(core: CoreV1Api): ObjectClient {
-  const at = (ref: ObjectRef) => ({ namespace: ref.namespace, name: ref.name });
-  return {
-    kind: 'Secret',
-    sensitive: true,
-    read: async (ref) => (await core.readNamespacedSecret(at(ref))) as RawObject,
-    mergePatch: async (ref, body) => {
-      await core.patchNamespacedSecret({ ...at(ref), body }, mergePatch);
-    },
-    apply: async () => {
-      throw new Error('Secrets are created, not applied');
-    },
-    remove: async (ref) => {
-      await core.deleteNamespacedSecret(at(ref));
-    },
-  };
-}
-
-/** Typed clients deserialise timestamps into Dates; the domain keeps the wire form (seconds, `Z`). */
+/**
+ * The domain keeps the wire form of a timestamp (seconds, `Z`). Typed clients (client-node) deserialise them
+ * into Dates; objects built by hand in tests may too.
+ */
 const timestamp = (value: unknown): string | undefined => {
   if (value instanceof Date) return value.toISOString().replace(/\.000Z$/, 'Z');
   return typeof value === 'string' ? value : undefined;

@@ -1,9 +1,9 @@
 /**
- * The ports over a real Kubernetes API (client-node 1.4.0), with the semantics of the in-memory adapter:
+ * The ports over a real Kubernetes API (requests by rest.ts, authenticated by client-node 1.4.0's KubeConfig), with the semantics of the in-memory adapter:
  * children are written by server-side apply, the PostgresCluster by conditional merge patches, and a
  * Secret is only ever seen as its key names.
  */
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock, Ports } from '../core/ports.ts';
 import { CNPG_API_VERSION } from '../domain/objects.ts';
 import {
@@ -13,8 +13,9 @@ import {
   KubernetesSecretPort,
 } from './children.ts';
 import { KubernetesEventSink } from './events.ts';
-import { configMapClient, customObjectClient } from './objects.ts';
+import { CONFIG_MAPS, objectClient } from './objects.ts';
 import { classPort, postgresClusterPort } from './postgres-cluster.ts';
+import { RestClient } from './rest.ts';
 
 export interface KubernetesPortsOptions {
   clock?: Clock;
@@ -31,16 +32,14 @@ const systemClock: Clock = { now: () => Date.now() };
 
 export function kubernetesPorts(kc: KubeConfig, options: KubernetesPortsOptions = {}): Ports {
   const clock = options.clock ?? systemClock;
-  const custom = kc.makeApiClient(CustomObjectsApi);
-  const core = kc.makeApiClient(CoreV1Api);
-  const apps = kc.makeApiClient(AppsV1Api);
+  const rest = new RestClient(kc);
   return {
-    clusters: postgresClusterPort(custom),
-    classes: classPort(custom),
-    secrets: new KubernetesSecretPort(core),
-    cnpgClusters: new KubernetesCnpgClusterPort(customObjectClient(custom, cnpgKind('Cluster', 'clusters'))),
-    poolers: new KubernetesPoolerPort(customObjectClient(custom, cnpgKind('Pooler', 'poolers')), apps),
-    configMaps: new KubernetesConfigMapPort(configMapClient(core)),
+    clusters: postgresClusterPort(rest),
+    classes: classPort(rest),
+    secrets: new KubernetesSecretPort(rest),
+    cnpgClusters: new KubernetesCnpgClusterPort(objectClient(rest, cnpgKind('Cluster', 'clusters'))),
+    poolers: new KubernetesPoolerPort(objectClient(rest, cnpgKind('Pooler', 'poolers')), rest),
+    configMaps: new KubernetesConfigMapPort(objectClient(rest, CONFIG_MAPS)),
     events: new KubernetesEventSink(kc, {
       clock,
       ...(options.reportingController ? { reportingController: options.reportingController } : {}),

@@ -2,7 +2,6 @@
  * The PostgresCluster and PostgresClusterClass ports: reads, the finalizer and the status, each written
  * by JSON merge patch (custom resources do not take strategic merge patches).
  */
-import type { CustomObjectsApi } from '@kubernetes/client-node';
 import {
   GROUP,
   type PostgresCluster,
@@ -12,7 +11,8 @@ import {
 } from '../api/schema.ts';
 import type { ClassPort, PostgresClusterPort } from '../core/ports.ts';
 import { call, getOrUndefined } from './errors.ts';
-import { customObjectOf, mergePatch, type RawObject } from './objects.ts';
+import { customObjectOf, type RawObject } from './objects.ts';
+import { CONTENT, type RestClient, resourcePath } from './rest.ts';
 
 const resourceVersionOf = (object: unknown): string | undefined => {
   const version = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
@@ -36,9 +36,13 @@ export function mergePatchFrom(previous: unknown, next: unknown): unknown {
   return patch;
 }
 
-export function postgresClusterPort(custom: CustomObjectsApi): PostgresClusterPort {
-  const type = { group: GROUP, version: VERSION, plural: 'postgresclusters' };
-  const at = (c: PostgresCluster) => ({ ...type, namespace: c.metadata.namespace, name: c.metadata.name });
+const CLUSTERS = { group: GROUP, version: VERSION, plural: 'postgresclusters' };
+const CLASSES = { group: GROUP, version: VERSION, plural: 'postgresclusterclasses' };
+
+export function postgresClusterPort(rest: RestClient): PostgresClusterPort {
+  const path = (c: PostgresCluster, subresource?: string) => resourcePath(CLUSTERS, c.metadata, subresource);
+  const mergePatch = (path: string, body: object) =>
+    rest.request<RawObject>({ method: 'PATCH', path, body, contentType: CONTENT.mergePatch });
   const what = (verb: string, c: PostgresCluster) =>
     `${verb} PostgresCluster ${c.metadata.namespace}/${c.metadata.name}`;
 
@@ -50,7 +54,7 @@ export function postgresClusterPort(custom: CustomObjectsApi): PostgresClusterPo
   const writeFinalizers = async (cluster: PostgresCluster, finalizers: string[]) => {
     const body = { metadata: { resourceVersion: cluster.metadata.resourceVersion, finalizers } };
     const written = await getOrUndefined({ what: what('update finalizers of', cluster) }, () =>
-      custom.patchNamespacedCustomObject({ ...at(cluster), body }, mergePatch),
+      mergePatch(path(cluster), body),
     );
     return resourceVersionOf(written);
   };
@@ -58,9 +62,9 @@ export function postgresClusterPort(custom: CustomObjectsApi): PostgresClusterPo
   return {
     async get(key) {
       const raw = await getOrUndefined({ what: `get PostgresCluster ${key.namespace}/${key.name}` }, () =>
-        custom.getNamespacedCustomObject({ ...type, ...key }),
+        rest.request<RawObject>({ method: 'GET', path: resourcePath(CLUSTERS, key) }),
       );
-      return raw === undefined ? undefined : customObjectOf<PostgresCluster>(raw as RawObject);
+      return raw === undefined ? undefined : customObjectOf<PostgresCluster>(raw);
     },
     async addFinalizer(cluster, finalizer) {
       const finalizers = cluster.metadata.finalizers ?? [];
@@ -85,20 +89,20 @@ export function postgresClusterPort(custom: CustomObjectsApi): PostgresClusterPo
         status: mergePatchFrom(cluster.status, status),
       };
       const written = await call({ what: what('write status of', cluster) }, () =>
-        custom.patchNamespacedCustomObjectStatus({ ...at(cluster), body }, mergePatch),
+        mergePatch(path(cluster, 'status'), body),
       );
-      return written ? customObjectOf<PostgresCluster>(written as RawObject) : undefined;
+      return written ? customObjectOf<PostgresCluster>(written) : undefined;
     },
   };
 }
 
-export function classPort(custom: CustomObjectsApi): ClassPort {
+export function classPort(rest: RestClient): ClassPort {
   return {
     async get(name) {
       const raw = await getOrUndefined({ what: `get PostgresClusterClass ${name}` }, () =>
-        custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'postgresclusterclasses', name }),
+        rest.request<RawObject>({ method: 'GET', path: resourcePath(CLASSES, { name }) }),
       );
-      return raw === undefined ? undefined : customObjectOf<PostgresClusterClass>(raw as RawObject);
+      return raw === undefined ? undefined : customObjectOf<PostgresClusterClass>(raw);
     },
   };
 }

@@ -1,6 +1,7 @@
 /**
  * The request-level fence (src/operator/kubernetes/fence.ts): a write request made through client-node's
- * generated clients asks the leadership right before it is sent, so a replica that lost the lease sends
+ * generated clients or through the ports' own requests (rest.ts, which authenticate through the same seam)
+ * asks the leadership right before it is sent, so a replica that lost the lease sends
  * nothing, even a write that follows a read inside one port call (an owner change reads the owners first).
  * Reads and the Lease's own requests always go out; a write that must wait for a new connection asks again
  * once the TLS handshake is done. Against fake API servers that record what arrives.
