@@ -103,7 +103,12 @@ class KubernetesChildPort<T extends KubeObject> implements ChildPort<T> {
    * Otherwise the apply does not force, so another manager's fields surface as a conflict (409) rather than
    * being overwritten; and such an apply never creates the object.
    */
-  protected async applyAs(object: KubeObject, fieldManager: string, seen?: Seen): Promise<RawObject> {
+  protected async applyAs(
+    object: KubeObject,
+    fieldManager: string,
+    seen?: Seen,
+    answer = false,
+  ): Promise<RawObject | undefined> {
     const ref = refOf(object);
     const desired = controllerOf(object.metadata.ownerReferences);
     const live = seen ?? (desired ? undefined : await this.get(ref));
@@ -118,7 +123,7 @@ class KubernetesChildPort<T extends KubeObject> implements ChildPort<T> {
     // A 409 of a create-only apply means the object exists: the message says the write was one.
     const what = `${describe('apply', ref)}${live ? '' : ' (only if absent)'}`;
     return call({ what, sensitive: this.client.sensitive }, () =>
-      this.client.apply(ref, body, { fieldManager, force }),
+      this.client.apply(ref, body, { fieldManager, force, answer }),
     );
   }
 }
@@ -212,7 +217,10 @@ export class KubernetesConfigMapPort extends KubernetesChildPort<ConfigMap> impl
     super(client, configMapOf);
   }
 
+  /** Answers the ConfigMap as stored (the pass reads its own write until the watch delivers it). */
   async apply(object: ConfigMap, seen?: Seen): Promise<ConfigMap> {
-    return configMapOf(await this.applyAs(object, FIELD_MANAGER, seen));
+    const stored = await this.applyAs(object, FIELD_MANAGER, seen, true);
+    if (!stored) throw new PortError('other', `${describe('apply', refOf(object))}: the API server answered no object`);
+    return configMapOf(stored);
   }
 }

@@ -134,6 +134,7 @@ export class KubernetesEventSink implements EventSink {
             path: resourcePath(EVENTS, open),
             body,
             contentType: CONTENT.mergePatch,
+            ignoreAnswer: true,
           }),
         ),
       );
@@ -177,7 +178,7 @@ export class KubernetesEventSink implements EventSink {
       await this.retrying(async () => {
         try {
           await call({ what }, () =>
-            this.rest.request({ method: 'POST', path: resourcePath(EVENTS, { namespace }), body }),
+            this.rest.request({ method: 'POST', path: resourcePath(EVENTS, { namespace }), body, ignoreAnswer: true }),
           );
         } catch (error) {
           // Every attempt sends the same name: "already exists" after an attempt whose answer never came is

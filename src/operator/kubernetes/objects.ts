@@ -15,6 +15,8 @@ export interface RawObject {
 export interface ApplyOptions {
   fieldManager: string;
   force: boolean;
+  /** The caller reads the object as stored; without it the answer is dropped unparsed (rest.ts). */
+  answer: boolean;
 }
 
 /** The four verbs the child ports need, for one kind. */
@@ -25,8 +27,8 @@ export interface ObjectClient {
   read(ref: ObjectRef): Promise<RawObject>;
   /** JSON merge patch (RFC 7386); a `metadata.resourceVersion` in the body makes it conditional. */
   mergePatch(ref: ObjectRef, body: object): Promise<void>;
-  /** Answers the object as the API server stored it. */
-  apply(ref: ObjectRef, body: object, options: ApplyOptions): Promise<RawObject>;
+  /** Answers the object as the API server stored it, when asked to (`answer`). */
+  apply(ref: ObjectRef, body: object, options: ApplyOptions): Promise<RawObject | undefined>;
   remove(ref: ObjectRef): Promise<void>;
 }
 
@@ -50,7 +52,13 @@ export function objectClient(rest: RestClient, type: Kind): ObjectClient {
     sensitive: secret,
     read: (ref) => rest.request<RawObject>({ method: 'GET', path: path(ref) }),
     mergePatch: async (ref, body) => {
-      await rest.request({ method: 'PATCH', path: path(ref), body, contentType: CONTENT.mergePatch });
+      await rest.request({
+        method: 'PATCH',
+        path: path(ref),
+        body,
+        contentType: CONTENT.mergePatch,
+        ignoreAnswer: true,
+      });
     },
     apply: async (ref, body, options) => {
       if (secret) throw new Error('Secrets are created, not applied');
@@ -60,10 +68,11 @@ export function objectClient(rest: RestClient, type: Kind): ObjectClient {
         query: { fieldManager: options.fieldManager, force: options.force || undefined },
         body,
         contentType: CONTENT.apply,
+        ignoreAnswer: !options.answer,
       });
     },
     remove: async (ref) => {
-      await rest.request({ method: 'DELETE', path: path(ref) });
+      await rest.request({ method: 'DELETE', path: path(ref), ignoreAnswer: true });
     },
   };
 }

@@ -18,7 +18,7 @@
  * turns it into a PortError (keeping the Status reason and message, never the body). A failure on the way
  * is Node's own error with its `code` (ECONNRESET…), which errors.ts classes the same way.
  */
-import { type Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { type Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { type HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 
@@ -51,6 +51,13 @@ export interface RestRequest {
   body?: unknown;
   /** Default {@link CONTENT.json} when there is a body. */
   contentType?: string;
+  /**
+   * The caller needs nothing from a 2xx answer: its body is read off the connection and dropped unparsed.
+   * Most writes are such (an Event, a child the pass does not read back), and the answer to a write is the
+   * whole object as stored, managedFields included: parsing it was the largest part of the operator's JSON
+   * work. An answer outside 2xx is still read, for the error.
+   */
+  ignoreAnswer?: boolean;
 }
 
 /** Where a kind lives: `group` '' is the core API (`/api/v1`). */
@@ -72,8 +79,14 @@ export function resourcePath(
   return `${root}${namespace}/${type.plural}${name}${name && subresource ? `/${subresource}` : ''}`;
 }
 
-function readBody(res: NodeJS.ReadableStream & { setEncoding(encoding: 'utf8'): void }): Promise<string> {
+function readBody(res: IncomingMessage, keep: boolean): Promise<string> {
   return new Promise((resolve, reject) => {
+    if (!keep) {
+      res.on('end', () => resolve(''));
+      res.on('error', reject);
+      res.resume();
+      return;
+    }
     let text = '';
     res.setEncoding('utf8');
     res.on('data', (chunk: string) => {
@@ -87,7 +100,10 @@ function readBody(res: NodeJS.ReadableStream & { setEncoding(encoding: 'utf8'): 
 export class RestClient {
   constructor(private readonly kc: KubeConfig) {}
 
-  /** Sends one request; answers the parsed JSON body (undefined when empty), or throws (see the module). */
+  /**
+   * Sends one request; answers the parsed JSON body (undefined when empty or ignored), or throws (see the
+   * module).
+   */
   async request<T = unknown>(req: RestRequest): Promise<T> {
     const server = this.kc.getCurrentCluster()?.server;
     if (!server) throw new Error('no current cluster in the kubeconfig');
@@ -108,7 +124,9 @@ export class RestClient {
     const { code, text, answer } = await new Promise<{ code: number; text: string; answer: IncomingHttpHeaders }>(
       (resolve, reject) => {
         const sent = send(url, { method: req.method, headers, ...(agent ? { agent } : {}) }, (res) => {
-          readBody(res).then((text) => resolve({ code: res.statusCode ?? 0, text, answer: res.headers }), reject);
+          const code = res.statusCode ?? 0;
+          const keep = !req.ignoreAnswer || code < 200 || code > 299;
+          readBody(res, keep).then((text) => resolve({ code, text, answer: res.headers }), reject);
         });
         sent.on('error', reject);
         sent.end(payload);

@@ -113,6 +113,20 @@ describe('RestClient', () => {
     expect(arrived[0]?.body).toBe('');
   });
 
+  it('drops a 2xx answer unparsed when the caller ignores it, but still reads an error answer', async () => {
+    answer = { status: 201, body: JSON.stringify({ metadata: { name: 'a' } }) };
+    const path = '/apis/events.k8s.io/v1/namespaces/db/events';
+    await expect(client().request({ method: 'POST', path, body: {}, ignoreAnswer: true })).resolves.toBe(undefined);
+    answer = { status: 403, body: status(403, 'Forbidden', 'events is forbidden') };
+    const error = await client()
+      .request({ method: 'POST', path, body: {}, ignoreAnswer: true })
+      .catch((e: unknown) => toPortError(e, { what: 'create Event' }));
+    expect(error).toMatchObject({
+      errorClass: 'forbidden',
+      message: 'create Event: HTTP 403 Forbidden: events is forbidden',
+    });
+  });
+
   it('throws an ApiError outside 2xx, which errors.ts classes by the Status and words without the body', async () => {
     answer = {
       status: 422,
