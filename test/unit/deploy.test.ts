@@ -2,9 +2,9 @@
  * deploy/ and the Dockerfile, statically: every manifest parses; the kustomize base installs the CRDs,
  * the RBAC, the Deployment, its Service and its PodDisruptionBudget; the Deployment matches what the
  * operator needs (probes on the paths the server serves, the lease the Role allows, only variables
- * `pgfsm run` understands); the namespaced overlay installs the same with namespaced Roles only, in
- * exactly the namespaces it tells the operator to watch; the image is multi-stage, Node 20, non-root and
- * runs the CLI.
+ * `pgfsm run` understands, a V8 heap budget with room under the memory limit); the namespaced overlay
+ * installs the same with namespaced Roles only, in exactly the namespaces it tells the operator to watch;
+ * the image is multi-stage, Node 20, non-root and runs the CLI.
  *
  * There is no Docker engine where this was written, so the Dockerfile is never built here.
  */
@@ -110,7 +110,10 @@ type Binding = {
 const deployment = one<Deployment>('Deployment', 'pgfsm');
 const pod = deployment.spec.template.spec;
 const container = pod.containers[0] as Container;
-const env = Object.fromEntries((container.env ?? []).map((e) => [e.name, e]));
+/** Node's own variable, not `pgfsm run`'s: the V8 heap budget (see the heap budget test). */
+const NODE_OPTIONS = 'NODE_OPTIONS';
+const env = Object.fromEntries((container.env ?? []).filter((e) => e.name !== NODE_OPTIONS).map((e) => [e.name, e]));
+const nodeOptions = container.env?.find((e) => e.name === NODE_OPTIONS);
 const serviceAccount = one('ServiceAccount', 'pgfsm');
 
 const matches = (selector: Record<string, string>, labels: Record<string, string>) =>
@@ -189,7 +192,7 @@ describe('the Deployment', () => {
     expect(find('ClusterRole', binding.roleRef.name)).toHaveLength(1);
   });
 
-  it('sets only variables `pgfsm run` understands, and those it sets parse to the defaults', async () => {
+  it('sets only variables `pgfsm run` understands (and NODE_OPTIONS), and those it sets parse to the defaults', async () => {
     const known = new Set([...runOptions().flatMap((o) => (o.env ? [o.env] : [])), 'POD_NAMESPACE']);
     for (const name of Object.keys(env)) expect(known, `${name} is not a pgfsm run variable`).toContain(name);
     const values = Object.fromEntries(
@@ -264,6 +267,28 @@ describe('the Deployment', () => {
     });
   });
 
+  it('gives V8 one heap budget, with room under the memory limit for what lives off the heap', () => {
+    // Through NODE_OPTIONS, so that an overlay that changes limits.memory can change it beside it.
+    const flags = (nodeOptions?.value ?? '').split(/\s+/).filter(Boolean);
+    const budgets = flags.flatMap((f) => /^--max-old-space-size=(\d+)$/.exec(f)?.[1] ?? []).map(Number);
+    expect(budgets).toHaveLength(1);
+    // Only flags that Node accepts in NODE_OPTIONS and that change nothing but the heap.
+    expect(flags.every((f) => f.startsWith('--max-old-space-size='))).toBe(true);
+    const mib = (quantity: string | undefined) => {
+      const match = /^(\d+)(Mi|Gi)$/.exec(quantity ?? '');
+      if (!match) throw new Error(`memory quantity ${quantity} is not in Mi or Gi`);
+      return Number(match[1]) * (match[2] === 'Gi' ? 1024 : 1);
+    };
+    const limit = mib(container.resources?.limits?.memory);
+    const budget = budgets[0] ?? 0;
+    // At most 3/4 of the limit: Node, the code and the modules take ~65 MB of RSS off the heap before any
+    // work (bench/results.md), and the sockets' and JSON's buffers come on top.
+    expect(budget).toBeLessThanOrEqual(limit * 0.75);
+    // Above the request, which covers the idle footprint: a budget below it would fail before the node
+    // ran short.
+    expect(budget).toBeGreaterThan(mib(container.resources?.requests?.memory));
+  });
+
   it('runs non-root on a read-only filesystem, without privileges, with a writable /tmp', () => {
     expect(container.securityContext).toMatchObject({
       runAsNonRoot: true,
@@ -318,7 +343,7 @@ const baseClusterRole = one<{ rules: Rule[] }>('ClusterRole', 'pgfsm');
 const overlayDeployment = inOverlay('Deployment')[0] as Obj & Deployment;
 const overlayEnv = Object.fromEntries(
   (overlayDeployment.spec.template.spec.containers[0]?.env ?? []).flatMap((e) =>
-    e.value !== undefined ? [[e.name, e.value]] : [],
+    e.value !== undefined && e.name !== NODE_OPTIONS ? [[e.name, e.value]] : [],
   ),
 );
 
@@ -337,6 +362,7 @@ describe('the namespaced overlay', () => {
     const { env: _, ...container } = overlayDeployment.spec.template.spec.containers[0] as Container;
     const { env: __, ...baseContainer } = pod.containers[0] as Container;
     expect(container).toEqual(baseContainer);
+    // The base's variables, NODE_OPTIONS among them, then the overlay's.
     const baseEnv = (pod.containers[0]?.env ?? []).map((e) => e.name);
     expect((overlayDeployment.spec.template.spec.containers[0]?.env ?? []).map((e) => e.name)).toEqual([
       ...baseEnv,
