@@ -8,6 +8,7 @@
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { getHeapStatistics } from 'node:v8';
 import { isReadyState } from '../machines/states.ts';
 import { clusterObject, simulationWith } from '../src/tools/fixtures/simulation.ts';
 import type { Simulation } from '../src/tools/simulation/simulation.ts';
@@ -35,6 +36,11 @@ export interface FleetRun {
   runQueueWaitMs?: number;
   /** The V8 heap budget the run had (`--max-old-space-size`), if any. */
   budgetMb?: number;
+  /**
+   * The heap limit V8 ran with (`heap_size_limit`): the budget plus the young generation, or without a budget what
+   * Node sized from the machine's memory (or a memory cgroup's limit).
+   */
+  heapLimitMb: number;
 }
 
 /** Simulated time is cheap: look every 10 s of it, give up after 30 min. */
@@ -94,6 +100,7 @@ export async function runFleet(size: number, probes: FleetProbes = {}): Promise<
     events: sim.eventCount,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
     heapAfterGcMb,
+    heapLimitMb: getHeapStatistics().heap_size_limit / 2 ** 20,
     cpuMs: (used.user + used.system) / 1000,
     ...(waitedBefore !== undefined && waitedAfter !== undefined
       ? { runQueueWaitMs: (waitedAfter - waitedBefore) / 1e6 }

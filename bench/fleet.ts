@@ -9,16 +9,38 @@
  * into one file by esbuild; the packages stay external and load as the image loads them).
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { parseAllDocuments } from 'yaml';
 import type { FleetRun } from './fleet-runner.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const SOURCE = join(HERE, 'fleet-runner.ts');
 /** Inside the repository, so that the runner's packages resolve from its node_modules. */
 const RUNNER = join(HERE, '..', 'node_modules', '.cache', 'pgfsm', 'fleet-runner.mjs');
+export const DEPLOYMENT = join(HERE, '..', 'deploy', 'manager', 'deployment.yaml');
+
+/**
+ * The V8 heap budget (`--max-old-space-size`, MB) the shipped Deployment gives the manager container through
+ * NODE_OPTIONS: read from deploy/manager/deployment.yaml, so that the fleet is measured as the operator runs and
+ * the number has one home. Throws if the Deployment sets none: a fleet figure without it would not be the
+ * operator's.
+ */
+export function deployedHeapBudgetMb(path = DEPLOYMENT): number {
+  type Container = { name: string; env?: Array<{ name: string; value?: string }> };
+  const deployment = parseAllDocuments(readFileSync(path, 'utf8'))
+    .map((doc) => doc.toJS() as { kind?: string; spec?: { template?: { spec?: { containers?: Container[] } } } })
+    .find((object) => object?.kind === 'Deployment');
+  const manager = deployment?.spec?.template?.spec?.containers?.find((c) => c.name === 'manager');
+  const options = manager?.env?.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+  const budget = Number(/(?:^|\s)--max-old-space-size=(\d+)(?:\s|$)/.exec(options)?.[1]);
+  if (!Number.isInteger(budget) || budget <= 0) {
+    throw new Error(`${path}: the manager container sets no NODE_OPTIONS=--max-old-space-size=<MB>`);
+  }
+  return budget;
+}
 
 /**
  * Compiles bench/fleet-runner.ts and what it imports into one ES module: the development condition as the image's
@@ -45,11 +67,13 @@ export interface FleetOptions {
   reps: number;
   /** Repetitions for sizes of 10,000 and more (one such run takes minutes on 2 cores). */
   largeReps: number;
+  /** The V8 heap budget (`--max-old-space-size`, MB) every run gets: the Deployment's (`deployedHeapBudgetMb`). */
+  heapBudgetMb: number;
   /**
-   * A V8 heap budget (`--max-old-space-size`, MB) for one more run of the largest size, as a container's memory
-   * limit would set it: without one V8 lets garbage pile up far beyond what the fleet keeps. 0: no such run.
+   * One more run of the largest size without the budget, Node sizing the heap from the machine's memory: the
+   * contrast that keeps the budget's effect visible (V8 lets garbage pile up far beyond what the fleet keeps).
    */
-  budgetMb: number;
+  contrast: boolean;
 }
 
 export const repsFor = (size: number, options: FleetOptions) =>
@@ -67,6 +91,7 @@ export const runnerArgs = (size: number, budgetMb?: number) => [
   String(size),
 ];
 
+/** One fleet in a fresh process; `budgetMb` undefined: no heap flag, Node's default sizing. */
 export function runFleetProcess(size: number, budgetMb?: number): Promise<FleetRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, runnerArgs(size, budgetMb), { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -92,25 +117,24 @@ export function runFleetProcess(size: number, budgetMb?: number): Promise<FleetR
 export async function runFleets(options: FleetOptions, log: (line: string) => void): Promise<FleetRun[]> {
   await compileRunner();
   const runs: FleetRun[] = [];
+  const report = (run: FleetRun, what: string) =>
+    log(
+      `${what}: ${run.ready}/${run.size} Ready in ${(run.wallMs / 1000).toFixed(1)} s, ${run.passes} passes, ` +
+        `peak RSS ${run.peakRssMb.toFixed(0)} MB, heap after GC ${run.heapAfterGcMb.toFixed(0)} MB`,
+    );
   for (const size of options.sizes) {
     const reps = repsFor(size, options);
     for (let rep = 1; rep <= reps; rep++) {
-      const run = await runFleetProcess(size);
+      const run = await runFleetProcess(size, options.heapBudgetMb);
       runs.push(run);
-      log(
-        `fleet ${size}, repetition ${rep}/${reps}: ${run.ready}/${size} Ready in ${(run.wallMs / 1000).toFixed(1)} s, ` +
-          `${run.passes} passes, peak RSS ${run.peakRssMb.toFixed(0)} MB, heap after GC ${run.heapAfterGcMb.toFixed(0)} MB`,
-      );
+      report(run, `fleet ${size}, repetition ${rep}/${reps}, heap budget ${options.heapBudgetMb} MB`);
     }
   }
-  const largest = Math.max(...options.sizes);
-  if (options.budgetMb > 0) {
-    const run = await runFleetProcess(largest, options.budgetMb);
+  if (options.contrast) {
+    const largest = Math.max(...options.sizes);
+    const run = await runFleetProcess(largest);
     runs.push(run);
-    log(
-      `fleet ${largest} with a ${options.budgetMb} MB heap budget: ${run.ready}/${largest} Ready in ${(run.wallMs / 1000).toFixed(1)} s, ` +
-        `peak RSS ${run.peakRssMb.toFixed(0)} MB`,
-    );
+    report(run, `fleet ${largest} without a heap budget (contrast)`);
   }
   return runs;
 }

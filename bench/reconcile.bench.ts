@@ -10,15 +10,15 @@
  *
  * Flags: --engine-reps N (5), --engine-warmup-ms MS (2000), --engine-rep-ms MS (300), --fleet-sizes a,b,c
  * (1000,5000,10000), --fleet-reps N (3), --fleet-large-reps N (1: a run of 10,000 takes minutes on 2 cores),
- * --fleet-budget-mb MB (400; 0: none) for one more run of the largest size with that V8 heap budget,
- * --no-engine, --no-fleet, --no-api, --no-results; the API server's own flags pass through.
+ * every fleet run with the V8 heap budget deploy/manager/deployment.yaml gives the operator (NODE_OPTIONS),
+ * --no-fleet-contrast to skip the one more run of the largest size without it, --no-engine, --no-fleet, --no-api, --no-results; the API server's own flags pass through.
  */
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type EngineOptions, type EngineResult, ratio, runEngine, us } from './engine.ts';
-import { type FleetOptions, runFleets } from './fleet.ts';
+import { DEPLOYMENT, deployedHeapBudgetMb, type FleetOptions, runFleets } from './fleet.ts';
 import type { FleetRun } from './fleet-runner.ts';
 import { writeSection } from './results-section.ts';
 import { formatSpread, type Spread, spread } from './stats.ts';
@@ -57,7 +57,8 @@ const fleetOptions: FleetOptions = {
   sizes: (value('--fleet-sizes') ?? '1000,5000,10000').split(',').map(Number),
   reps: positive('--fleet-reps', 3),
   largeReps: positive('--fleet-large-reps', 1),
-  budgetMb: value('--fleet-budget-mb') === '0' ? 0 : positive('--fleet-budget-mb', 400),
+  heapBudgetMb: argv.includes('--no-fleet') ? 0 : deployedHeapBudgetMb(),
+  contrast: !argv.includes('--no-fleet-contrast'),
 };
 if (fleetOptions.sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--fleet-sizes wants a,b,c');
 const resultsPath = argv.includes('--no-results')
@@ -103,7 +104,7 @@ if (!argv.includes('--no-fleet')) {
   log(`\n${table}\n`);
   sections.push({
     name: 'fleet',
-    body: `## In-memory fleet\n\n${context(started, load)}\n${fleetNotes()}\n\n${table}`,
+    body: `## In-memory fleet\n\n${context(started, load)}\n${fleetNotes(fleetOptions)}\n\n${table}`,
   });
 }
 
@@ -212,28 +213,29 @@ function floorNote(engine: EngineResult): string {
   );
 }
 
-function fleetNotes(): string {
+function fleetNotes(options: FleetOptions): string {
+  const deployment = relative(join(dirname(fileURLToPath(import.meta.url)), '..'), DEPLOYMENT);
   return [
-    '- each run: a fresh `node --conditions=development --expose-gc fleet-runner.mjs <size>`, bench/fleet-runner.ts compiled by esbuild first (bench/fleet.ts): JavaScript as the image runs it, XState development build, no tsx loader in the measured process (it added ~55 MB of RSS at 1,000 clusters); Node’s default heap sizing, no heap flag; RSS includes ~75 MB of Node, code and modules before the first cluster',
+    `- each run: a fresh \`node --max-old-space-size=${options.heapBudgetMb} --conditions=development --expose-gc fleet-runner.mjs <size>\`, bench/fleet-runner.ts compiled by esbuild first (bench/fleet.ts): JavaScript as the image runs it, XState development build, no tsx loader in the measured process (it added ~55 MB of RSS at 1,000 clusters); RSS includes ~75 MB of Node, code and modules before the first cluster`,
+    `- heap budget as deploy/ sets it: \`--max-old-space-size=${options.heapBudgetMb}\`, read from the manager container’s NODE_OPTIONS in ${deployment} (the operator as shipped)${options.contrast ? '; the last column runs the largest fleet once more without it, Node sizing the heap from this machine’s memory (no memory cgroup around the bench): V8 then lets garbage grow far past what the fleet keeps before it collects. In a container without the flag Node 20 sizes it from the memory limit instead (half of it: a 259 MB `heap_size_limit` under a 512 MiB cgroup, see the comment in deploy/manager/deployment.yaml)' : ''}`,
     '- the fleet: `size` PostgresClusters created at once (every second one with the connection pooler), class `standard` with 1 instance, default CNPG simulator delays, on the simulation: the shipped Controller, work queue, 2 workers and reconcile core against the in-memory API, on a virtual clock; the runs keep counts, not logs (`logs: 0`)',
     '- wall time: from the first pass until every cluster is Ready (its last pass reached Ready), the set-up excluded; per cluster = wall ÷ size (flat = linear cost)',
-    '- heap budget: the last column runs the largest fleet once more with `--max-old-space-size`, as a container’s memory limit would be passed on to Node; without a budget V8 lets garbage grow far past what the fleet keeps before it collects',
     '- peak RSS: the child’s `process.resourceUsage().maxRSS`, set-up and run included; heap after GC: `heapUsed` after a full GC with every cluster Ready — what the fleet keeps (the in-memory API’s store and the operator’s caches hold each object)',
   ].join('\n');
 }
 
 function fleetTable(runs: FleetRun[], options: FleetOptions): string {
-  // One column per size, and one for the largest size under the heap budget.
+  // One column per size with the Deployment's heap budget, and one for the largest size without it (the contrast).
   const columns = [
     ...options.sizes.map((size) => ({
       title: `${size.toLocaleString('en')} clusters`,
-      runs: runs.filter((r) => r.size === size && r.budgetMb === undefined),
+      runs: runs.filter((r) => r.size === size && r.budgetMb === options.heapBudgetMb),
     })),
-    ...(options.budgetMb > 0
+    ...(options.contrast
       ? [
           {
-            title: `${Math.max(...options.sizes).toLocaleString('en')}, heap budget ${options.budgetMb} MB`,
-            runs: runs.filter((r) => r.budgetMb !== undefined),
+            title: `${Math.max(...options.sizes).toLocaleString('en')}, no heap budget (contrast)`,
+            runs: runs.filter((r) => r.budgetMb === undefined),
           },
         ]
       : []),
@@ -246,6 +248,7 @@ function fleetTable(runs: FleetRun[], options: FleetOptions): string {
   return [
     `| figure | ${columns.map((c) => c.title).join(' | ')} | what it covers |`,
     `|---|${columns.map(() => '---').join('|')}|---|`,
+    `| heap budget | ${columns.map((c) => (c.runs[0]?.budgetMb ? `as deploy/ sets it: --max-old-space-size=${c.runs[0].budgetMb}` : 'none: Node’s default sizing')).join(' | ')} | the V8 flag the run had |`,
     `| repetitions | ${columns.map((c) => String(c.runs.length)).join(' | ')} | a fresh process each |`,
     row('Ready', (r) => r.ready, f0, 'clusters Ready at the end'),
     row('wall time to all Ready', (r) => r.wallMs / 1000, f1, 's'),
@@ -268,6 +271,12 @@ function fleetTable(runs: FleetRun[], options: FleetOptions): string {
     row('writes per cluster', (r) => r.writes / r.size, f1, 'accepted by the in-memory API (status and children)'),
     row('events per cluster', (r) => r.events / r.size, f1, ''),
     row('simulated time to all Ready', (r) => r.virtualMs / 1000, f0, 's of virtual time (CNPG simulator delays)'),
+    row(
+      'V8 heap limit',
+      (r) => r.heapLimitMb,
+      f0,
+      'MB, `heap_size_limit`: the budget and the young generation; without a budget, Node’s sizing from the machine’s memory',
+    ),
     row('peak RSS', (r) => r.peakRssMb, f0, 'MB; target ≤ 500 MB at 10,000'),
     row('heap after GC', (r) => r.heapAfterGcMb, f0, 'MB, all Ready'),
     row(
