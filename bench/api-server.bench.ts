@@ -91,6 +91,12 @@ export interface ApiBenchOptions {
    * loader costs memory and start-up CPU the image does not pay, so RSS is only honest compiled.
    */
   fromSource: boolean;
+  /**
+   * Seconds of kube-apiserver CPU profile to take from the first create on (`--api-server-profile S`), saved
+   * beside the results as `kube-apiserver-<size>.pprof` (read it with `go tool pprof -top`): where the API
+   * server, the bottleneck of the fleet, spends its CPU. 0: none, and the API server runs with profiling off.
+   */
+  apiServerProfileSeconds: number;
 }
 
 export function parseApiBenchArgs(argv: readonly string[]): ApiBenchOptions {
@@ -118,6 +124,7 @@ export function parseApiBenchArgs(argv: readonly string[]): ApiBenchOptions {
     workers: number('--workers', 2),
     resultsPath: argv.includes('--no-results') ? undefined : join(ROOT, 'bench', 'results.md'),
     fromSource: argv.includes('--from-source'),
+    apiServerProfileSeconds: number('--api-server-profile', 0),
   };
 }
 
@@ -197,23 +204,27 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** The API server's own /metrics, summed over the series of `apiserver_request_total` matching `labels`. */
-async function apiserverRequests(kc: KubeConfig, labels: Record<string, string>): Promise<number> {
-  const url = new URL('/metrics', kc.getCurrentCluster()?.server);
+/** A GET of one of the API server's own endpoints (/metrics, /debug/pprof/…) as `kc`'s user. */
+async function apiserverGet(kc: KubeConfig, path: string): Promise<Buffer> {
+  const url = new URL(path, kc.getCurrentCluster()?.server);
   const options: import('node:https').RequestOptions = {};
   await kc.applyToHTTPSOptions(options);
-  const text = await new Promise<string>((resolve, reject) => {
+  return new Promise<Buffer>((resolve, reject) => {
     const req = request(url, { ...options, method: 'GET' }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => {
-        body += c;
-      });
-      res.on('end', () => resolve(body));
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`GET ${path}: ${res.statusCode}`)),
+      );
     });
     req.on('error', reject);
     req.end();
   });
+}
+
+/** The API server's own /metrics, summed over the series of `apiserver_request_total` matching `labels`. */
+async function apiserverRequests(kc: KubeConfig, labels: Record<string, string>): Promise<number> {
+  const text = (await apiserverGet(kc, '/metrics')).toString('utf8');
   let total = 0;
   for (const line of text.split('\n')) {
     if (!line.startsWith('apiserver_request_total{')) continue;
@@ -343,6 +354,7 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
       ),
     },
     log: () => {},
+    ...(options.apiServerProfileSeconds > 0 ? { apiServerArgs: ['--profiling=true'] } : {}),
   });
   const dir = mkdtempSync(join(tmpdir(), 'pgfsm-bench-'));
   let operator: ReturnType<typeof startOperator> | undefined;
@@ -433,6 +445,14 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
     const benchCpuBefore = process.cpuUsage();
     const writesBefore = simulatorApi.stats.writes;
     const start = Date.now();
+    const profile =
+      options.apiServerProfileSeconds > 0
+        ? apiserverGet(admin, `/debug/pprof/profile?seconds=${options.apiServerProfileSeconds}`).then((pprof) => {
+            const file = join(ROOT, 'bench', `kube-apiserver-${size}.pprof`);
+            writeFileSync(file, pprof);
+            log(`  kube-apiserver CPU profile of the first ${options.apiServerProfileSeconds} s: ${file}`);
+          })
+        : undefined;
     const names = Array.from({ length: size }, (_, i) => `c${i}`);
     await inParallel(names, CREATE_CONCURRENCY, async (name) => {
       const i = Number(name.slice(1));
@@ -459,6 +479,7 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
       log(`  ${String(error)}: ${notReady} not Ready; going on with the ones that are`);
     });
     const allReady = Math.max(...readyAt.values());
+    await profile;
     await sleep(SETTLE_MS);
     const settled = Date.now();
     const cpu = cpuMsOf(pid) - cpuBefore;
