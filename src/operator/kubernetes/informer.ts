@@ -21,6 +21,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../domain/objects.ts';
 import type { ObjectSource, SourceEvent } from '../driver/sources.ts';
 import { connectionPoolOf } from './connection.ts';
+import { readBody } from './rest.ts';
 
 export interface ResourceType {
   /** `v1`, `apps/v1`, `pgfsm.io/v1alpha1`, … */
@@ -421,18 +422,6 @@ export class Informer<T extends KubeObject> implements ObjectSource<T> {
       req.end();
     });
   }
-}
-
-function readBody(res: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let body = '';
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      body += chunk;
-    });
-    res.on('end', () => resolve(body));
-    res.on('error', reject);
-  });
 }
 
 function safeParse(text: string): unknown {

@@ -80,7 +80,8 @@ export function resourcePath(
   return `${root}${namespace}/${type.plural}${name}${name && subresource ? `/${subresource}` : ''}`;
 }
 
-function readBody(res: IncomingMessage, keep: boolean): Promise<string> {
+/** The body of a response as text; with `keep` false it is drained and dropped (answers ''). */
+export function readBody(res: IncomingMessage, keep = true): Promise<string> {
   return new Promise((resolve, reject) => {
     if (!keep) {
       res.on('end', () => resolve(''));
