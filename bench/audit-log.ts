@@ -113,6 +113,8 @@ export interface RequestFilter {
   to?: number;
   /** Leave out requests of these resources (e.g. `leases`). */
   excludeResources?: readonly string[];
+  /** Leave out requests with these verbs (e.g. `watch`). */
+  excludeVerbs?: readonly string[];
 }
 
 export interface RequestCount {
@@ -130,8 +132,9 @@ export interface RequestCount {
 export function countRequests(entries: readonly AuditEntry[], filter: RequestFilter): RequestCount {
   const byId = new Map<string, AuditEntry>();
   const excluded = new Set(filter.excludeResources ?? []);
+  const excludedVerbs = new Set(filter.excludeVerbs ?? []);
   for (const e of entries) {
-    if (e.user !== filter.user || excluded.has(e.resource)) continue;
+    if (e.user !== filter.user || excluded.has(e.resource) || excludedVerbs.has(e.verb)) continue;
     if (filter.from !== undefined && e.receivedAt < filter.from) continue;
     if (filter.to !== undefined && e.receivedAt >= filter.to) continue;
     // A later stage has the response code; keep it.
