@@ -20,8 +20,8 @@ import { createInterface } from 'node:readline';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../domain/objects.ts';
 import type { ObjectSource, SourceEvent } from '../driver/sources.ts';
+import { readBody } from './body.ts';
 import { connectionPoolOf } from './connection.ts';
-import { readBody } from './rest.ts';
 
 export interface ResourceType {
   /** `v1`, `apps/v1`, `pgfsm.io/v1alpha1`, … */

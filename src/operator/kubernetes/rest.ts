@@ -19,9 +19,10 @@
  * turns it into a PortError (keeping the Status reason and message, never the body). A failure on the way
  * is Node's own error with its `code` (ECONNRESET…), which errors.ts classes the same way.
  */
-import { type Agent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { type Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { type HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { readBody } from './body.ts';
 
 /** The API server answered outside 2xx. The message never includes the body (it may quote a Secret). */
 export class ApiError extends Error {
@@ -78,25 +79,6 @@ export function resourcePath(
   const namespace = at.namespace ? `/namespaces/${encodeURIComponent(at.namespace)}` : '';
   const name = at.name ? `/${encodeURIComponent(at.name)}` : '';
   return `${root}${namespace}/${type.plural}${name}${name && subresource ? `/${subresource}` : ''}`;
-}
-
-/** The body of a response as text; with `keep` false it is drained and dropped (answers ''). */
-export function readBody(res: IncomingMessage, keep = true): Promise<string> {
-  return new Promise((resolve, reject) => {
-    if (!keep) {
-      res.on('end', () => resolve(''));
-      res.on('error', reject);
-      res.resume();
-      return;
-    }
-    let text = '';
-    res.setEncoding('utf8');
-    res.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    res.on('end', () => resolve(text));
-    res.on('error', reject);
-  });
 }
 
 export class RestClient {
