@@ -56,8 +56,8 @@ export interface RestRequest {
   /**
    * The caller needs nothing from a 2xx answer: its body is read off the connection and dropped unparsed.
    * Most writes are such (an Event, a child the pass does not read back), and the answer to a write is the
-   * whole object as stored, managedFields included: parsing it was the largest part of the operator's JSON
-   * work. An answer outside 2xx is still read, for the error.
+   * whole object as stored, managedFields included: parsing it would be work nothing uses. An answer outside
+   * 2xx is still read, for the error.
    */
   ignoreAnswer?: boolean;
 }
