@@ -17,8 +17,10 @@
  *   Ready CNPG Cluster (a switchover: phase and currentPrimary change) answered → the operator's next
  *   PATCH postgresclusters/status of that cluster answered.
  *
- * Run alone: `npm run bench:api -- [--sizes 100,300] [--big] [--reps 3] [--big-reps 1] [--changes 20] [--idle 30]`;
- * `npm run bench` runs it after the engine and in-memory parts. Writes bench/results.md.
+ * Run alone: `npm run bench:api -- [--sizes 100,300] [--big] [--reps 3] [--big-reps 1] [--changes 20] [--idle 30]
+ * [--api-server-profile S] [--no-results]`; `npm run bench` runs it after the engine and in-memory parts. Writes
+ * bench/results.md. The operator's own node flags (a CPU profile: `--cpu-prof --cpu-prof-dir=DIR`) go in
+ * PGFSM_BENCH_OPERATOR_NODE_ARGS.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
