@@ -32,7 +32,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { withKeepAlive } from '../src/operator/kubernetes/connection.ts';
 import { Informer } from '../src/operator/kubernetes/informer.ts';
-import { RESOURCES } from '../src/operator/kubernetes/watch-sources.ts';
+import { RESOURCES } from '../src/operator/kubernetes/resources.ts';
 import {
   auditPolicyFor,
   type ControlPlane,

@@ -9,7 +9,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigMap } from '../../src/operator/domain/objects.ts';
 import { Informer } from '../../src/operator/kubernetes/informer.ts';
-import { RESOURCES } from '../../src/operator/kubernetes/watch-sources.ts';
+import { RESOURCES } from '../../src/operator/kubernetes/resources.ts';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 
 let controlPlane: ControlPlane | undefined;

@@ -10,7 +10,8 @@ import type { ConfigMap, KubeObject } from '../../src/operator/domain/objects.ts
 import { clustersFor } from '../../src/operator/driver/mapping.ts';
 import { allSources, type SourceEvent, type WatchSources } from '../../src/operator/driver/sources.ts';
 import { HttpStatusError, Informer, type InformerOptions } from '../../src/operator/kubernetes/informer.ts';
-import { createWatchSources, RESOURCES } from '../../src/operator/kubernetes/watch-sources.ts';
+import { RESOURCES } from '../../src/operator/kubernetes/resources.ts';
+import { createWatchSources } from '../../src/operator/kubernetes/watch-sources.ts';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 import { postgresClusterClassCrd, postgresClusterCrd } from '../../src/tools/generate/crd-manifests.ts';
 

@@ -16,9 +16,10 @@ import { classOf, type ErrorClass } from '../core/errors.ts';
 import type { Clock, EventSink } from '../core/ports.ts';
 import type { KubeEvent } from '../domain/effects.ts';
 import { call, isAlreadyExists, isNotFound } from './errors.ts';
-import { CONTENT, RestClient, resourcePath } from './rest.ts';
+import { resourcePath } from './resources.ts';
+import { CONTENT, RestClient } from './rest.ts';
 
-const EVENTS = { group: 'events.k8s.io', version: 'v1', plural: 'events' };
+const EVENTS = { apiVersion: 'events.k8s.io/v1', plural: 'events' };
 
 /** client-go closes a series after six minutes without a repeat. */
 export const SERIES_WINDOW_MS = 6 * 60 * 1000;

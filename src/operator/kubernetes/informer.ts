@@ -22,14 +22,7 @@ import type { KubeObject } from '../domain/objects.ts';
 import type { ObjectSource, SourceEvent } from '../driver/sources.ts';
 import { readBody } from './body.ts';
 import { connectionPoolOf } from './connection.ts';
-
-export interface ResourceType {
-  /** `v1`, `apps/v1`, `pgfsm.io/v1alpha1`, … */
-  apiVersion: string;
-  kind: string;
-  plural: string;
-  namespaced: boolean;
-}
+import { type ResourceType, resourcePath } from './resources.ts';
 
 /** The subset of a pino logger the informer writes to. */
 export interface InformerLog {
@@ -125,9 +118,7 @@ export class Informer<T extends KubeObject> implements ObjectSource<T> {
       ...options,
     };
     const { apiVersion, plural, namespaced } = options.resource;
-    const base = apiVersion === 'v1' ? '/api/v1' : `/apis/${apiVersion}`;
-    const scope = namespaced && options.namespace ? `/namespaces/${encodeURIComponent(options.namespace)}` : '';
-    this.path = `${base}${scope}/${plural}`;
+    this.path = resourcePath({ apiVersion, plural }, { namespace: namespaced ? options.namespace : undefined });
     this.resource = options.namespace && namespaced ? `${plural} in ${options.namespace}` : plural;
   }
 

@@ -4,7 +4,8 @@
  */
 import type { ObjectMeta, OwnerReference } from '../api/schema.ts';
 import type { ObjectRef } from '../domain/objects.ts';
-import { CONTENT, type ResourceType, type RestClient, resourcePath } from './rest.ts';
+import { type ResourceType, resourcePath } from './resources.ts';
+import { CONTENT, type RestClient } from './rest.ts';
 
 /** An object as the API returns it, before it is projected onto a domain shape. */
 export interface RawObject {
@@ -32,19 +33,11 @@ export interface ObjectClient {
   remove(ref: ObjectRef): Promise<void>;
 }
 
-export interface Kind extends ResourceType {
-  kind: string;
-}
-
-export const SECRETS: Kind = { group: '', version: 'v1', plural: 'secrets', kind: 'Secret' };
-export const CONFIG_MAPS: Kind = { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap' };
-export const DEPLOYMENTS: Kind = { group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment' };
-
 /**
  * The verbs for one kind. Secrets are created, never applied (the password is generated once), and their
  * errors are `sensitive`.
  */
-export function objectClient(rest: RestClient, type: Kind): ObjectClient {
+export function objectClient(rest: RestClient, type: ResourceType): ObjectClient {
   const path = (ref: ObjectRef) => resourcePath(type, ref);
   const secret = type.kind === 'Secret';
   return {

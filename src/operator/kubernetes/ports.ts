@@ -1,11 +1,10 @@
 /**
- * The ports over a real Kubernetes API (requests by rest.ts, authenticated by client-node 1.4.0's KubeConfig), with the semantics of the in-memory adapter:
- * children are written by server-side apply, the PostgresCluster by conditional merge patches, and a
- * Secret is only ever seen as its key names.
+ * The ports over a real Kubernetes API (requests by rest.ts, authenticated by client-node 1.4.0's
+ * KubeConfig), with the semantics of the in-memory adapter: children are written by server-side apply, the
+ * PostgresCluster by conditional merge patches, and a Secret is only ever seen as its key names.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock, Ports } from '../core/ports.ts';
-import { CNPG_API_VERSION } from '../domain/objects.ts';
 import {
   KubernetesCnpgClusterPort,
   KubernetesConfigMapPort,
@@ -13,8 +12,9 @@ import {
   KubernetesSecretPort,
 } from './children.ts';
 import { KubernetesEventSink } from './events.ts';
-import { CONFIG_MAPS, objectClient } from './objects.ts';
+import { objectClient } from './objects.ts';
 import { classPort, postgresClusterPort } from './postgres-cluster.ts';
+import { RESOURCES } from './resources.ts';
 import { RestClient } from './rest.ts';
 
 export interface KubernetesPortsOptions {
@@ -25,9 +25,6 @@ export interface KubernetesPortsOptions {
   reportingInstance?: string;
 }
 
-const [CNPG_GROUP = 'postgresql.cnpg.io', CNPG_VERSION = 'v1'] = CNPG_API_VERSION.split('/');
-const cnpgKind = (kind: string, plural: string) => ({ group: CNPG_GROUP, version: CNPG_VERSION, plural, kind });
-
 const systemClock: Clock = { now: () => Date.now() };
 
 export function kubernetesPorts(kc: KubeConfig, options: KubernetesPortsOptions = {}): Ports {
@@ -37,9 +34,9 @@ export function kubernetesPorts(kc: KubeConfig, options: KubernetesPortsOptions 
     clusters: postgresClusterPort(rest),
     classes: classPort(rest),
     secrets: new KubernetesSecretPort(rest),
-    cnpgClusters: new KubernetesCnpgClusterPort(objectClient(rest, cnpgKind('Cluster', 'clusters'))),
-    poolers: new KubernetesPoolerPort(objectClient(rest, cnpgKind('Pooler', 'poolers')), rest),
-    configMaps: new KubernetesConfigMapPort(objectClient(rest, CONFIG_MAPS)),
+    cnpgClusters: new KubernetesCnpgClusterPort(objectClient(rest, RESOURCES.cnpgClusters)),
+    poolers: new KubernetesPoolerPort(objectClient(rest, RESOURCES.poolers), rest),
+    configMaps: new KubernetesConfigMapPort(objectClient(rest, RESOURCES.configMaps)),
     events: new KubernetesEventSink(kc, {
       clock,
       ...(options.reportingController ? { reportingController: options.reportingController } : {}),

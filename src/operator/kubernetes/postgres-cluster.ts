@@ -2,17 +2,12 @@
  * The PostgresCluster and PostgresClusterClass ports: reads, the finalizer and the status, each written
  * by JSON merge patch (custom resources do not take strategic merge patches).
  */
-import {
-  GROUP,
-  type PostgresCluster,
-  type PostgresClusterClass,
-  type PostgresClusterStatus,
-  VERSION,
-} from '../api/schema.ts';
+import type { PostgresCluster, PostgresClusterClass, PostgresClusterStatus } from '../api/schema.ts';
 import type { ClassPort, PostgresClusterPort } from '../core/ports.ts';
 import { call, getOrUndefined } from './errors.ts';
 import { customObjectOf, type RawObject } from './objects.ts';
-import { CONTENT, type RestClient, resourcePath } from './rest.ts';
+import { RESOURCES, resourcePath } from './resources.ts';
+import { CONTENT, type RestClient } from './rest.ts';
 
 const resourceVersionOf = (object: unknown): string | undefined => {
   const version = (object as { metadata?: { resourceVersion?: unknown } } | null)?.metadata?.resourceVersion;
@@ -36,13 +31,10 @@ export function mergePatchFrom(previous: unknown, next: unknown): unknown {
   return patch;
 }
 
-const CLUSTERS = { group: GROUP, version: VERSION, plural: 'postgresclusters' };
-const CLASSES = { group: GROUP, version: VERSION, plural: 'postgresclusterclasses' };
-
 export function postgresClusterPort(rest: RestClient): PostgresClusterPort {
-  const path = (c: PostgresCluster, subresource?: string) => resourcePath(CLUSTERS, c.metadata, subresource);
-  const mergePatch = (path: string, body: object) =>
-    rest.request<RawObject>({ method: 'PATCH', path, body, contentType: CONTENT.mergePatch });
+  const path = (c: PostgresCluster, subresource?: string) => resourcePath(RESOURCES.clusters, c.metadata, subresource);
+  const mergePatch = (at: string, body: object) =>
+    rest.request<RawObject>({ method: 'PATCH', path: at, body, contentType: CONTENT.mergePatch });
   const what = (verb: string, c: PostgresCluster) =>
     `${verb} PostgresCluster ${c.metadata.namespace}/${c.metadata.name}`;
 
@@ -62,7 +54,7 @@ export function postgresClusterPort(rest: RestClient): PostgresClusterPort {
   return {
     async get(key) {
       const raw = await getOrUndefined({ what: `get PostgresCluster ${key.namespace}/${key.name}` }, () =>
-        rest.request<RawObject>({ method: 'GET', path: resourcePath(CLUSTERS, key) }),
+        rest.request<RawObject>({ method: 'GET', path: resourcePath(RESOURCES.clusters, key) }),
       );
       return raw === undefined ? undefined : customObjectOf<PostgresCluster>(raw);
     },
@@ -100,7 +92,7 @@ export function classPort(rest: RestClient): ClassPort {
   return {
     async get(name) {
       const raw = await getOrUndefined({ what: `get PostgresClusterClass ${name}` }, () =>
-        rest.request<RawObject>({ method: 'GET', path: resourcePath(CLASSES, { name }) }),
+        rest.request<RawObject>({ method: 'GET', path: resourcePath(RESOURCES.classes, { name }) }),
       );
       return raw === undefined ? undefined : customObjectOf<PostgresClusterClass>(raw);
     },

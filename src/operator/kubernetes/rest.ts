@@ -47,7 +47,7 @@ export const CONTENT = {
 
 export interface RestRequest {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
-  /** The path below the server's URL, e.g. from {@link resourcePath}. */
+  /** The path below the server's URL, e.g. from `resourcePath` (resources.ts). */
   path: string;
   query?: Record<string, string | boolean | undefined>;
   body?: unknown;
@@ -60,25 +60,6 @@ export interface RestRequest {
    * 2xx is still read, for the error.
    */
   ignoreAnswer?: boolean;
-}
-
-/** Where a kind lives: `group` '' is the core API (`/api/v1`). */
-export interface ResourceType {
-  group: string;
-  version: string;
-  plural: string;
-}
-
-/** `/apis/<group>/<version>[/namespaces/<ns>]/<plural>[/<name>[/<subresource>]]`, names escaped. */
-export function resourcePath(
-  type: ResourceType,
-  at: { namespace?: string | undefined; name?: string | undefined } = {},
-  subresource?: string,
-): string {
-  const root = type.group ? `/apis/${type.group}/${type.version}` : `/api/${type.version}`;
-  const namespace = at.namespace ? `/namespaces/${encodeURIComponent(at.namespace)}` : '';
-  const name = at.name ? `/${encodeURIComponent(at.name)}` : '';
-  return `${root}${namespace}/${type.plural}${name}${name && subresource ? `/${subresource}` : ''}`;
 }
 
 export class RestClient {

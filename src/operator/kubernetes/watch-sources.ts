@@ -21,26 +21,12 @@
  *   since the ports must read those Secrets anyway.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { API_VERSION, type PostgresCluster, type PostgresClusterClass } from '../api/schema.ts';
+import type { PostgresCluster, PostgresClusterClass } from '../api/schema.ts';
 import { CNPG_API_VERSION, type CnpgCluster, type KubeObject, type Pooler } from '../domain/objects.ts';
 import type { ObjectSource, WatchSources } from '../driver/sources.ts';
-import { Informer, type InformerLog, type InformerOptions, type ResourceType } from './informer.ts';
+import { Informer, type InformerLog, type InformerOptions } from './informer.ts';
 import { MultiNamespaceSource } from './multi-namespace.ts';
-
-export const RESOURCES = {
-  clusters: { apiVersion: API_VERSION, kind: 'PostgresCluster', plural: 'postgresclusters', namespaced: true },
-  classes: {
-    apiVersion: API_VERSION,
-    kind: 'PostgresClusterClass',
-    plural: 'postgresclusterclasses',
-    namespaced: false,
-  },
-  cnpgClusters: { apiVersion: CNPG_API_VERSION, kind: 'Cluster', plural: 'clusters', namespaced: true },
-  poolers: { apiVersion: CNPG_API_VERSION, kind: 'Pooler', plural: 'poolers', namespaced: true },
-  secrets: { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true },
-  configMaps: { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true },
-  deployments: { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true },
-} satisfies Record<keyof WatchSources, ResourceType>;
+import { RESOURCES, type ResourceType } from './resources.ts';
 
 export type Timing = Pick<
   InformerOptions<KubeObject>,

@@ -12,7 +12,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { PostgresCluster } from '../../operator/api/schema.ts';
 import type { Logger } from '../../operator/driver/logger.ts';
 import { Informer } from '../../operator/kubernetes/informer.ts';
-import { RESOURCES } from '../../operator/kubernetes/watch-sources.ts';
+import { RESOURCES } from '../../operator/kubernetes/resources.ts';
 import { connectCurrentContext, NotConfirmed, startLocalCluster, type Target } from './cluster.ts';
 import { commandHandler, readCommands } from './commands.ts';
 import { applyExamples, EXAMPLES_NAMESPACE, readExamples } from './examples.ts';

@@ -22,7 +22,7 @@
 import { AppsV1Api, CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { KubeObject } from '../../operator/domain/objects.ts';
 import { Informer, type InformerLog } from '../../operator/kubernetes/informer.ts';
-import { RESOURCES } from '../../operator/kubernetes/watch-sources.ts';
+import { RESOURCES } from '../../operator/kubernetes/resources.ts';
 import type { Change, StoredObject } from '../memory/api-server.ts';
 import type { SimulatorApi } from './cnpg-simulator.ts';
 

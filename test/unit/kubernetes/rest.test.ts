@@ -10,7 +10,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PortError } from '../../../src/operator/core/errors.ts';
 import { toPortError } from '../../../src/operator/kubernetes/errors.ts';
-import { ApiError, CONTENT, RestClient, resourcePath } from '../../../src/operator/kubernetes/rest.ts';
+import { resourcePath } from '../../../src/operator/kubernetes/resources.ts';
+import { ApiError, CONTENT, RestClient } from '../../../src/operator/kubernetes/rest.ts';
 
 interface Arrived {
   method: string;
@@ -66,20 +67,20 @@ const status = (code: number, reason: string, message: string) =>
 
 describe('RestClient', () => {
   it('names each kind where the API serves it, names escaped', () => {
-    expect(resourcePath({ group: '', version: 'v1', plural: 'secrets' }, { namespace: 'db', name: 'a' })).toBe(
+    expect(resourcePath({ apiVersion: 'v1', plural: 'secrets' }, { namespace: 'db', name: 'a' })).toBe(
       '/api/v1/namespaces/db/secrets/a',
     );
     expect(
       resourcePath(
-        { group: 'pgfsm.io', version: 'v1alpha1', plural: 'postgresclusters' },
+        { apiVersion: 'pgfsm.io/v1alpha1', plural: 'postgresclusters' },
         { namespace: 'db', name: 'a' },
         'status',
       ),
     ).toBe('/apis/pgfsm.io/v1alpha1/namespaces/db/postgresclusters/a/status');
-    expect(
-      resourcePath({ group: 'pgfsm.io', version: 'v1alpha1', plural: 'postgresclusterclasses' }, { name: 'x y' }),
-    ).toBe('/apis/pgfsm.io/v1alpha1/postgresclusterclasses/x%20y');
-    expect(resourcePath({ group: 'events.k8s.io', version: 'v1', plural: 'events' }, { namespace: 'db' })).toBe(
+    expect(resourcePath({ apiVersion: 'pgfsm.io/v1alpha1', plural: 'postgresclusterclasses' }, { name: 'x y' })).toBe(
+      '/apis/pgfsm.io/v1alpha1/postgresclusterclasses/x%20y',
+    );
+    expect(resourcePath({ apiVersion: 'events.k8s.io/v1', plural: 'events' }, { namespace: 'db' })).toBe(
       '/apis/events.k8s.io/v1/namespaces/db/events',
     );
   });
