@@ -143,6 +143,8 @@ interface RunFigures {
   statusPatchesAudit: number;
   statusPatchesMetric: number;
   cpuPerClusterMs: number;
+  /** The part of it the kernel spent for the operator (system time): sockets, TCP over loopback, TLS writes. */
+  systemCpuPerClusterMs: number;
   apiServerCpuPerClusterMs: number;
   etcdCpuPerClusterMs: number;
   /** CPU ms of every process over the window to Ready (control plane, operator, this process). */
@@ -150,6 +152,8 @@ interface RunFigures {
   /** The window to Ready, ms (first create → SETTLE_MS after the last Ready). */
   windowMs: number;
   simulatorCpuPerClusterMs: number;
+  /** Reconcile passes of the operator over the window to Ready ÷ N, from its own metrics. */
+  passesPerCluster: number;
   peakRssMb: number;
   rssAfterMb: number;
   idleWindowS: number;
@@ -180,14 +184,18 @@ async function until<T>(what: string, probe: () => T | undefined | Promise<T | u
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux: /proc/<pid>/stat counts in 1/100 s.
 
-/** CPU time (user + system) of a process so far, in ms. */
-export function cpuMsOf(pid: number): number {
+/** CPU time of a process so far, in ms: in user space, in the kernel (system) for it. */
+export function cpuSplitMsOf(pid: number): { user: number; system: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name is in parentheses and may hold spaces: count fields after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  return ((utime + stime) * 1000) / CLOCK_TICKS;
+  return { user: (Number(fields[11]) * 1000) / CLOCK_TICKS, system: (Number(fields[12]) * 1000) / CLOCK_TICKS };
+}
+
+/** CPU time (user + system) of a process so far, in ms. */
+export function cpuMsOf(pid: number): number {
+  const { user, system } = cpuSplitMsOf(pid);
+  return user + system;
 }
 
 /** A field of /proc/<pid>/status in MB (VmHWM: peak resident set; VmRSS: now). */
@@ -234,6 +242,16 @@ async function apiserverRequests(kc: KubeConfig, labels: Record<string, string>)
     if (!line.startsWith('apiserver_request_total{')) continue;
     const matches = Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`));
     if (matches) total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+/** The operator's reconcile passes so far: `controller_runtime_reconcile_total` summed over its results. */
+async function operatorPasses(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('controller_runtime_reconcile_total{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return total;
 }
@@ -443,7 +461,9 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
     const audit = new AuditLogReader(auditPath);
     const statusMetric = { resource: 'postgresclusters', subresource: 'status', verb: 'PATCH' };
     const metricBefore = await apiserverRequests(admin, statusMetric);
+    const passesBefore = await operatorPasses(port);
     const cpuBefore = cpuMsOf(pid);
+    const systemBefore = cpuSplitMsOf(pid).system;
     const controlPlaneCpu = () => Object.fromEntries(Object.entries(cp.pids).map(([n, p]) => [n, cpuMsOf(p)]));
     const controlPlaneBefore = controlPlaneCpu();
     const benchCpuBefore = process.cpuUsage();
@@ -487,6 +507,7 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
     await sleep(SETTLE_MS);
     const settled = Date.now();
     const cpu = cpuMsOf(pid) - cpuBefore;
+    const systemCpu = cpuSplitMsOf(pid).system - systemBefore;
     const controlPlaneAfter = controlPlaneCpu();
     const controlPlaneUsed = Object.fromEntries(
       Object.entries(controlPlaneAfter).map(([n, v]) => [n, v - (controlPlaneBefore[n] ?? 0)]),
@@ -496,6 +517,7 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
     const benchCpu = process.cpuUsage(benchCpuBefore);
     const peakRssMb = memoryMbOf(pid, 'VmHWM');
     const metricAfter = await apiserverRequests(admin, statusMetric);
+    const passes = (await operatorPasses(port)) - passesBefore;
     audit.read();
     const toReady = countRequests(audit.entries, { user: OPERATOR_USER, from: start, to: settled });
     const toReadyNoLease = countRequests(audit.entries, {
@@ -603,6 +625,7 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
       statusPatchesAudit: statusPatches,
       statusPatchesMetric: metricAfter - metricBefore,
       cpuPerClusterMs: cpu / size,
+      systemCpuPerClusterMs: systemCpu / size,
       apiServerCpuPerClusterMs: serverCpu / size,
       etcdCpuPerClusterMs: etcdCpu / size,
       cpuByProcessMs: {
@@ -612,6 +635,7 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
       },
       windowMs: settled - start,
       simulatorCpuPerClusterMs: (benchCpu.user + benchCpu.system) / 1000 / size,
+      passesPerCluster: passes / size,
       peakRssMb,
       rssAfterMb,
       idleWindowS: (idleEnd - idleStart) / 1000,
@@ -690,6 +714,18 @@ function rows(): Row[] {
       note: 'ms; utime+stime of the `pgfsm run` process over the same window ÷ N (start-up excluded)',
     },
     {
+      figure: '… of which in the kernel',
+      value: (r) => r.systemCpuPerClusterMs,
+      format: one,
+      note: "ms; the stime part: the kernel's work for the operator's sockets (on loopback that includes delivering what it sends); the rest is user space: Node's HTTP and TLS, JSON, the passes",
+    },
+    {
+      figure: 'reconcile passes per cluster to Ready',
+      value: (r) => r.passesPerCluster,
+      format: one,
+      note: "the operator's `controller_runtime_reconcile_total` over the same window ÷ N: a pass per change it was told of that could matter",
+    },
+    {
       figure: 'kube-apiserver CPU per cluster',
       value: (r) => r.apiServerCpuPerClusterMs,
       format: one,
@@ -706,6 +742,12 @@ function rows(): Row[] {
       value: (r) => r.simulatorCpuPerClusterMs,
       format: one,
       note: 'ms; this process (CNPG simulator, the creates, the watch) over the same window ÷ N',
+    },
+    {
+      figure: 'operator CPU ÷ simulator CPU',
+      value: (r) => r.cpuPerClusterMs / r.simulatorCpuPerClusterMs,
+      format: (v) => v.toFixed(2),
+      note: "operator CPU per cluster ÷ simulator + bench CPU per cluster, the same window on the same cores. The machine's speed moves every CPU row by up to a third from one run to the next; the simulator's code is fixed, so this ratio moves with the operator's code only: compare two versions by it",
     },
     {
       figure: 'operator peak RSS',
