@@ -49,6 +49,7 @@ import {
 import { CnpgSimulator, type SimulatorDelays } from '../src/tools/simulation/cnpg-simulator.ts';
 import { KubernetesSimulatorApi } from '../src/tools/simulation/kubernetes-api.ts';
 import { type AuditEntry, AuditLogReader, countRequests } from './audit-log.ts';
+import { deployedHeapBudgetMb } from './fleet.ts';
 import { writeSection } from './results-section.ts';
 import { formatSpread, quantile, spread } from './stats.ts';
 
@@ -325,6 +326,8 @@ function startOperator(
       // As the image's entry point runs it (Dockerfile), plus any flags to profile it with, e.g.
       // PGFSM_BENCH_OPERATOR_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (Node refuses those in NODE_OPTIONS).
       '--conditions=development',
+      // The Deployment's heap budget (its NODE_OPTIONS): V8 sizes the heap from it, and so the peak RSS.
+      `--max-old-space-size=${deployedHeapBudgetMb()}`,
       ...(process.env.PGFSM_BENCH_OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean),
       ...entry,
       'run',
@@ -917,7 +920,7 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
       `Written by the last run of \`${command}\` on ${new Date().toISOString()}.`,
       '',
       `- machine: ${cpu.length} cores (\`os.cpus().length\`), ${cpu[0]?.model ?? 'unknown CPU'}; Node ${process.version}`,
-      `- set-up: kube-apiserver and etcd on loopback with CloudNativePG's CRDs and webhooks, the CNPG simulator (all delays 0, timers every ${SIMULATOR_TICK_MS} ms) in the bench process, \`pgfsm run\` as its own process (${options.fromSource ? 'from the TypeScript sources through tsx: RSS includes the loader' : 'compiled as `npm run build` does, run as the image runs it: `node --conditions=development …/cli/main.js run`, NODE_ENV=production'}) with the pgfsm ServiceAccount token, ${options.workers} workers, leader election on`,
+      `- set-up: kube-apiserver and etcd on loopback with CloudNativePG's CRDs and webhooks, the CNPG simulator (all delays 0, timers every ${SIMULATOR_TICK_MS} ms) in the bench process, \`pgfsm run\` as its own process (${options.fromSource ? 'from the TypeScript sources through tsx: RSS includes the loader' : 'compiled as `npm run build` does, run as the image runs it: `node --conditions=development …/cli/main.js run`, NODE_ENV=production'}, with the Deployment's heap budget \`--max-old-space-size=${deployedHeapBudgetMb()}\`) with the pgfsm ServiceAccount token, ${options.workers} workers, leader election on`,
       `- clusters: ${options.pooledEvery > 0 ? `every ${options.pooledEvery === 1 ? '' : `${ordinal(options.pooledEvery)} `}cluster with the connection pooler (2 Poolers each), the others without` : 'none with the connection pooler'}; class \`standard\`, 1 instance; created ${CREATE_CONCURRENCY} at a time`,
       `- load average when the bench started (1/5/15 min): ${loadAtStart.map((l) => l.toFixed(1)).join(' / ')}; other work on the machine shares its cores with everything measured here`,
       `- cells: median (min–max) over ${options.sizes.map((n) => `${repsOf(n, options)} repetition(s) of ${n}`).join(', ')}, each on a fresh control plane; ${options.changes} reactions and ${options.idleSeconds} s idle per repetition`,
