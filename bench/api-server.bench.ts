@@ -144,7 +144,7 @@ interface RunFigures {
   statusPatchesAudit: number;
   statusPatchesMetric: number;
   cpuPerClusterMs: number;
-  /** The part of it the kernel spent for the operator (system time): sockets, TCP over loopback, TLS writes. */
+  /** The part of it the kernel spent for the operator (system time): its sockets, TCP over loopback. */
   systemCpuPerClusterMs: number;
   apiServerCpuPerClusterMs: number;
   etcdCpuPerClusterMs: number;
@@ -750,7 +750,7 @@ function rows(): Row[] {
       figure: 'operator CPU ÷ simulator CPU',
       value: (r) => r.cpuPerClusterMs / r.simulatorCpuPerClusterMs,
       format: (v) => v.toFixed(2),
-      note: "operator CPU per cluster ÷ simulator + bench CPU per cluster, the same window on the same cores. The machine's speed moves every CPU row by up to a third from one run to the next; the simulator's code is fixed, so this ratio moves with the operator's code only: compare two versions by it",
+      note: "operator CPU per cluster ÷ simulator + bench CPU per cluster, the same window on the same cores. The machine's speed moves every CPU row by up to a third from one run to the next; the simulator's code is fixed and shares the machine's moods, so this ratio moves much less (0.94–1.15 over a day's runs in which the operator's figure ran 22–40 ms): compare two versions of the operator by it, one run after the other",
     },
     {
       figure: 'operator peak RSS',
