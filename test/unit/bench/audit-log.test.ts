@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { explain } from '../../../bench/api-server.bench.ts';
+import { explain } from '../../../bench/api-report.ts';
 import { AuditLogReader, countRequests, parseAuditLine } from '../../../bench/audit-log.ts';
 import { quantile, spread } from '../../../bench/stats.ts';
 

@@ -1,0 +1,274 @@
+/**
+ * The report of the API server bench (api-server.bench.ts): the figures one run produces, the table of them
+ * over sizes and repetitions (each row says what it covers), and the details of the last repetition of each
+ * size (requests by kind and what each is for, reactions, CPU by process).
+ */
+import { cpus } from 'node:os';
+import { formatSpread, quantile, spread } from './stats.ts';
+
+/** The reference design polls each waiting step every 15 s: a change waits 7.5 s on average for the next poll. */
+export const REFERENCE_POLL_MS = 15_000;
+/** After the last cluster is Ready: the operator's trailing requests for that step (events) are counted too. */
+export const SETTLE_MS = 3_000;
+
+/** The figures of one run (one size, one repetition). */
+export interface RunFigures {
+  size: number;
+  allReadyMs: number;
+  readyP50Ms: number;
+  readyP99Ms: number;
+  requestsPerCluster: number;
+  requestsPerClusterNoLease: number;
+  breakdown: Array<[string, number]>;
+  breakdownByCode: Array<[string, number]>;
+  statusPatchesAudit: number;
+  statusPatchesMetric: number;
+  cpuPerClusterMs: number;
+  /** The part of it the kernel spent for the operator (system time): its sockets, TCP over loopback. */
+  systemCpuPerClusterMs: number;
+  apiServerCpuPerClusterMs: number;
+  etcdCpuPerClusterMs: number;
+  /** CPU ms of every process over the window to Ready (control plane, operator, this process). */
+  cpuByProcessMs: Record<string, number>;
+  /** The window to Ready, ms (first create → SETTLE_MS after the last Ready). */
+  windowMs: number;
+  simulatorCpuPerClusterMs: number;
+  /** Reconcile passes of the operator over the window to Ready ÷ N, from its own metrics. */
+  passesPerCluster: number;
+  peakRssMb: number;
+  rssAfterMb: number;
+  idleWindowS: number;
+  idlePerMinute: number;
+  idleKinds: Array<[string, number]>;
+  leasePerMinute: number;
+  /** Watches opened again in the idle window (the server ends each after its timeout), per minute. */
+  watchesPerMinute: number;
+  reactions: number[];
+  reactionsMissed: number;
+  flaps: number;
+  notReady: number;
+  simulatorWrites: number;
+  load: [number, number];
+}
+
+const ms = (v: number) => (v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`);
+const one = (v: number) => v.toFixed(1);
+const mb = (v: number) => `${Math.round(v)} MB`;
+const whole = (v: number) => String(Math.round(v));
+
+interface Row {
+  figure: string;
+  value: (r: RunFigures) => number;
+  format: (v: number) => string;
+  note: string;
+}
+
+function rows(): Row[] {
+  return [
+    {
+      figure: 'all Ready after',
+      value: (r) => r.allReadyMs,
+      format: ms,
+      note: 'first create sent → last cluster seen Ready by a watch (status.state)',
+    },
+    {
+      figure: 'time to Ready p50',
+      value: (r) => r.readyP50Ms,
+      format: ms,
+      note: "per cluster: its create's response → the watch event showing it Ready",
+    },
+    { figure: 'time to Ready p99', value: (r) => r.readyP99Ms, format: ms, note: 'same, 99th percentile' },
+    {
+      figure: 'API requests per cluster to Ready',
+      value: (r) => r.requestsPerCluster,
+      format: one,
+      note: `audit log, operator's user, distinct requests from the first create to ${SETTLE_MS / 1000} s after the last Ready, ÷ N; everything included (Lease, lists, watches)`,
+    },
+    {
+      figure: '… of which not the Lease',
+      value: (r) => r.requestsPerClusterNoLease,
+      format: one,
+      note: 'same window without requests on leases',
+    },
+    {
+      figure: 'operator CPU per cluster to Ready',
+      value: (r) => r.cpuPerClusterMs,
+      format: one,
+      note: 'ms; utime+stime of the `pgfsm run` process over the same window ÷ N (start-up excluded)',
+    },
+    {
+      figure: '… of which in the kernel',
+      value: (r) => r.systemCpuPerClusterMs,
+      format: one,
+      note: "ms; the stime part: the kernel's work for the operator's sockets (on loopback that includes delivering what it sends); the rest is user space: Node's HTTP and TLS, JSON, the passes",
+    },
+    {
+      figure: 'reconcile passes per cluster to Ready',
+      value: (r) => r.passesPerCluster,
+      format: one,
+      note: "the operator's `controller_runtime_reconcile_total` over the same window ÷ N: a pass per change it was told of that could matter",
+    },
+    {
+      figure: 'kube-apiserver CPU per cluster',
+      value: (r) => r.apiServerCpuPerClusterMs,
+      format: one,
+      note: 'ms; the API server over the same window ÷ N: all clients (operator, simulator, this bench, CNPG webhooks)',
+    },
+    {
+      figure: 'etcd CPU per cluster',
+      value: (r) => r.etcdCpuPerClusterMs,
+      format: one,
+      note: 'ms; etcd over the same window ÷ N',
+    },
+    {
+      figure: 'simulator + bench CPU per cluster',
+      value: (r) => r.simulatorCpuPerClusterMs,
+      format: one,
+      note: 'ms; this process (CNPG simulator, the creates, the watch) over the same window ÷ N',
+    },
+    {
+      figure: 'operator CPU ÷ simulator CPU',
+      value: (r) => r.cpuPerClusterMs / r.simulatorCpuPerClusterMs,
+      format: (v) => v.toFixed(2),
+      note: "operator CPU per cluster ÷ simulator + bench CPU per cluster, the same window on the same cores. The machine's speed moves every CPU row by up to a third from one run to the next; the simulator's code is fixed and shares the machine's moods, so this ratio moves much less (0.94–1.15 over a day's runs in which the operator's figure ran 22–40 ms): compare two versions of the operator by it, one run after the other",
+    },
+    {
+      figure: 'operator peak RSS',
+      value: (r) => r.peakRssMb,
+      format: mb,
+      note: 'VmHWM of `pgfsm run` when all are Ready (peak since the process started)',
+    },
+    {
+      figure: 'operator RSS at the end',
+      value: (r) => r.rssAfterMb,
+      format: mb,
+      note: 'VmRSS after the idle minute and the reactions',
+    },
+    {
+      figure: 'idle requests per minute (not the Lease)',
+      value: (r) => r.idlePerMinute,
+      format: one,
+      note: 'audit log, operator user, all Ready and nothing changing, over the idle window scaled to a minute; the informers’ watches apart (next rows)',
+    },
+    {
+      figure: 'watches opened again per minute',
+      value: (r) => r.watchesPerMinute,
+      format: one,
+      note: 'same window: an informer opens its watch again when the API server ends it after its timeout (a few minutes, jittered)',
+    },
+    {
+      figure: 'Lease requests per minute',
+      value: (r) => r.leasePerMinute,
+      format: one,
+      note: 'same window, leases only (leader election renewals)',
+    },
+    {
+      figure: 'reaction p50',
+      value: (r) => quantile(r.reactions, 0.5),
+      format: ms,
+      note: "audit log, both at the API server: simulator's Cluster status patch (switchover) answered → operator's next postgresclusters/status patch of that cluster answered; one Ready cluster changes among the idle fleet",
+    },
+    {
+      figure: 'reaction p99',
+      value: (r) => quantile(r.reactions, 0.99),
+      format: ms,
+      note: 'same, 99th percentile (nearest rank: with fewer than 100 changes, the largest)',
+    },
+    {
+      figure: 'reference 15 s poll ÷ reaction p50',
+      value: (r) => REFERENCE_POLL_MS / 2 / quantile(r.reactions, 0.5),
+      format: (v) => `${Math.round(v)}×`,
+      note: 'the reference design notices a change at its next 15 s poll: 7.5 s on average (and at the median) ÷ our p50',
+    },
+    {
+      figure: 'reference 15 s poll ÷ reaction p99',
+      value: (r) => (REFERENCE_POLL_MS * 0.99) / quantile(r.reactions, 0.99),
+      format: (v) => `${Math.round(v)}×`,
+      note: "the poll's p99 (14.85 s) ÷ our p99",
+    },
+    {
+      figure: 'Ready clusters that left Ready',
+      value: (r) => r.flaps,
+      format: whole,
+      note: 'watch events Ready → not Ready from the creates to the end of the idle window (before any switchover): flaps',
+    },
+  ];
+}
+
+export function table(results: RunFigures[], sizes: number[]): string {
+  const header = `| figure | ${sizes.map((s) => `${s} clusters`).join(' | ')} | what it covers |`;
+  const line = `|---|${sizes.map(() => '---|').join('')}---|`;
+  const body = rows().map((row) => {
+    const cells = sizes.map((size) =>
+      formatSpread(spread(results.filter((r) => r.size === size).map(row.value)), row.format),
+    );
+    return `| ${row.figure} | ${cells.join(' | ')} | ${row.note} |`;
+  });
+  return [header, line, ...body].join('\n');
+}
+
+/**
+ * What a request of the operator is for, as its code reads (src/operator/driver/cache-reads.ts and the
+ * kubernetes adapters); a kind not listed says so, and then it is the thing to look into.
+ */
+export function explain(row: string): string {
+  const [verb = '', resource = '', code = ''] = row.split(' ');
+  const [plural = '', sub = ''] = resource.split('/');
+  if (plural === 'leases') return 'leader election: read and renew the Lease';
+  if (code === '409')
+    return 'a write refused: a conflict on a stale resourceVersion, or already exists (the pass runs again)';
+  if (verb === 'list' || verb === 'watch') return 'an informer listing or (re)opening its watch';
+  if (plural === 'events' && verb === 'create')
+    return 'an Event: one per announcement (transition, creation of a child…)';
+  if (plural === 'events') return 'an Event series update (a repeated announcement)';
+  if (plural === 'postgresclusters' && sub === 'status')
+    return 'the status, written about once per state passed through';
+  if (plural === 'postgresclusters' && verb === 'patch') return "the PostgresCluster's metadata: the finalizer";
+  if (plural === 'postgresclusters' && verb === 'get') return 'a fresh read of a cluster (e.g. one being deleted)';
+  if (verb === 'get' && code === '404') return 'a read at write time, before an apply, of a child not there yet';
+  if (plural === 'secrets' && verb === 'get')
+    return "a Secret's key names: one GET per new resourceVersion (cached as metadata only)";
+  if (plural === 'configmaps' && verb === 'get')
+    return "a ConfigMap's data: one GET per new resourceVersion (cached as metadata only)";
+  if (verb === 'get') return 'a read at write time, before an apply, of an existing child';
+  if (plural === 'secrets' && verb === 'create') return 'the superuser Secret (created, never applied)';
+  if (verb === 'patch' && code === '201') return 'a child created by server-side apply';
+  if (verb === 'patch') return 'a child changed by apply or an owner patch';
+  return 'not expected: look into it';
+}
+
+const total = (byProcess: Record<string, number>) => Object.values(byProcess).reduce((a, b) => a + b, 0);
+
+export function details(results: RunFigures[], sizes: number[]): string {
+  const out: string[] = [];
+  for (const size of sizes) {
+    const runs = results.filter((r) => r.size === size);
+    const last = runs[runs.length - 1];
+    if (!last) continue;
+    out.push(
+      `### ${size} clusters (last repetition)`,
+      '',
+      `Requests to Ready by verb, resource and response code (${Math.round(last.requestsPerCluster * size)} in all, ${one(last.requestsPerCluster)} per cluster):`,
+      '',
+      '| request | count | per cluster | what for |',
+      '|---|---|---|---|',
+      ...last.breakdownByCode.map(([k, n]) => `| ${k} | ${n} | ${(n / size).toFixed(2)} | ${explain(k)} |`),
+      '',
+      `Cross-check: PATCH postgresclusters/status in the audit log ${last.statusPatchesAudit}, in the API server's \`apiserver_request_total\` ${last.statusPatchesMetric} (only the operator makes them).`,
+      '',
+      `Idle, ${last.idleWindowS.toFixed(0)} s, all Ready, not the Lease nor a watch: ${last.idleKinds.length === 0 ? 'no request' : last.idleKinds.map(([k, n]) => `${k} × ${n}`).join(', ')}.`,
+      '',
+      `Reactions: ${last.reactions.length} measured${last.reactionsMissed ? `, ${last.reactionsMissed} without an operator write within 30 s` : ''}: ${last.reactions.map((v) => Math.round(v)).join(', ')} ms.`,
+      `CPU over the window to Ready (${(last.windowMs / 1000).toFixed(1)} s): ` +
+        Object.entries(last.cpuByProcessMs)
+          .map(([n, v]) => `${n} ${(v / 1000).toFixed(1)} s`)
+          .join(', ') +
+        `; in all ${(total(last.cpuByProcessMs) / last.windowMs).toFixed(2)} of the machine's ${cpus().length} cores on average (the rest: other load).`,
+      `Simulator writes to Ready: ${last.simulatorWrites} (${(last.simulatorWrites / size).toFixed(1)} per cluster).` +
+        (last.notReady ? ` Not Ready at the deadline: ${last.notReady}.` : ''),
+      `Load average (1 min) at the start and end of the repetitions: ${runs.map((r) => `${r.load[0].toFixed(1)}→${r.load[1].toFixed(1)}`).join(', ')}.`,
+      '',
+    );
+  }
+  return out.join('\n');
+}
