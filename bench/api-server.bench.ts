@@ -192,26 +192,26 @@ async function apiserverGet(kc: KubeConfig, path: string): Promise<Buffer> {
   });
 }
 
-/** The API server's own /metrics, summed over the series of `apiserver_request_total` matching `labels`. */
-async function apiserverRequests(kc: KubeConfig, labels: Record<string, string>): Promise<number> {
-  const text = (await apiserverGet(kc, '/metrics')).toString('utf8');
+/** A Prometheus text exposition's counter `name`, summed over its series whose labels include `labels`. */
+function sumCounter(text: string, name: string, labels: Record<string, string> = {}): number {
   let total = 0;
   for (const line of text.split('\n')) {
-    if (!line.startsWith('apiserver_request_total{')) continue;
+    if (!line.startsWith(`${name}{`)) continue;
     const matches = Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`));
     if (matches) total += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return total;
 }
 
+/** The API server's own /metrics, summed over the series of `apiserver_request_total` matching `labels`. */
+async function apiserverRequests(kc: KubeConfig, labels: Record<string, string>): Promise<number> {
+  return sumCounter((await apiserverGet(kc, '/metrics')).toString('utf8'), 'apiserver_request_total', labels);
+}
+
 /** The operator's reconcile passes so far: `controller_runtime_reconcile_total` summed over its results. */
 async function operatorPasses(port: number): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  let total = 0;
-  for (const line of text.split('\n')) {
-    if (line.startsWith('controller_runtime_reconcile_total{')) total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return total;
+  return sumCounter(text, 'controller_runtime_reconcile_total');
 }
 
 function clusterBody(name: string, pooled: boolean) {
@@ -422,8 +422,7 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
     const statusMetric = { resource: 'postgresclusters', subresource: 'status', verb: 'PATCH' };
     const metricBefore = await apiserverRequests(admin, statusMetric);
     const passesBefore = await operatorPasses(port);
-    const cpuBefore = cpuMsOf(pid);
-    const systemBefore = cpuSplitMsOf(pid).system;
+    const cpuBefore = cpuSplitMsOf(pid);
     const controlPlaneCpu = () => Object.fromEntries(Object.entries(cp.pids).map(([n, p]) => [n, cpuMsOf(p)]));
     const controlPlaneBefore = controlPlaneCpu();
     const benchCpuBefore = process.cpuUsage();
@@ -466,8 +465,9 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
     await profile;
     await sleep(SETTLE_MS);
     const settled = Date.now();
-    const cpu = cpuMsOf(pid) - cpuBefore;
-    const systemCpu = cpuSplitMsOf(pid).system - systemBefore;
+    const cpuAfter = cpuSplitMsOf(pid);
+    const systemCpu = cpuAfter.system - cpuBefore.system;
+    const cpu = cpuAfter.user - cpuBefore.user + systemCpu;
     const controlPlaneAfter = controlPlaneCpu();
     const controlPlaneUsed = Object.fromEntries(
       Object.entries(controlPlaneAfter).map(([n, v]) => [n, v - (controlPlaneBefore[n] ?? 0)]),

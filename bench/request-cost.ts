@@ -11,7 +11,7 @@
  * (user+system, `process.cpuUsage`) over `--requests` sequential writes of each kind the operator makes
  * most: an Event create (events.k8s.io, as KubernetesEventSink sends it) and a status merge patch
  * (conditional on the resourceVersion, as the PostgresCluster port writes it); and a GET, for scale. Prints
- * µs of CPU per request, one at a time and with 16 in flight. Run it on a quiet machine: the API server shares the
+ * µs of CPU per request, one at a time and with IN_FLIGHT (16) at once. Run it on a quiet machine: the API server shares the
  * cores.
  */
 import { parseArgs } from 'node:util';
@@ -21,6 +21,7 @@ import { kubernetesPorts } from '../src/operator/kubernetes/index.ts';
 import { startControlPlane } from '../src/tools/control-plane/index.ts';
 import { installCrds, PGFSM_CRDS } from '../src/tools/install/manifests.ts';
 import { writeSection } from './results-section.ts';
+import { formatSpread, spread } from './stats.ts';
 
 const { values } = parseArgs({ options: { requests: { type: 'string', default: '400' } } });
 const requests = Number(values.requests);
@@ -57,7 +58,7 @@ function kind(what: string, run: (i: number) => Promise<void>, concurrent = true
   return k;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+const median = (values: readonly number[]) => spread(values).median;
 
 /**
  * Every kind, `requests` times each, in ROUNDS rounds that take the kinds in turn: the machine is shared and its
@@ -87,8 +88,7 @@ async function measureAll(): Promise<void> {
   }
 }
 
-const range = (values: number[]) =>
-  `${median(values).toFixed(0)} (${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)})`;
+const range = (values: readonly number[]) => formatSpread(spread(values), (v) => v.toFixed(0));
 
 const cp = await startControlPlane({ controllerManager: false, cnpg: false });
 try {
@@ -192,7 +192,7 @@ try {
       `- machine: ${cpus().length} cores, ${cpus()[0]?.model ?? ''}; Node ${process.version}; load average at the end ${loadavg()
         .map((l) => l.toFixed(1))
         .join(' / ')}`,
-      `- the shipped adapters (rest.ts over node:https, authenticated by client-node 1.4.0’s KubeConfig, kept-alive connections) against a fresh local kube-apiserver, one request at a time after 30 to warm up, then (all but the status patch) the same number with 16 in flight; CPU is this process’s user+system; each cell the median (min–max) of ${ROUNDS} rounds that take the kinds in turn`,
+      `- the shipped adapters (rest.ts over node:https, authenticated by client-node 1.4.0’s KubeConfig, kept-alive connections) against a fresh local kube-apiserver, one request at a time after 30 to warm up, then (all but the status patch) the same number with ${IN_FLIGHT} in flight; CPU is this process’s user+system; each cell the median (min–max) of ${ROUNDS} rounds that take the kinds in turn`,
       '',
       `| request | µs of CPU | µs wall | µs of CPU, ${IN_FLIGHT} in flight |`,
       '|---|---|---|---|',
