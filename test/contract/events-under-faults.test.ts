@@ -18,6 +18,7 @@ import type { Simulation } from '../../src/tools/simulation/simulation.ts';
 import {
   conflictOnEverySecondStatusWrite,
   failingWrite,
+  landingLate,
   losingTheFirstAnswers,
   override,
 } from './support/faulty-ports.ts';
@@ -67,6 +68,14 @@ describe('events under faults', () => {
       expect(eventMultiset(faulty)).toEqual(faultFree);
     },
   );
+
+  it('a status write that lands late, after the next pass read the status before it, loses no announcement', async () => {
+    const faultFree = eventMultiset(await lifecycle());
+    const faulty = await lifecycle(landingLate);
+    // The late writes did land under the next pass, whose own write then conflicted.
+    expect(faulty.passes.filter((p) => p.requeue.kind === 'immediate').length).toBeGreaterThan(3);
+    expect(eventMultiset(faulty)).toEqual(faultFree);
+  });
 
   it('a create whose answer is lost is read back: its own event, no failure Warning, nothing twice', async () => {
     const faultFree = eventMultiset(await lifecycle());

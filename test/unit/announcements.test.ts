@@ -34,6 +34,27 @@ describe('Announcements', () => {
     expect(memo.pending(cluster(provisioning))).toEqual({ status: provisioning, events: [notReady] });
   });
 
+  it('keeps what a landed write announced when the pass after it failed too, on the old view', () => {
+    // Pass 1 stores `provisioning` but its answer is lost; pass 2 still reads `ready` (the watch has not
+    // delivered pass 1's write), goes on from `provisioning` and fails on its conditional write, a conflict.
+    const memo = new Announcements();
+    memo.hold(cluster(ready), provisioning, [notReady]);
+    const handover = memo.pending(cluster(ready));
+    expect(handover?.status).toEqual(provisioning);
+    const further: PostgresClusterStatus = { state: 'Provisioning.Pooler', phase: 'Provisioning' };
+    const secretReady = normal('SecretReady', 'BecomeReady', 'Superuser secret is ready');
+    memo.hold(cluster(ready), further, [...(handover?.events ?? []), secretReady]);
+    // Pass 3 reads what pass 1 stored: pass 1's announcements are due; pass 2's transition was never stored,
+    // and pass 3 takes it again (and announces it) from there, or not at all.
+    expect(memo.pending(cluster(provisioning))).toEqual({ status: provisioning, events: [notReady] });
+    // Still from the old view: the newest attempt, with everything it had taken over.
+    memo.hold(cluster(ready), provisioning, [notReady]);
+    memo.hold(cluster(ready), further, [notReady, secretReady]);
+    expect(memo.pending(cluster(ready))).toEqual({ status: further, events: [notReady, secretReady] });
+    // Pass 2's write landed after all.
+    expect(memo.pending(cluster(further))).toEqual({ status: further, events: [notReady, secretReady] });
+  });
+
   it('drops what is held when another status was stored, or the name is another object', () => {
     const memo = new Announcements();
     memo.hold(cluster(ready), provisioning, [notReady]);

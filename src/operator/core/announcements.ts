@@ -16,7 +16,14 @@
  * pass's, and once its own status is stored (or nothing needed storing) it makes the held announcements
  * too, except what it says itself (told apart by reason and message). If the failed write landed after
  * all (its answer was lost), the next pass starts from the very status held, which changes nothing but
- * the announcements. A pass that starts from any other stored status drops what is held: someone else
+ * the announcements.
+ *
+ * The passes after a failed write can fail too, on the same old view: a write whose answer was lost may
+ * have landed while the watch has not delivered it yet, so the next pass still reads the status before it,
+ * goes on from the held one, and its own write conflicts. Each such attempt is kept, in order, with what it
+ * announced (its own and what it took over): whichever of them the stored status turns out to be, its
+ * announcements are made, and the later attempts', never stored, are left to the passes that take those
+ * transitions again. A pass that starts from any other stored status drops what is held: someone else
  * stored the progress, and announced it. This is the memory of one operator process (one per process):
  * a crash between the failed write and the next pass still loses the announcements.
  */
@@ -28,15 +35,24 @@ import { type ClusterKey, keyString } from './ports.ts';
 /** Bounds, so that an API outage over many clusters cannot grow the memory without limit. */
 export const MAX_HELD_OBJECTS = 1024;
 export const MAX_HELD_EVENTS = 64;
+/** Failed writes kept per object from one stored status: more in a row mean the API is down, not lagging. */
+export const MAX_HELD_ATTEMPTS = 8;
+
+/** One failed status write: the status a pass tried to store, and what it would have announced. */
+interface Attempt {
+  /** As the API returns it (undefined fields dropped). */
+  status: PostgresClusterStatus | undefined;
+  /** The pass's own announcements and those it had taken over. */
+  events: KubeEvent[];
+}
 
 interface Held {
   /** The object's uid: a PostgresCluster deleted and created again under the same name is another object. */
   uid: string | undefined;
-  /** The stored status the failed pass started from, as the API returns it (undefined fields dropped). */
+  /** The stored status the failed passes started from, as the API returns it. */
   from: unknown;
-  /** The status it tried to store, likewise. */
-  attempted: PostgresClusterStatus | undefined;
-  events: KubeEvent[];
+  /** Their attempts, oldest first: each went on from the one before it. */
+  attempts: Attempt[];
 }
 
 /** What a pass takes over from the pass before it whose status write failed. */
@@ -84,9 +100,11 @@ export class Announcements {
     if (!entry) return undefined;
     const stored = normalised(cluster.status);
     if (entry.uid === cluster.metadata.uid) {
-      if (isDeepStrictEqual(stored, entry.from)) return { status: entry.attempted, events: entry.events };
-      // The failed write landed after all: nothing to go on from but what is stored.
-      if (isDeepStrictEqual(stored, entry.attempted)) return { status: cluster.status, events: entry.events };
+      const newest = entry.attempts.at(-1);
+      if (newest && isDeepStrictEqual(stored, entry.from)) return { status: newest.status, events: newest.events };
+      // A failed write landed after all: nothing to go on from but what is stored, and what that write said.
+      const landed = entry.attempts.findLast((attempt) => isDeepStrictEqual(stored, attempt.status));
+      if (landed) return { status: cluster.status, events: landed.events };
     }
     this.held.delete(key);
     return undefined;
@@ -97,12 +115,21 @@ export class Announcements {
    * `attempted` the status the pass computed, and `events` its announcements, with those it had taken over.
    */
   hold(cluster: PostgresCluster, attempted: PostgresClusterStatus | undefined, events: readonly KubeEvent[]): void {
-    this.remember(this.held, keyString(cluster.metadata), {
-      uid: cluster.metadata.uid,
-      from: normalised(cluster.status),
-      attempted: normalised(attempted),
+    const key = keyString(cluster.metadata);
+    const from = normalised(cluster.status);
+    const attempt = {
+      status: normalised(attempted),
       // The newest, should a cluster's status stay unwritable for long: a pass announces its own last.
       events: events.slice(-this.maxEvents),
+    };
+    // A pass that failed from the same stored status as the ones before it went on from theirs.
+    const entry = this.held.get(key);
+    const earlier =
+      entry && entry.uid === cluster.metadata.uid && isDeepStrictEqual(entry.from, from) ? entry.attempts : [];
+    this.remember(this.held, key, {
+      uid: cluster.metadata.uid,
+      from,
+      attempts: [...earlier, attempt].slice(-MAX_HELD_ATTEMPTS),
     });
   }
 

@@ -36,6 +36,33 @@ export const conflictOnEverySecondStatusWrite =
   };
 
 /**
+ * Every second status write of each cluster times out on its way and lands late: it is carried out only
+ * when the cluster's next status write arrives, just before that one. The pass after the timeout reads the
+ * status as it was (the late write has not landed), and its own write, conditional on that version,
+ * conflicts with the late one: what the API server does to a slow write the client gave up on.
+ */
+export function landingLate(ports: Ports): Ports {
+  const writes = new Map<string, number>();
+  const late = new Map<string, () => Promise<unknown>>();
+  return {
+    ...ports,
+    clusters: override(ports.clusters, {
+      async writeStatus(cluster, status) {
+        const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
+        const landing = late.get(key);
+        late.delete(key);
+        await landing?.();
+        const count = (writes.get(key) ?? 0) + 1;
+        writes.set(key, count);
+        if (count % 2 === 1) return ports.clusters.writeStatus(cluster, status);
+        late.set(key, () => ports.clusters.writeStatus(cluster, status));
+        throw new PortError('timeout', `injected: status write ${count} of ${key} timed out, to land late`);
+      },
+    }),
+  };
+}
+
+/**
  * The first create of the superuser Secret and the first apply of each CNPG Cluster, Pooler and endpoints
  * ConfigMap land, but their answers are lost: each write is carried out, then a timeout is thrown.
  */
