@@ -7,12 +7,14 @@
  * (objects.ts), or drop it unread (`ignoreAnswer`). Measured on the real API server at 300 clusters (issue 10,
  * the same machine, one run after the other): 36.1 ms of operator CPU per cluster to Ready through the
  * generated clients, 30.2 ms through this. On one request alone Node's own HTTPS client is the floor
- * (bench/request-cost.ts prints it beside both). undici would do the same job, but is one more dependency for
- * what Node's built-in client already does on the connection pool we have. HTTP/2 (node:http2, one session per
- * API server, as client-go does) was tried too and not kept: on one request in isolation with 16 in flight it
- * cost a fifth to a third less CPU, but in the 300-cluster run the operator's CPU per cluster stayed where it
- * was (two runs each way, one after the other: operator ÷ simulator CPU 0.99 and 0.94 over HTTP/1.1, 0.97 and
- * 0.98 over HTTP/2), and fencing at the moment a request leaves (fence.ts) would have needed a new seam.
+ * (bench/request-cost.ts prints it beside both). undici (7.30, the last line for Node 20) is not cheaper: an
+ * Event create through its Pool cost 439 µs of CPU alone and 236 µs with 16 in flight, bare node:https 371–455
+ * and 223–273 µs in the same run; it would be one more dependency and a second TLS setup beside client-node's
+ * for nothing. HTTP/2 (node:http2, one session per API server, as client-go does) was tried too and not kept:
+ * on one request in isolation with 16 in flight it cost a fifth to a third less CPU, but in the 300-cluster
+ * run the operator's CPU per cluster stayed where it was (two runs each way, one after the other: operator ÷
+ * simulator CPU 0.99 and 0.94 over HTTP/1.1, 0.97 and 0.98 over HTTP/2), and fencing at the moment a request
+ * leaves (fence.ts) would have needed a new seam.
  *
  * What stays client-node's: the KubeConfig and all of authentication. Every request asks
  * `kc.applySecurityAuthentication` for its headers and agent, exactly as the generated clients do, so tokens
