@@ -25,7 +25,8 @@
  * announcements are made, and the later attempts', never stored, are left to the passes that take those
  * transitions again. A pass that starts from any other stored status drops what is held: someone else
  * stored the progress, and announced it. This is the memory of one operator process (one per process):
- * a crash between the failed write and the next pass still loses the announcements.
+ * a crash between the failed write and the next pass still loses the announcements, and Events it could not
+ * send survive a lost lease only into its own next term with nobody else's in between (`forgetUnsent`).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/schema.ts';
@@ -184,6 +185,16 @@ export class Announcements {
     const entry = this.unsent.get(keyString(key));
     this.unsent.delete(keyString(key));
     return entry;
+  }
+
+  /**
+   * Another replica has led since this process last did: the Events it could not send are dropped. Sent
+   * now, they would come after that replica's own about the same clusters, out of order; their status is
+   * stored, so neither replica says them again. Held announcements stay: they apply only while the stored
+   * status is the one they started from, which another replica's progress would have changed.
+   */
+  forgetUnsent(): void {
+    this.unsent.clear();
   }
 
   /** The unsent events of this object, handed over once (the caller keeps what it cannot send again). */

@@ -250,9 +250,13 @@ export async function reconcile(
   // A namespace being deleted refuses new objects, and its deletion takes this PostgresCluster too: no
   // failure to report (no Warning, no failure condition) nor to retry sooner than the state's own requeue.
   if (isNamespaceTerminating(execution.failure?.error)) execution = { ...execution, failure: undefined };
-  // This replica lost the lease mid-pass: whatever it would still write or say is the new leader's to do
-  // (it enqueues every cluster when it starts), so the pass ends here, with nothing to report or retry.
+  // This replica lost the lease mid-pass: whatever it would still write or say is the next leader's to do
+  // (it enqueues every cluster when it starts), so the pass ends here, with nothing to retry. Only the
+  // reports of the writes it made before stand, and no other replica can know them: they wait in the
+  // outbox for this replica's next term, should nobody else lead in between (driver/operator.ts).
   if (isNotLeader(execution.failure?.error)) {
+    const made = execution.events.filter((e) => !e.announcement).map((e) => e.event);
+    if (made.length > 0) announcements?.keepUnsent(stored, made);
     return outcome({ ...(from !== undefined ? { from, to: from } : {}), requeue: { kind: 'none' } });
   }
   // The final state is reached by removing the finalizer. If that failed, the object is still there and

@@ -93,8 +93,11 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   // Counts leadership changes, so a wait for sync started by an earlier term cannot start workers.
   let term = 0;
   leadership.start({
-    onStartedLeading: () => {
+    onStartedLeading: (continued) => {
       const mine = ++term;
+      // Another replica led since this one last did: what this one could not say then would now come after
+      // what that one said (core/announcements.ts).
+      if (!continued) passes.announcements.forgetUnsent();
       metrics.setLeader(true);
       log.info({ identity: leadership.identity }, 'started leading');
       void waitForSync(sources, () => stopping || term !== mine, log, options.syncWarningMs ?? 120_000).then(

@@ -5,7 +5,6 @@
  * exactly this, so that what the simulation shows is what the operator does.
  */
 import { Announcements } from '../core/announcements.ts';
-import { isNotLeader } from '../core/errors.ts';
 import { type ClusterKey, keyString, type Ports } from '../core/ports.ts';
 import { type ReconcileOutcome, reconcile } from '../core/reconcile.ts';
 import type { Settings } from '../domain/observation.ts';
@@ -39,12 +38,13 @@ export function processPasses(ports: Ports, settings: Settings, options: Process
       const { regarding, sent, unsent } = delivered;
       const key = { namespace: regarding.metadata.namespace, name: regarding.metadata.name };
       controller?.reportDelivery(key, sent, unsent);
-      // A replica that no longer leads leaves what it could not say to the new leader, as its passes do.
-      const kept = unsent.filter((u) => !isNotLeader(u.error));
-      if (kept.length > 0) {
+      // Events refused because this replica stopped leading are kept too: no other replica can know them.
+      // If it leads again with nobody in between, its next passes send them; if another replica led
+      // meanwhile, they are dropped when this one starts again (operator.ts), not sent after that one's.
+      if (unsent.length > 0) {
         announcements.keepUnsent(
           regarding,
-          kept.map((u) => u.event),
+          unsent.map((u) => u.event),
         );
         // Soon, as after any transient failure; a watch event of the object wakes it sooner still.
         controller?.queue.addRetry(keyString(key), 'transient');

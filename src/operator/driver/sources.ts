@@ -51,7 +51,12 @@ export interface WatchSources {
 export const allSources = (sources: WatchSources): ObjectSource[] => Object.values(sources) as ObjectSource[];
 
 export interface LeadershipCallbacks {
-  onStartedLeading(): void;
+  /**
+   * `continued`: this replica held the lease last and nobody else has led since (the lease still names it),
+   * so what its memory kept from its last term (announcements.ts) still holds. False when another replica
+   * led in between, whose passes that memory knows nothing of, and on a first term.
+   */
+  onStartedLeading(continued: boolean): void;
   onStoppedLeading(): void;
 }
 
@@ -75,7 +80,7 @@ export class SoleLeader implements Leadership {
   start(callbacks: LeadershipCallbacks): void {
     this.callbacks = callbacks;
     this.leading = true;
-    callbacks.onStartedLeading();
+    callbacks.onStartedLeading(false);
   }
   async stop(): Promise<void> {
     if (!this.leading) return;

@@ -42,8 +42,12 @@ export interface LeaseElectorOptions {
   clock?: () => number;
 }
 
-/** `held` carries when the write that won or renewed the lease was sent, on the monotonic clock. */
-type Attempt = { outcome: 'held'; sentAt: number } | { outcome: 'taken' } | { outcome: 'failed' };
+/**
+ * `held` carries when the write that won or renewed the lease was sent, on the monotonic clock, and whether
+ * the lease named this replica before it (nobody else has acquired it since this replica did: an acquisition
+ * writes its own identity, a release clears it).
+ */
+type Attempt = { outcome: 'held'; sentAt: number; wasMine: boolean } | { outcome: 'taken' } | { outcome: 'failed' };
 const TAKEN: Attempt = { outcome: 'taken' };
 const FAILED: Attempt = { outcome: 'failed' };
 
@@ -59,6 +63,8 @@ export class LeaseElector implements Leadership {
   private readonly retryPeriodMs: number;
   private readonly now: () => number;
   private leading = false;
+  /** Whether this process has led before: a lease naming its identity from before it started is not its term. */
+  private hasLed = false;
   /** When the last successful acquire or renew was sent (monotonic ms); the renew deadline counts from it. */
   private renewedAt: number | undefined;
   private running = false;
@@ -148,8 +154,12 @@ export class LeaseElector implements Leadership {
         this.armDeadline();
         if (!this.leading) {
           this.leading = true;
-          this.options.log?.info({ lease: this.leaseName(), identity: this.identity }, 'acquired the lease');
-          this.callbacks?.onStartedLeading();
+          // A term that follows this replica's own, with nobody else's in between: it stepped down only
+          // because it could not renew (the API server was unreachable), not because another one took over.
+          const continued = result.wasMine && this.hasLed;
+          this.hasLed = true;
+          this.options.log?.info({ lease: this.leaseName(), identity: this.identity, continued }, 'acquired the lease');
+          this.callbacks?.onStartedLeading(continued);
         }
       } else {
         this.stepDown('renewed only after the renew deadline');
@@ -236,7 +246,7 @@ export class LeaseElector implements Leadership {
         },
       });
       this.observed = undefined;
-      return { outcome: 'held', sentAt };
+      return { outcome: 'held', sentAt, wasMine: false };
     }
     const spec = lease.spec ?? {};
     const holder = spec.holderIdentity ?? '';
@@ -262,7 +272,7 @@ export class LeaseElector implements Leadership {
         },
       },
     });
-    return { outcome: 'held', sentAt };
+    return { outcome: 'held', sentAt, wasMine: mine };
   }
 
   /** Clears the holder so that a standby need not wait for the lease to expire. */

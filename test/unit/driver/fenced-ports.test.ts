@@ -128,6 +128,7 @@ function fakeLeaseServer() {
   let lease: Record<string, unknown> | undefined;
   let version = 0;
   const writes: string[] = [];
+  let reads = 0;
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => {
@@ -139,6 +140,7 @@ function fakeLeaseServer() {
         res.end(JSON.stringify(payload));
       };
       if (req.method === 'GET') {
+        reads++;
         if (lease) reply(200, lease);
         else reply(404, { kind: 'Status', apiVersion: 'v1', code: 404, reason: 'NotFound' });
         return;
@@ -150,7 +152,15 @@ function fakeLeaseServer() {
       reply(req.method === 'POST' ? 201 : 200, lease);
     });
   });
-  return { server, writes };
+  /** Another replica's write, straight to the store: it now holds the lease. */
+  const takenBy = (identity: string) => {
+    const spec = (lease?.spec ?? {}) as Record<string, unknown>;
+    lease = {
+      ...lease,
+      spec: { ...spec, holderIdentity: identity, leaseTransitions: Number(spec.leaseTransitions) + 1 },
+    };
+  };
+  return { server, writes, takenBy, reads: () => reads };
 }
 
 let server: Server | undefined;
@@ -186,11 +196,11 @@ async function leaderWithClock(clock: { now: number }, retryPeriodMs = 300_000) 
     clock: () => clock.now,
   });
   elector.start({
-    onStartedLeading: () => changes.push('started'),
+    onStartedLeading: (continued) => changes.push(continued ? 'continued' : 'started'),
     onStoppedLeading: () => changes.push('stopped'),
   });
   await expect.poll(() => changes).toEqual(['started']);
-  return { elector, changes, writes: fake.writes };
+  return { elector, changes, writes: fake.writes, takenBy: fake.takenBy, reads: fake.reads };
 }
 
 describe('LeaseElector: the renew deadline on its own monotonic clock', () => {
@@ -227,5 +237,29 @@ describe('LeaseElector: the renew deadline on its own monotonic clock', () => {
     // Past the deadline of the acquisition (at 0), within that of the renewal sent at 300 000.
     clock.now = 650_000;
     expect(elector.isLeader()).toBe(true);
+  });
+
+  it('a term after one that ended only for want of a renewal continues it; one after another holder does not', async () => {
+    const clock = { now: 0 };
+    const { elector, changes, writes, takenBy, reads } = await leaderWithClock(clock, 50);
+    // No renewal got through for the renew deadline (a pause here): it steps down. The lease still names it,
+    // so when its next renewal does get through nobody else can have led meanwhile.
+    clock.now = 400_000;
+    expect(elector.isLeader()).toBe(false);
+    await expect.poll(() => changes).toEqual(['started', 'stopped', 'continued']);
+
+    // Another replica takes the lease while this one cannot renew: once that lease has expired, this one
+    // takes it as a new term.
+    const before = writes.length;
+    takenBy('replica-b');
+    clock.now = 800_000;
+    expect(elector.isLeader()).toBe(false);
+    expect(changes).toEqual(['started', 'stopped', 'continued', 'stopped']);
+    // It sees the other holder's record (from now on it counts how long that stays unchanged) and leaves it.
+    const seen = reads();
+    await expect.poll(() => reads()).toBeGreaterThan(seen + 1);
+    expect(writes.length).toBe(before);
+    clock.now = 800_000 + 600_000;
+    await expect.poll(() => changes).toEqual(['started', 'stopped', 'continued', 'stopped', 'started']);
   });
 });

@@ -7,9 +7,10 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PostgresCluster } from '../../../src/operator/api/schema.ts';
+import type { EventSink } from '../../../src/operator/core/ports.ts';
 import { defaultSettings } from '../../../src/operator/domain/observation.ts';
 import { type RunningOperator, startOperator } from '../../../src/operator/driver/operator.ts';
-import { SoleLeader } from '../../../src/operator/driver/sources.ts';
+import { type Leadership, type LeadershipCallbacks, SoleLeader } from '../../../src/operator/driver/sources.ts';
 import { clusterObject, NS, standardClass } from '../../../src/tools/fixtures/simulation.ts';
 import { MemoryApiServer, type StoredObject } from '../../../src/tools/memory/api-server.ts';
 import { MemoryEventSink, memoryPorts } from '../../../src/tools/memory/ports.ts';
@@ -27,13 +28,17 @@ afterEach(async () => {
   running = undefined;
 });
 
-async function start(api: MemoryApiServer): Promise<RunningOperator> {
+async function start(
+  api: MemoryApiServer,
+  leadership: Leadership = new SoleLeader('test'),
+  events: EventSink = new MemoryEventSink(realClock),
+): Promise<RunningOperator> {
   running = await startOperator({
     sources: memoryWatchSources(api, realClock),
-    ports: memoryPorts(api, realClock, new MemoryEventSink(realClock)),
+    ports: memoryPorts(api, realClock, events),
     // The requeue delay is long on purpose: progress must come from watch events, not from polling.
     settings: { ...defaultSettings, requeueDelayMs: 60_000 },
-    leadership: new SoleLeader('test'),
+    leadership,
     workers: 2,
     metricsAddress: '127.0.0.1:0',
     logger: pino({ level: 'silent' }),
@@ -90,5 +95,88 @@ describe('operator on the in-memory API', () => {
       .poll(() => api.get({ kind: 'PostgresCluster', namespace: NS, name: 'orders' }), { timeout: 10_000 })
       .toBeUndefined();
     expect(api.list<StoredObject>('Cluster', NS)).toEqual([]);
+  });
+});
+
+/** A lease handed out and taken back by the test. */
+class LeaseByHand implements Leadership {
+  readonly identity = 'by-hand';
+  private leading = false;
+  private callbacks: LeadershipCallbacks | undefined;
+  isLeader(): boolean {
+    return this.leading;
+  }
+  start(callbacks: LeadershipCallbacks): void {
+    this.callbacks = callbacks;
+    this.lead(false);
+  }
+  lead(continued: boolean): void {
+    this.leading = true;
+    this.callbacks?.onStartedLeading(continued);
+  }
+  lose(): void {
+    if (!this.leading) return;
+    this.leading = false;
+    this.callbacks?.onStoppedLeading();
+  }
+  async stop(): Promise<void> {
+    this.lose();
+  }
+}
+
+describe('Events refused because this replica stopped leading', () => {
+  /**
+   * A pooled cluster to Ready; the lease is lost right after ClusterReady, the first Event of the pass that
+   * stored Ready, has been sent, so the fence refuses the rest of that pass's Events (ConfigMapReady).
+   * Answers what was sent before, and what the operator's next term sends.
+   */
+  async function losingTheLeaseAtReady(continued: boolean) {
+    const api = new MemoryApiServer();
+    const cnpg = new CnpgSimulator(api, realClock, fast);
+    ticker = setInterval(() => cnpg.advance(), 5);
+    api.create(standardClass());
+    const lease = new LeaseByHand();
+    const sink = new MemoryEventSink(realClock);
+    let lost = false;
+    const events: EventSink = {
+      async emit(regarding, event) {
+        await sink.emit(regarding, event);
+        if (event.reason === 'ClusterReady' && !lost) {
+          lost = true;
+          lease.lose();
+        }
+      },
+    };
+    const operator = await start(api, lease, events);
+    api.create(clusterObject('orders', { connectionPoolerEnabled: true }));
+    await expect.poll(() => lost, { timeout: 10_000, interval: 20 }).toBe(true);
+    await operator.passes.delivery.idle();
+    const before = sink.events.map((e) => e.reason);
+    const reconciles = async () =>
+      Number(
+        /controller_runtime_reconcile_total\{[^}]*result="success"\} (\d+)/.exec(
+          await operator.metrics.registry.metrics(),
+        )?.[1],
+      );
+    const passes = await reconciles();
+    lease.lead(continued);
+    // The next term's first pass of the cluster has run, and whatever it sent has gone.
+    await expect.poll(reconciles, { timeout: 5_000, interval: 20 }).toBeGreaterThan(passes);
+    await operator.passes.delivery.idle();
+    return { before, after: sink.events.map((e) => e.reason).slice(before.length) };
+  }
+
+  it('are kept, and sent by its next term when nobody else led in between', async () => {
+    const { before, after } = await losingTheLeaseAtReady(true);
+    expect(before.at(-1)).toBe('ClusterReady');
+    expect(before).not.toContain('ConfigMapReady');
+    // Only what was refused: what went out before the loss is not sent again.
+    expect(after).toEqual(['ConfigMapReady']);
+  });
+
+  it('are dropped when another replica led in between: sent now, they would come after its own', async () => {
+    const { before, after } = await losingTheLeaseAtReady(false);
+    expect(before.at(-1)).toBe('ClusterReady');
+    expect(after).toEqual([]);
   });
 });
