@@ -1,7 +1,8 @@
 /**
  * Leader election on a real coordination.k8s.io/v1 Lease: one leader at a time, a fast hand-over when
  * the leader shuts down, take-over of a lease whose holder died, and a leader that loses the right to
- * renew (its RBAC grant is revoked) stepping down within its renew deadline.
+ * renew (its RBAC grant is revoked) stepping down within its renew deadline, and, with nobody else around,
+ * taking the lease back as the same term once it may renew again.
  */
 import { CoordinationV1Api, CoreV1Api, RbacAuthorizationV1Api, V1MicroTime } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -39,9 +40,9 @@ async function namespace(): Promise<string> {
 /** An elector plus a record of its leadership changes, with timestamps. */
 function elector(options: LeaseElectorOptions, kc = cp().kubeConfig) {
   const e = new LeaseElector(kc, options);
-  const changes: Array<{ leading: boolean; at: number }> = [];
+  const changes: Array<{ leading: boolean; at: number; continued?: boolean }> = [];
   e.start({
-    onStartedLeading: () => changes.push({ leading: true, at: Date.now() }),
+    onStartedLeading: (continued) => changes.push({ leading: true, at: Date.now(), continued }),
     onStoppedLeading: () => changes.push({ leading: false, at: Date.now() }),
   });
   electors.push(e);
@@ -120,7 +121,11 @@ describe('LeaseElector with short timings', () => {
     expect((await holderOf(ns, 'pgfsm-leader'))?.holderIdentity).toBe('replica-b');
   });
 
-  it('a leader that cannot renew steps down within its renew deadline, before anyone else takes over', async () => {
+  /**
+   * A namespace where replica A runs as the operator does: a ServiceAccount token with exactly the
+   * leader-election Role, whose binding `grant` and `revoke` give and take away.
+   */
+  async function replicaWithGrant() {
     const ns = await namespace();
     const admin = cp().kubeConfig;
     const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
@@ -134,28 +139,35 @@ describe('LeaseElector with short timings', () => {
         rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }],
       },
     });
-    await rbac.createNamespacedRoleBinding({
-      namespace: ns,
-      body: {
-        metadata: { name: 'pgfsm-leader-election' },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leader-election' },
-        subjects: [{ kind: 'ServiceAccount', name: 'pgfsm', namespace: ns }],
-      },
-    });
+    const grant = () =>
+      rbac.createNamespacedRoleBinding({
+        namespace: ns,
+        body: {
+          metadata: { name: 'pgfsm-leader-election' },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'leader-election' },
+          subjects: [{ kind: 'ServiceAccount', name: 'pgfsm', namespace: ns }],
+        },
+      });
+    const revoke = () => rbac.deleteNamespacedRoleBinding({ name: 'pgfsm-leader-election', namespace: ns });
+    await grant();
     const token = await cp().tokenFor({ namespace: ns, name: 'pgfsm' });
-    // The operator's real identity: a ServiceAccount token with exactly the Role above.
     const a = elector(
       { namespace: ns, name: 'pgfsm-leader', identity: 'replica-a', ...fast },
       cp().kubeConfigForToken(token),
     );
     await expect.poll(() => a.e.isLeader(), poll(15_000)).toBe(true);
+    return { ns, a, grant, revoke };
+  }
+
+  it('a leader that cannot renew steps down within its renew deadline, before anyone else takes over', async () => {
+    const { ns, a, revoke } = await replicaWithGrant();
     const b = elector({ namespace: ns, name: 'pgfsm-leader', identity: 'replica-b', ...fast });
     const stopWatching = watchForTwoLeaders(a.e, b.e);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(b.e.isLeader()).toBe(false);
 
     // The grant goes away: every renewal of A now fails with 403.
-    await rbac.deleteNamespacedRoleBinding({ name: 'pgfsm-leader-election', namespace: ns });
+    await revoke();
     const revokedAt = Date.now();
     await expect.poll(() => a.e.isLeader(), poll(10_000)).toBe(false);
     const steppedDown = (a.changes.at(-1)?.at ?? 0) - revokedAt;
@@ -167,6 +179,22 @@ describe('LeaseElector with short timings', () => {
     expect(b.changes[0]?.at ?? 0).toBeGreaterThan(a.changes.at(-1)?.at ?? Number.POSITIVE_INFINITY);
     expect(stopWatching()).toBe(0);
     expect((await holderOf(ns, 'pgfsm-leader'))?.holderIdentity).toBe('replica-b');
+  });
+
+  it('a leader that could not renew for a while, with nobody else around, takes the lease back as the same term', async () => {
+    const { ns, a, grant, revoke } = await replicaWithGrant();
+    expect(a.changes).toEqual([expect.objectContaining({ leading: true, continued: false })]);
+    await revoke();
+    await expect.poll(() => a.e.isLeader(), poll(10_000)).toBe(false);
+    await grant();
+    // The Lease still names A: nobody else can have led, so what A kept from its term still holds.
+    await expect.poll(() => a.e.isLeader(), poll(10_000)).toBe(true);
+    expect(a.changes.map(({ leading, continued }) => ({ leading, continued }))).toEqual([
+      { leading: true, continued: false },
+      { leading: false, continued: undefined },
+      { leading: true, continued: true },
+    ]);
+    expect((await holderOf(ns, 'pgfsm-leader'))?.leaseTransitions).toBe(0);
   });
 
   it('a leader that sees another holder in the lease steps down at once', async () => {
