@@ -16,12 +16,16 @@
  * - A pass reads the cluster as its own last status write left it while the watch has not delivered that
  *   write yet (OwnWrites below), as client-go's MutationCache does: the next pass, woken by a child the
  *   last one wrote, would otherwise start from the version before and have its status write conflict.
+ * - A child this process created is not read as absent while the watch has not delivered it (OwnCreations
+ *   below): the pass ends in a conflict instead and runs again once the cache shows it.
  * - What the caches keep as metadata only (Secrets, ConfigMaps) has its content — a Secret's key names,
  *   a ConfigMap's data — read by one GET each time its resourceVersion moves, and remembered under it.
  *   The cache says whether the object exists and which version it is; a version is immutable, so the
  *   content remembered under it is exact.
  */
+import { performance } from 'node:perf_hooks';
 import type { OwnerReference, PostgresCluster } from '../api/schema.ts';
+import { PortError } from '../core/errors.ts';
 import type { ChildPort, ClusterKey, Ports, Seen } from '../core/ports.ts';
 import type { KubeObject, ObjectRef, PoolerView } from '../domain/objects.ts';
 import type { ObjectSource, WatchSources } from './sources.ts';
@@ -91,6 +95,56 @@ function ahead(mine: KubeObject, seen: KubeObject): boolean {
   const written = revision(mine.metadata.resourceVersion);
   const cached = revision(seen.metadata.resourceVersion);
   return written !== undefined && cached !== undefined && written > cached;
+}
+
+/** How long a creation is expected in the cache before it is given up on (a watch that never delivers it). */
+export const EXPECTED_CREATION_MS = 30_000;
+
+/**
+ * The children of one kind that this process created and its cache does not show yet, as the "expectations"
+ * of kube-controller-manager's controllers. A pass that would read one as absent fails with a conflict
+ * instead, and runs again when the watch delivers the object (its event wakes the cluster). Deciding on the
+ * older view would create it again: the create-only apply conflicts, and should that answer be lost on the
+ * way, the read-back after a lost answer (core/execute.ts) finds the earlier pass's object and counts the
+ * write as its own, announcing a second creation (seen under the fault proxy). An entry goes as soon as the
+ * cache has any event of the object, or after EXPECTED_CREATION_MS; only creations not yet cached are kept.
+ */
+class OwnCreations {
+  private readonly expected = new Map<string, number>();
+
+  constructor(
+    private readonly source: ObjectSource,
+    private readonly kind: string,
+  ) {
+    source.on((event) => {
+      if (this.expected.size > 0)
+        this.expected.delete(keyOf(event.object.metadata.namespace ?? '', event.object.metadata.name));
+    });
+  }
+
+  /** This process created `object` (its write was answered). */
+  created(object: KubeObject | undefined): void {
+    const namespace = object?.metadata.namespace ?? '';
+    const name = object?.metadata.name;
+    if (!name || this.source.get(namespace, name)) return;
+    this.expected.set(keyOf(namespace, name), performance.now() + EXPECTED_CREATION_MS);
+  }
+
+  /** Throws a conflict for a child this process created that the cache, which lacks it, has not caught up with. */
+  notYetCached(ref: ObjectRef): void {
+    if (this.expected.size === 0) return;
+    const key = keyOf(ref.namespace, ref.name);
+    const until = this.expected.get(key);
+    if (until === undefined) return;
+    if (performance.now() >= until) {
+      this.expected.delete(key);
+      return;
+    }
+    throw new PortError(
+      'conflict',
+      `${this.kind} ${ref.namespace}/${ref.name} was created by this operator and is not in its cache yet`,
+    );
+  }
 }
 
 /**
@@ -201,17 +255,31 @@ const readyReplicasOf = (deployment: KubeObject | undefined): number => {
 /** `ports` with every read a pass makes served from `sources` (see the module comment for the exceptions). */
 export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
   const sightings = new Sightings([sources.cnpgClusters, sources.poolers, sources.configMaps]);
+  const created = {
+    cnpgClusters: new OwnCreations(sources.cnpgClusters, 'Cluster'),
+    poolers: new OwnCreations(sources.poolers, 'Pooler'),
+    configMaps: new OwnCreations(sources.configMaps, 'ConfigMap'),
+    secrets: new OwnCreations(sources.secrets, 'Secret'),
+  };
   const cached =
-    <T extends KubeObject>(source: ObjectSource<T>) =>
+    <T extends KubeObject>(source: ObjectSource<T>, creations: OwnCreations) =>
     async (ref: ObjectRef): Promise<T | undefined> => {
       const object = source.get(ref.namespace, ref.name);
+      if (!object) creations.notYetCached(ref);
       sightings.note(ref, object);
       return object && copy(object);
     };
+  /** An apply as the pass saw the object: one it saw absent creates it, which the cache is then expected to show. */
+  const applied = async <T>(object: KubeObject, creations: OwnCreations, apply: (seen: Seen) => Promise<T>) => {
+    const seen = sightings.take(object);
+    const answer = await apply(seen);
+    if (!seen) creations.created(object);
+    return answer;
+  };
   const ownWrites = new OwnWrites(sources.clusters);
   const secretContent = new ContentByVersion(sources.secrets, (ref) => ports.secrets.get(ref));
   const configMapContent = new ContentByVersion(sources.configMaps, (ref) => ports.configMaps.get(ref));
-  const cachedPooler = cached(sources.poolers);
+  const cachedPooler = cached(sources.poolers, created.poolers);
 
   return {
     ...ports,
@@ -238,21 +306,26 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     },
     secrets: {
       ...writesOf(ports.secrets),
-      get: (ref) => secretContent.get(ref),
+      get: async (ref) => {
+        if (!sources.secrets.get(ref.namespace, ref.name)) created.secrets.notYetCached(ref);
+        return secretContent.get(ref);
+      },
       create: async (template) => {
-        const created = await ports.secrets.create(template);
-        secretContent.written(created);
-        return created;
+        const secret = await ports.secrets.create(template);
+        secretContent.written(secret);
+        created.secrets.created(secret ?? { apiVersion: 'v1', kind: 'Secret', metadata: template.ref });
+        return secret;
       },
     },
     cnpgClusters: {
       ...writesOf(ports.cnpgClusters),
-      get: cached(sources.cnpgClusters),
-      apply: (object, part) => ports.cnpgClusters.apply(object, part, sightings.take(object)),
+      get: cached(sources.cnpgClusters, created.cnpgClusters),
+      apply: (object, part) =>
+        applied(object, created.cnpgClusters, (seen) => ports.cnpgClusters.apply(object, part, seen)),
     },
     poolers: {
       ...writesOf(ports.poolers),
-      apply: (object) => ports.poolers.apply(object, sightings.take(object)),
+      apply: (object) => applied(object, created.poolers, (seen) => ports.poolers.apply(object, seen)),
       get: cachedPooler,
       async view(ref: ObjectRef): Promise<PoolerView | undefined> {
         const pooler = await cachedPooler(ref);
@@ -263,14 +336,16 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     },
     configMaps: {
       ...writesOf(ports.configMaps),
-      get: (ref) => {
-        sightings.note(ref, sources.configMaps.get(ref.namespace, ref.name));
+      get: async (ref) => {
+        const cachedMap = sources.configMaps.get(ref.namespace, ref.name);
+        if (!cachedMap) created.configMaps.notYetCached(ref);
+        sightings.note(ref, cachedMap);
         return configMapContent.get(ref);
       },
       apply: async (object) => {
-        const applied = await ports.configMaps.apply(object, sightings.take(object));
-        configMapContent.written(applied);
-        return applied;
+        const answer = await applied(object, created.configMaps, (seen) => ports.configMaps.apply(object, seen));
+        configMapContent.written(answer);
+        return answer;
       },
     },
   };

@@ -4,13 +4,13 @@
  * a ConfigMap's data), a fresh read of a cluster being deleted, and status writes conditional on the
  * version the pass read, so that a pass decided on a stale view conflicts instead of overwriting.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { PostgresCluster } from '../../../src/operator/api/schema.ts';
 import { PortError } from '../../../src/operator/core/errors.ts';
 import type { Ports } from '../../../src/operator/core/ports.ts';
 import type { ObjectRef } from '../../../src/operator/domain/objects.ts';
-import { readingFromCaches } from '../../../src/operator/driver/cache-reads.ts';
-import { allSources } from '../../../src/operator/driver/sources.ts';
+import { EXPECTED_CREATION_MS, readingFromCaches } from '../../../src/operator/driver/cache-reads.ts';
+import { allSources, type ObjectSource, type SourceEvent } from '../../../src/operator/driver/sources.ts';
 import { MemoryApiServer, type StoredObject } from '../../../src/tools/memory/api-server.ts';
 import { memoryPorts } from '../../../src/tools/memory/ports.ts';
 import { memoryWatchSources } from '../../../src/tools/memory/watch-sources.ts';
@@ -236,5 +236,80 @@ describe('a pass after a status write its watch has not delivered yet', () => {
     const caughtUp = (await ports.clusters.get({ namespace: NS, name: 'db' })) as PostgresCluster;
     expect(caughtUp.metadata.labels).toEqual({ team: 'a' });
     expect(caughtUp.status?.state).toBe('Provisioning.Cluster');
+  });
+});
+
+describe('a pass after a create its watch has not delivered yet', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /** The ConfigMaps' source held back: it shows only what `deliver` last told it, as a watch that lags. */
+  function laggingConfigMaps() {
+    const api = new MemoryApiServer();
+    const sources = memoryWatchSources(api, clock);
+    for (const source of allSources(sources)) source.start();
+    const shown = new Map<string, StoredObject>();
+    const listeners: Array<(event: SourceEvent) => void> = [];
+    const configMaps: ObjectSource = {
+      ...sources.configMaps,
+      get: (_namespace, name) => shown.get(name),
+      list: () => [...shown.values()],
+      on: (listener) => {
+        listeners.push(listener);
+        return () => {};
+      },
+    };
+    const ports = readingFromCaches(memoryPorts(api, clock), { ...sources, configMaps });
+    const deliver = (name: string) => {
+      const stored = api.get<StoredObject>({ kind: 'ConfigMap', namespace: NS, name });
+      if (!stored) return;
+      shown.set(name, stored);
+      for (const listener of listeners) listener({ type: 'add', object: stored });
+    };
+    return { api, ports, deliver };
+  }
+  const endpoints = object('ConfigMap', 'db-endpoints', { data: { host: 'db-rw' } });
+
+  it('is not read as absent: the pass conflicts, and reads the cache again once it shows the child', async () => {
+    const { ports, deliver } = laggingConfigMaps();
+    const configMap = ref('ConfigMap', 'db-endpoints');
+    expect(await ports.configMaps.get(configMap)).toBeUndefined();
+    // The pass saw it absent: its apply creates it.
+    await ports.configMaps.apply(endpoints as never);
+    // The next pass, before the watch has delivered the create, would decide to create it again.
+    await expect(ports.configMaps.get(configMap)).rejects.toMatchObject({
+      errorClass: 'conflict',
+      message: expect.stringContaining('not in its cache yet'),
+    });
+    deliver('db-endpoints');
+    expect((await ports.configMaps.get(configMap))?.data).toEqual({ host: 'db-rw' });
+  });
+
+  it('is expected for a while only: a watch that never delivers it does not block its cluster for good', async () => {
+    const { ports } = laggingConfigMaps();
+    const configMap = ref('ConfigMap', 'db-endpoints');
+    await ports.configMaps.get(configMap);
+    await ports.configMaps.apply(endpoints as never);
+    await expect(ports.configMaps.get(configMap)).rejects.toBeInstanceOf(PortError);
+    const now = performance.now();
+    vi.spyOn(performance, 'now').mockReturnValue(now + EXPECTED_CREATION_MS);
+    expect(await ports.configMaps.get(configMap)).toBeUndefined();
+  });
+
+  it('expects nothing of an object the cache already shows, nor of one the pass saw and updated', async () => {
+    const { api, ports, deliver } = laggingConfigMaps();
+    api.create(endpoints);
+    deliver('db-endpoints');
+    const configMap = ref('ConfigMap', 'db-endpoints');
+    expect(await ports.configMaps.get(configMap)).toBeDefined();
+    await ports.configMaps.apply({ ...endpoints, data: { host: 'db-ro' } } as never);
+    // The update is not delivered yet either: the pass reads the cache's version (and its content), no conflict.
+    expect((await ports.configMaps.get(configMap))?.data).toBeDefined();
+    // Nor does a creation the cache showed before its answer came: nothing is expected of it.
+    api.create(object('ConfigMap', 'other'));
+    deliver('other');
+    await ports.configMaps.apply(object('ConfigMap', 'other', { data: { a: 'b' } }) as never);
+    expect(await ports.configMaps.get(ref('ConfigMap', 'other'))).toBeDefined();
   });
 });
