@@ -106,8 +106,10 @@ export const EXPECTED_CREATION_MS = 30_000;
  * instead, and runs again when the watch delivers the object (its event wakes the cluster). Deciding on the
  * older view would create it again: the create-only apply conflicts, and should that answer be lost on the
  * way, the read-back after a lost answer (core/execute.ts) finds the earlier pass's object and counts the
- * write as its own, announcing a second creation (seen under the fault proxy). An entry goes as soon as the
- * cache has any event of the object, or after EXPECTED_CREATION_MS; only creations not yet cached are kept.
+ * write as its own, announcing a second creation (seen under the fault proxy). A creation whose own answer
+ * was lost is expected too once that read-back has found it. An entry goes as soon as the cache has any
+ * event of the object, or after EXPECTED_CREATION_MS; only objects not yet cached are kept. The children's
+ * caches keep every object of their kind (no selector), so each expected one does arrive.
  */
 class OwnCreations {
   private readonly expected = new Map<string, number>();
@@ -122,15 +124,15 @@ class OwnCreations {
     });
   }
 
-  /** This process created `object` (its write was answered). */
-  created(object: KubeObject | undefined): void {
+  /** `object` exists: this process's write created it (answered), or a read of the API just found it. */
+  exists(object: KubeObject | undefined): void {
     const namespace = object?.metadata.namespace ?? '';
     const name = object?.metadata.name;
     if (!name || this.source.get(namespace, name)) return;
     this.expected.set(keyOf(namespace, name), performance.now() + EXPECTED_CREATION_MS);
   }
 
-  /** Throws a conflict for a child this process created that the cache, which lacks it, has not caught up with. */
+  /** Throws a conflict for a child known to exist that the cache, which lacks it, has not caught up with. */
   notYetCached(ref: ObjectRef): void {
     if (this.expected.size === 0) return;
     const key = keyOf(ref.namespace, ref.name);
@@ -142,7 +144,7 @@ class OwnCreations {
     }
     throw new PortError(
       'conflict',
-      `${this.kind} ${ref.namespace}/${ref.name} was created by this operator and is not in its cache yet`,
+      `${this.kind} ${ref.namespace}/${ref.name} exists (this operator wrote or read it) but is not in its cache yet`,
     );
   }
 }
@@ -255,7 +257,7 @@ const readyReplicasOf = (deployment: KubeObject | undefined): number => {
 /** `ports` with every read a pass makes served from `sources` (see the module comment for the exceptions). */
 export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
   const sightings = new Sightings([sources.cnpgClusters, sources.poolers, sources.configMaps]);
-  const created = {
+  const expected = {
     cnpgClusters: new OwnCreations(sources.cnpgClusters, 'Cluster'),
     poolers: new OwnCreations(sources.poolers, 'Pooler'),
     configMaps: new OwnCreations(sources.configMaps, 'ConfigMap'),
@@ -273,17 +275,37 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
   const applied = async <T>(object: KubeObject, creations: OwnCreations, apply: (seen: Seen) => Promise<T>) => {
     const seen = sightings.take(object);
     const answer = await apply(seen);
-    if (!seen) creations.created(object);
+    if (!seen) creations.exists(object);
     return answer;
   };
   const ownWrites = new OwnWrites(sources.clusters);
   const secretContent = new ContentByVersion(sources.secrets, (ref) => ports.secrets.get(ref));
   const configMapContent = new ContentByVersion(sources.configMaps, (ref) => ports.configMaps.get(ref));
-  const cachedPooler = cached(sources.poolers, created.poolers);
+  const cachedPooler = cached(sources.poolers, expected.poolers);
+
+  const direct = ports.direct ?? ports;
+  /** A read of the API (the read-back after a lost answer) that finds a child: the cache is expected to show it. */
+  const expecting = <P extends { get(ref: ObjectRef): Promise<KubeObject | undefined> }>(
+    port: P,
+    creations: OwnCreations,
+  ): P =>
+    Object.assign(Object.create(port) as P, {
+      get: async (ref: ObjectRef) => {
+        const object = await port.get(ref);
+        creations.exists(object);
+        return object;
+      },
+    });
 
   return {
     ...ports,
-    direct: ports.direct ?? ports,
+    direct: {
+      ...direct,
+      secrets: expecting(direct.secrets, expected.secrets),
+      cnpgClusters: expecting(direct.cnpgClusters, expected.cnpgClusters),
+      poolers: expecting(direct.poolers, expected.poolers),
+      configMaps: expecting(direct.configMaps, expected.configMaps),
+    },
     clusters: {
       addFinalizer: (cluster, finalizer) => ports.clusters.addFinalizer(cluster, finalizer),
       removeFinalizer: (cluster, finalizer) => ports.clusters.removeFinalizer(cluster, finalizer),
@@ -307,25 +329,25 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     secrets: {
       ...writesOf(ports.secrets),
       get: async (ref) => {
-        if (!sources.secrets.get(ref.namespace, ref.name)) created.secrets.notYetCached(ref);
+        if (!sources.secrets.get(ref.namespace, ref.name)) expected.secrets.notYetCached(ref);
         return secretContent.get(ref);
       },
       create: async (template) => {
         const secret = await ports.secrets.create(template);
         secretContent.written(secret);
-        created.secrets.created(secret ?? { apiVersion: 'v1', kind: 'Secret', metadata: template.ref });
+        expected.secrets.exists(secret ?? { apiVersion: 'v1', kind: 'Secret', metadata: template.ref });
         return secret;
       },
     },
     cnpgClusters: {
       ...writesOf(ports.cnpgClusters),
-      get: cached(sources.cnpgClusters, created.cnpgClusters),
+      get: cached(sources.cnpgClusters, expected.cnpgClusters),
       apply: (object, part) =>
-        applied(object, created.cnpgClusters, (seen) => ports.cnpgClusters.apply(object, part, seen)),
+        applied(object, expected.cnpgClusters, (seen) => ports.cnpgClusters.apply(object, part, seen)),
     },
     poolers: {
       ...writesOf(ports.poolers),
-      apply: (object) => applied(object, created.poolers, (seen) => ports.poolers.apply(object, seen)),
+      apply: (object) => applied(object, expected.poolers, (seen) => ports.poolers.apply(object, seen)),
       get: cachedPooler,
       async view(ref: ObjectRef): Promise<PoolerView | undefined> {
         const pooler = await cachedPooler(ref);
@@ -338,12 +360,12 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
       ...writesOf(ports.configMaps),
       get: async (ref) => {
         const cachedMap = sources.configMaps.get(ref.namespace, ref.name);
-        if (!cachedMap) created.configMaps.notYetCached(ref);
+        if (!cachedMap) expected.configMaps.notYetCached(ref);
         sightings.note(ref, cachedMap);
         return configMapContent.get(ref);
       },
       apply: async (object) => {
-        const answer = await applied(object, created.configMaps, (seen) => ports.configMaps.apply(object, seen));
+        const answer = await applied(object, expected.configMaps, (seen) => ports.configMaps.apply(object, seen));
         configMapContent.written(answer);
         return answer;
       },

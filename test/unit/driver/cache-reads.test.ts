@@ -286,6 +286,20 @@ describe('a pass after a create its watch has not delivered yet', () => {
     expect((await ports.configMaps.get(configMap))?.data).toEqual({ host: 'db-rw' });
   });
 
+  it('counts one the read-back after a lost answer found as existing too: that write may have created it', async () => {
+    const { api, ports, deliver } = laggingConfigMaps();
+    const configMap = ref('ConfigMap', 'db-endpoints');
+    // The create landed but its answer was lost: the core reads it back from the API (Ports.direct).
+    api.create(endpoints);
+    expect(await ports.direct?.configMaps.get(configMap)).toBeDefined();
+    await expect(ports.configMaps.get(configMap)).rejects.toMatchObject({ errorClass: 'conflict' });
+    deliver('db-endpoints');
+    expect(await ports.configMaps.get(configMap)).toBeDefined();
+    // A read-back that finds nothing expects nothing.
+    expect(await ports.direct?.configMaps.get(ref('ConfigMap', 'none'))).toBeUndefined();
+    expect(await ports.configMaps.get(ref('ConfigMap', 'none'))).toBeUndefined();
+  });
+
   it('is expected for a while only: a watch that never delivers it does not block its cluster for good', async () => {
     const { ports } = laggingConfigMaps();
     const configMap = ref('ConfigMap', 'db-endpoints');
