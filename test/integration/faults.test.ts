@@ -4,7 +4,8 @@
  * - API trouble: a proxy between the operator and the API server (src/tools/faults/api-proxy.ts) answers
  *   20 % of the requests with 409, 429, 500 or 503, resets connections before forwarding or after (the
  *   write lands, its response is lost), and cuts watches mid-stream, while 20 clusters are created, 5
- *   deleted (both policies) and 3 edited. Once the faults stop, every cluster converges within 60 s; no
+ *   deleted (both policies) and 3 edited; and for a while every Lease request fails, so that the leader
+ *   steps down mid-provisioning and takes the Lease back. Once the faults stop, every cluster converges within 60 s; no
  *   child of a cluster that lives is deleted (so none is created twice); no Normal event is duplicated,
  *   and none that a fault-free cluster of the same spec gets is missing.
  * - Crashes: SIGKILL at ≥ 10 random moments during provisioning and deletion (both policies), restarted
@@ -40,6 +41,7 @@ import { type ProxiedApi, proxyTo, tokenOf } from './support/proxy.ts';
 const FAULT_RATE = 0.2;
 const FAULTY_FOR_MS = 30_000;
 const CONVERGE_WITHIN_MS = 60_000;
+const LEASE = { durationS: 4, renewDeadlineS: 3 };
 
 let cp: ControlPlane;
 let world: World;
@@ -187,7 +189,12 @@ describe('under API faults', () => {
     const operator = new OperatorProcess({
       kubeconfig,
       identity: 'under-faults',
-      args: ['--requeue-delay', '2s', '--lease-namespace', 'pgfsm-system'],
+      args: [
+        ...['--requeue-delay', '2s', '--lease-namespace', 'pgfsm-system'],
+        // Short lease timings, so that the Lease outage below makes the leader step down within seconds.
+        ...['--lease-duration', `${LEASE.durationS}s`, '--renew-deadline', `${LEASE.renewDeadlineS}s`],
+        ...['--retry-period', '500ms'],
+      ],
     });
     operators.push(operator);
     operator.start();
@@ -211,7 +218,12 @@ describe('under API faults', () => {
         clusterDeletionPolicy: i < 3 ? 'Delete' : 'Retain',
       });
     }
-    await sleep(FAULTY_FOR_MS / 3);
+    // The Lease cannot be renewed for longer than the renew deadline: the leader steps down with Events on
+    // their way, then takes the Lease back as the same term (nobody else led) and sends them.
+    proxy.startOutage(/\/leases\//);
+    await sleep((LEASE.renewDeadlineS + 1) * 1000);
+    proxy.endOutage();
+    await sleep(FAULTY_FOR_MS / 3 - (LEASE.renewDeadlineS + 1) * 1000);
     for (const name of edited) await patchSpec(world, name, { instances: 2 });
     for (const name of deleted) await deleteCluster(name);
     await sleep((FAULTY_FOR_MS * 2) / 3);
@@ -250,6 +262,9 @@ describe('under API faults', () => {
       ).toBe(true);
     }
     summary.convergeMs = Date.now() - calmAt;
+    const log = operator.lines.join('\n');
+    expect(log).toContain('stepping down');
+    expect(log).toMatch(/"continued":true[^\n]*acquired the lease/);
     summary.clusters = names.length;
     summary.converged = names.length;
     expect(summary.convergeMs).toBeLessThanOrEqual(CONVERGE_WITHIN_MS);

@@ -4,7 +4,8 @@
  * - it counts TLS handshakes and requests, and keeps a log of each request (verb, path, what happened);
  * - while faults are on, it answers a share of the requests itself with 409, 429 (with Retry-After),
  *   500 or 503, or resets the connection before forwarding, or forwards and then resets instead of
- *   answering (the write happened, its response is lost), and it cuts watches mid-stream.
+ *   answering (the write happened, its response is lost), and it cuts watches mid-stream;
+ * - during an outage, it answers every request to the paths it names with 503 (the Lease's, say).
  *
  * Hand-written because it must sit between one client and the API server and decide per request, which
  * no library here does; it is small, and it never rewrites a body.
@@ -67,6 +68,8 @@ export class ApiProxy {
   url = '';
   /** Share of requests (not watches) answered with a fault while `faulty`. */
   private faultRate = 0;
+  /** Requests whose path matches are all answered 503 (an outage of one resource), whatever the rate. */
+  private outage: RegExp | undefined;
   private watchCutMs: [number, number] = [1000, 8000];
   private readonly server: Server;
   private readonly upstream: Agent;
@@ -92,7 +95,12 @@ export class ApiProxy {
       const entry: ProxiedRequest = { method, path: url, outcome: 0, at: Date.now() };
       this.log.push(entry);
       const watch = isWatch(url);
-      const fault = !watch && this.faultRate > 0 && this.random() < this.faultRate ? this.pickFault() : undefined;
+      const down = this.outage?.test(url) === true;
+      const fault = down
+        ? '503'
+        : !watch && this.faultRate > 0 && this.random() < this.faultRate
+          ? this.pickFault()
+          : undefined;
       if (fault) this.injected[fault]++;
       if (fault === 'reset-before') {
         entry.outcome = fault;
@@ -153,6 +161,15 @@ export class ApiProxy {
 
   stopFaults(): void {
     this.faultRate = 0;
+  }
+
+  /** Every request whose path matches `paths` is answered 503 until `endOutage`, e.g. the Lease's. */
+  startOutage(paths: RegExp): void {
+    this.outage = paths;
+  }
+
+  endOutage(): void {
+    this.outage = undefined;
   }
 
   get injectedTotal(): number {
