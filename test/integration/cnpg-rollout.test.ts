@@ -49,6 +49,8 @@ afterAll(async () => {
 });
 
 const cnpgClusters = { group: 'postgresql.cnpg.io', version: 'v1', plural: 'clusters' };
+/** How long a Ready must last to be the end of a rollout rather than the moment before CNPG starts on a step. */
+const STAYS_READY_MS = 2_000;
 const cnpgCluster = async (name: string) =>
   (await w().custom.getNamespacedCustomObject({ ...cnpgClusters, namespace: NS, name })) as CnpgCluster;
 
@@ -95,13 +97,24 @@ describe("CloudNativePG's webhook and an update of the image and the parameters 
     await waitFor('the image second', async () =>
       (await cnpgCluster('rollout')).spec.imageName?.endsWith(':18') ? true : undefined,
     );
-    // Ready again once CNPG has applied the image: a Ready seen before CNPG started on it (and the status
-    // that follows it into Degraded) is not the end of the rollout.
+    // Ready again once CNPG has applied the image. Right after the image is applied, CNPG's status still says
+    // healthy from the first step until it starts on the image (and the status follows it out of Ready): so
+    // the end of the rollout is a Ready that stays, the same one (its stateSince) for longer than CNPG takes
+    // to react (the simulator here reacts within its watch's lag and applies for 600 ms).
+    let readySince: string | undefined;
+    let firstSeenAt = 0;
     await waitFor(
-      'Ready with the CNPG Cluster healthy on the new image',
+      'Ready with the CNPG Cluster healthy on the new image, for good',
       async () => {
-        const ready = (await conditions(w(), 'rollout')).ClusterReady === 'True/CNPGClusterHealthy';
-        return ready && (await getCluster(w(), 'rollout'))?.status?.state === 'Ready' ? true : undefined;
+        const healthy = (await conditions(w(), 'rollout')).ClusterReady === 'True/CNPGClusterHealthy';
+        const status = (await getCluster(w(), 'rollout'))?.status;
+        const since = healthy && status?.state === 'Ready' ? status.stateSince : undefined;
+        if (since === undefined || since !== readySince) {
+          readySince = since;
+          firstSeenAt = Date.now();
+          return undefined;
+        }
+        return Date.now() - firstSeenAt >= STAYS_READY_MS ? true : undefined;
       },
       60_000,
     );
