@@ -16,7 +16,7 @@
  * - A pass reads the cluster as its own last status write left it while the watch has not delivered that
  *   write yet (OwnWrites below), as client-go's MutationCache does: the next pass, woken by a child the
  *   last one wrote, would otherwise start from the version before and have its status write conflict.
- * - A child this process created is not read as absent while the watch has not delivered it (OwnCreations
+ * - A child this process created is not read as absent while the watch has not delivered it (ExpectedInCache
  *   below): the pass ends in a conflict instead and runs again once the cache shows it.
  * - What the caches keep as metadata only (Secrets, ConfigMaps) has its content — a Secret's key names,
  *   a ConfigMap's data — read by one GET each time its resourceVersion moves, and remembered under it.
@@ -27,7 +27,7 @@ import { performance } from 'node:perf_hooks';
 import type { OwnerReference, PostgresCluster } from '../api/schema.ts';
 import { PortError } from '../core/errors.ts';
 import type { ChildPort, ClusterKey, Ports, Seen } from '../core/ports.ts';
-import type { KubeObject, ObjectRef, PoolerView } from '../domain/objects.ts';
+import type { CnpgCluster, KubeObject, ObjectRef, Pooler, PoolerView } from '../domain/objects.ts';
 import type { ObjectSource, WatchSources } from './sources.ts';
 
 /**
@@ -111,7 +111,7 @@ export const EXPECTED_CREATION_MS = 30_000;
  * event of the object, or after EXPECTED_CREATION_MS; only objects not yet cached are kept. The children's
  * caches keep every object of their kind (no selector), so each expected one does arrive.
  */
-class OwnCreations {
+class ExpectedInCache {
   private readonly expected = new Map<string, number>();
 
   constructor(
@@ -132,15 +132,19 @@ class OwnCreations {
     this.expected.set(keyOf(namespace, name), performance.now() + EXPECTED_CREATION_MS);
   }
 
-  /** Throws a conflict for a child known to exist that the cache, which lacks it, has not caught up with. */
-  notYetCached(ref: ObjectRef): void {
-    if (this.expected.size === 0) return;
+  /**
+   * The cached object; absent only when the cache is not known to lag behind: a child known to exist that
+   * the cache lacks throws a conflict.
+   */
+  get<T extends KubeObject>(ref: ObjectRef): T | undefined {
+    const cached = this.source.get(ref.namespace, ref.name) as T | undefined;
+    if (cached || this.expected.size === 0) return cached;
     const key = keyOf(ref.namespace, ref.name);
     const until = this.expected.get(key);
-    if (until === undefined) return;
+    if (until === undefined) return undefined;
     if (performance.now() >= until) {
       this.expected.delete(key);
-      return;
+      return undefined;
     }
     throw new PortError(
       'conflict',
@@ -258,21 +262,20 @@ const readyReplicasOf = (deployment: KubeObject | undefined): number => {
 export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
   const sightings = new Sightings([sources.cnpgClusters, sources.poolers, sources.configMaps]);
   const expected = {
-    cnpgClusters: new OwnCreations(sources.cnpgClusters, 'Cluster'),
-    poolers: new OwnCreations(sources.poolers, 'Pooler'),
-    configMaps: new OwnCreations(sources.configMaps, 'ConfigMap'),
-    secrets: new OwnCreations(sources.secrets, 'Secret'),
+    cnpgClusters: new ExpectedInCache(sources.cnpgClusters, 'Cluster'),
+    poolers: new ExpectedInCache(sources.poolers, 'Pooler'),
+    configMaps: new ExpectedInCache(sources.configMaps, 'ConfigMap'),
+    secrets: new ExpectedInCache(sources.secrets, 'Secret'),
   };
   const cached =
-    <T extends KubeObject>(source: ObjectSource<T>, creations: OwnCreations) =>
+    <T extends KubeObject>(cache: ExpectedInCache) =>
     async (ref: ObjectRef): Promise<T | undefined> => {
-      const object = source.get(ref.namespace, ref.name);
-      if (!object) creations.notYetCached(ref);
+      const object = cache.get<T>(ref);
       sightings.note(ref, object);
       return object && copy(object);
     };
   /** An apply as the pass saw the object: one it saw absent creates it, which the cache is then expected to show. */
-  const applied = async <T>(object: KubeObject, creations: OwnCreations, apply: (seen: Seen) => Promise<T>) => {
+  const applied = async <T>(object: KubeObject, creations: ExpectedInCache, apply: (seen: Seen) => Promise<T>) => {
     const seen = sightings.take(object);
     const answer = await apply(seen);
     if (!seen) creations.exists(object);
@@ -281,13 +284,13 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
   const ownWrites = new OwnWrites(sources.clusters);
   const secretContent = new ContentByVersion(sources.secrets, (ref) => ports.secrets.get(ref));
   const configMapContent = new ContentByVersion(sources.configMaps, (ref) => ports.configMaps.get(ref));
-  const cachedPooler = cached(sources.poolers, expected.poolers);
+  const cachedPooler = cached<Pooler>(expected.poolers);
 
   const direct = ports.direct ?? ports;
   /** A read of the API (the read-back after a lost answer) that finds a child: the cache is expected to show it. */
   const expecting = <P extends { get(ref: ObjectRef): Promise<KubeObject | undefined> }>(
     port: P,
-    creations: OwnCreations,
+    creations: ExpectedInCache,
   ): P =>
     Object.assign(Object.create(port) as P, {
       get: async (ref: ObjectRef) => {
@@ -329,7 +332,8 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     secrets: {
       ...writesOf(ports.secrets),
       get: async (ref) => {
-        if (!sources.secrets.get(ref.namespace, ref.name)) expected.secrets.notYetCached(ref);
+        // Only for its refusal while the cache lags behind a Secret known to exist: the content is read below.
+        expected.secrets.get(ref);
         return secretContent.get(ref);
       },
       create: async (template) => {
@@ -341,7 +345,7 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     },
     cnpgClusters: {
       ...writesOf(ports.cnpgClusters),
-      get: cached(sources.cnpgClusters, expected.cnpgClusters),
+      get: cached<CnpgCluster>(expected.cnpgClusters),
       apply: (object, part) =>
         applied(object, expected.cnpgClusters, (seen) => ports.cnpgClusters.apply(object, part, seen)),
     },
@@ -359,9 +363,7 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     configMaps: {
       ...writesOf(ports.configMaps),
       get: async (ref) => {
-        const cachedMap = sources.configMaps.get(ref.namespace, ref.name);
-        if (!cachedMap) expected.configMaps.notYetCached(ref);
-        sightings.note(ref, cachedMap);
+        sightings.note(ref, expected.configMaps.get(ref));
         return configMapContent.get(ref);
       },
       apply: async (object) => {
