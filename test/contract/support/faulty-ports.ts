@@ -12,6 +12,17 @@ import type { Ports } from '../../../src/operator/core/ports.ts';
 export const override = <P extends object>(port: P, methods: Partial<P>): P =>
   Object.assign(Object.create(port) as P, methods);
 
+/** Counts each cluster's status writes: the function answers the number of the write being made, from 1. */
+function statusWriteCounter() {
+  const writes = new Map<string, number>();
+  return (cluster: { metadata: { namespace?: string; name: string } }) => {
+    const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
+    const count = (writes.get(key) ?? 0) + 1;
+    writes.set(key, count);
+    return { key, count };
+  };
+}
+
 /**
  * Every second status write of each cluster fails with a conflict, and writes nothing: the second, fourth,
  * … or, with `odd`, the first, third, ….
@@ -19,14 +30,12 @@ export const override = <P extends object>(port: P, methods: Partial<P>): P =>
 export const conflictOnEverySecondStatusWrite =
   (odd = false) =>
   (ports: Ports): Ports => {
-    const writes = new Map<string, number>();
+    const next = statusWriteCounter();
     return {
       ...ports,
       clusters: override(ports.clusters, {
         async writeStatus(cluster, status) {
-          const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
-          const count = (writes.get(key) ?? 0) + 1;
-          writes.set(key, count);
+          const { key, count } = next(cluster);
           if (count % 2 === (odd ? 1 : 0))
             throw new PortError('conflict', `injected conflict on status write ${count} of ${key}`);
           return ports.clusters.writeStatus(cluster, status);
@@ -42,18 +51,16 @@ export const conflictOnEverySecondStatusWrite =
  * conflicts with the late one: what the API server does to a slow write the client gave up on.
  */
 export function landingLate(ports: Ports): Ports {
-  const writes = new Map<string, number>();
+  const next = statusWriteCounter();
   const late = new Map<string, () => Promise<unknown>>();
   return {
     ...ports,
     clusters: override(ports.clusters, {
       async writeStatus(cluster, status) {
-        const key = `${cluster.metadata.namespace}/${cluster.metadata.name}`;
+        const { key, count } = next(cluster);
         const landing = late.get(key);
         late.delete(key);
         await landing?.();
-        const count = (writes.get(key) ?? 0) + 1;
-        writes.set(key, count);
         if (count % 2 === 1) return ports.clusters.writeStatus(cluster, status);
         late.set(key, () => ports.clusters.writeStatus(cluster, status));
         throw new PortError('timeout', `injected: status write ${count} of ${key} timed out, to land late`);
