@@ -4,6 +4,7 @@
  * size (requests by kind and what each is for, reactions, CPU by process).
  */
 import { cpus } from 'node:os';
+import { fractionOf, type ProfileSplit, type Share } from './cpu-profile.ts';
 import { formatSpread, quantile, spread } from './stats.ts';
 
 /** The reference design polls each waiting step every 15 s: a change waits 7.5 s on average for the next poll. */
@@ -49,6 +50,8 @@ export interface RunFigures {
   notReady: number;
   simulatorWrites: number;
   load: [number, number];
+  /** A repetition run with the operator under `--cpu-prof`: where its main thread's CPU went, to Ready. */
+  profile?: ProfileSplit;
 }
 
 const ms = (v: number) => (v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`);
@@ -271,4 +274,46 @@ export function details(results: RunFigures[], sizes: number[]): string {
     );
   }
   return out.join('\n');
+}
+
+const SHARES: Array<[Share, string]> = [
+  ['transport', "Node's HTTP client, TLS and sockets: what every request and watch event costs whoever makes it"],
+  ['v8', 'V8 and Node around it: garbage collection, promise jobs, timers, native code outside JavaScript'],
+  ['pgfsm', "pgfsm's own JavaScript: the adapters (with the JSON they parse and build), the driver, the passes"],
+  ['library', 'libraries: client-node (authentication), prom-client, XState, TypeBox, pino'],
+];
+
+/**
+ * Where the profiled repetition's operator spent its main thread's CPU to Ready, priced at the unprofiled
+ * repetitions' median CPU per cluster: the floor under that figure is what no change to pgfsm's JavaScript
+ * can remove.
+ */
+export function profileReport(run: RunFigures, measured: RunFigures[]): string {
+  const split = run.profile;
+  if (!split) return '';
+  const same = measured.filter((r) => r.size === run.size).map((r) => r.cpuPerClusterMs);
+  const median = spread(same).median;
+  const startUp = fractionOf(split, 'start-up');
+  const price = (share: number) => (Number.isFinite(median) ? `${(share * median).toFixed(1)} ms` : '—');
+  return [
+    `### Where the operator's CPU goes (${run.size} clusters, one more repetition under \`--cpu-prof\`)`,
+    '',
+    `The operator's main thread over the window to Ready, each sample charged to the code it was taken in (bench/cpu-profile.ts says what such a split can and cannot see: JSON.parse and JSON.stringify count as the pgfsm code that calls them). Profiling slows the operator (${one(run.cpuPerClusterMs)} ms of CPU per cluster in this repetition, against the table's median of ${one(median)} ms), so read the shares, priced here at that median. The main thread had ${(split.busyMs / 1000).toFixed(1)} s of the process's ${((run.cpuByProcessMs['pgfsm run'] ?? Number.NaN) / 1000).toFixed(1)} s (the rest: the kernel's work for its sockets, V8's helper threads)${startUp > 0 ? `; start-up took ${(startUp * 100).toFixed(1)} % of it` : ''}.`,
+    '',
+    '| what the code is | share of the main thread | at the median CPU per cluster |',
+    '|---|---|---|',
+    ...SHARES.map(
+      ([share, text]) =>
+        `| ${text} | ${(fractionOf(split, share) * 100).toFixed(1)} % | ${price(fractionOf(split, share))} |`,
+    ),
+    '',
+    'In detail:',
+    '',
+    '| code | share | ms of main-thread CPU |',
+    '|---|---|---|',
+    ...split.groups
+      .filter((g) => g.ms / split.busyMs >= 0.002)
+      .map((g) => `| ${g.name} | ${((g.ms / split.busyMs) * 100).toFixed(1)} % | ${Math.round(g.ms)} |`),
+    '',
+  ].join('\n');
 }

@@ -18,12 +18,12 @@
  *   PATCH postgresclusters/status of that cluster answered.
  *
  * Run alone: `npm run bench:api -- [--sizes 100,300] [--big] [--reps 3] [--big-reps 1] [--changes 20] [--idle 30]
- * [--api-server-profile S] [--no-results]`; `npm run bench` runs it after the engine and in-memory parts. Writes
- * bench/results.md. The operator's own node flags (a CPU profile: `--cpu-prof --cpu-prof-dir=DIR`) go in
- * PGFSM_BENCH_OPERATOR_NODE_ARGS.
+ * [--api-server-profile S] [--operator-profile 300] [--no-results]`; `npm run bench` runs it after the engine and in-memory parts. Writes
+ * bench/results.md. `--operator-profile SIZES` runs those sizes once more with the operator profiled and adds
+ * where its CPU goes (cpu-profile.ts); any other node flags of the operator's go in PGFSM_BENCH_OPERATOR_NODE_ARGS.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -48,8 +48,9 @@ import {
 } from '../src/tools/install/manifests.ts';
 import { CnpgSimulator, type SimulatorDelays } from '../src/tools/simulation/cnpg-simulator.ts';
 import { KubernetesSimulatorApi } from '../src/tools/simulation/kubernetes-api.ts';
-import { details, type RunFigures, SETTLE_MS, table } from './api-report.ts';
+import { details, profileReport, type RunFigures, SETTLE_MS, table } from './api-report.ts';
 import { type AuditEntry, AuditLogReader, countRequests } from './audit-log.ts';
+import { readProfile, splitProfile } from './cpu-profile.ts';
 import { deployedHeapBudgetMb } from './fleet.ts';
 import { writeSection } from './results-section.ts';
 import { quantile } from './stats.ts';
@@ -97,6 +98,11 @@ export interface ApiBenchOptions {
    * server, the bottleneck of the fleet, spends its CPU. 0: none, and the API server runs with profiling off.
    */
   apiServerProfileSeconds: number;
+  /**
+   * The sizes to run once more with the operator under `--cpu-prof` (`--operator-profile 300`), left out of
+   * the table (profiling slows it): where its main-thread CPU goes over the window to Ready (cpu-profile.ts).
+   */
+  operatorProfileSizes: number[];
 }
 
 export function parseApiBenchArgs(argv: readonly string[]): ApiBenchOptions {
@@ -114,6 +120,8 @@ export function parseApiBenchArgs(argv: readonly string[]): ApiBenchOptions {
   const sizes = (value('--sizes') ?? '100,300').split(',').map(Number);
   if (argv.includes('--big')) sizes.push(1000);
   if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes wants a,b,c of whole numbers');
+  const profiled = (value('--operator-profile') ?? '').split(',').filter(Boolean).map(Number);
+  if (profiled.some((n) => !sizes.includes(n))) throw new Error('--operator-profile wants sizes the run has');
   return {
     sizes,
     reps: number('--reps', 3),
@@ -125,6 +133,7 @@ export function parseApiBenchArgs(argv: readonly string[]): ApiBenchOptions {
     resultsPath: argv.includes('--no-results') ? undefined : join(ROOT, 'bench', 'results.md'),
     fromSource: argv.includes('--from-source'),
     apiServerProfileSeconds: number('--api-server-profile', 0),
+    operatorProfileSizes: profiled,
   };
 }
 
@@ -275,6 +284,7 @@ function startOperator(
   kubeconfig: string,
   port: number,
   workers: number,
+  profileDir: string | undefined,
 ): { child: ChildProcess; output: string[] } {
   const output: string[] = [];
   const child = spawn(
@@ -286,6 +296,8 @@ function startOperator(
       // The Deployment's heap budget (its NODE_OPTIONS): V8 sizes the heap from it, and so the peak RSS.
       `--max-old-space-size=${deployedHeapBudgetMb()}`,
       ...(process.env.PGFSM_BENCH_OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      // Written when the process exits (SIGTERM included: pgfsm run shuts down and exits).
+      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
       ...entry,
       'run',
       '--kubeconfig',
@@ -318,7 +330,16 @@ function startOperator(
 
 type Log = (line: string) => void;
 
-async function runOnce(size: number, options: ApiBenchOptions, entry: string[], log: Log): Promise<RunFigures> {
+/** Now on the clock V8's CPU profiles are stamped with (CLOCK_MONOTONIC, shared by every process), in µs. */
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+async function runOnce(
+  size: number,
+  options: ApiBenchOptions,
+  entry: string[],
+  log: Log,
+  profiled = false,
+): Promise<RunFigures> {
   const loadBefore = loadavg()[0] ?? 0;
   const cp: ControlPlane = await startControlPlane({
     audit: {
@@ -339,6 +360,9 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
     ...(options.apiServerProfileSeconds > 0 ? { apiServerArgs: ['--profiling=true'] } : {}),
   });
   const dir = mkdtempSync(join(tmpdir(), 'pgfsm-bench-'));
+  const profileDir = profiled ? join(dir, 'operator-profile') : undefined;
+  let window: { fromUs: number; toUs: number } | undefined;
+  let figures: RunFigures | undefined;
   let operator: ReturnType<typeof startOperator> | undefined;
   const stops: Array<() => Promise<void> | void> = [];
   try {
@@ -390,7 +414,7 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
     const kubeconfig = join(dir, 'operator.kubeconfig');
     writeFileSync(kubeconfig, cp.kubeConfigForToken(token).exportConfig(), { mode: 0o600 });
     const port = await freePort();
-    operator = startOperator(entry, kubeconfig, port, options.workers);
+    operator = startOperator(entry, kubeconfig, port, options.workers, profileDir);
     const { child } = operator;
     const pid = child.pid;
     if (!pid) throw new Error('pgfsm run did not start');
@@ -428,6 +452,7 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
     const benchCpuBefore = process.cpuUsage();
     const writesBefore = simulatorApi.stats.writes;
     const start = Date.now();
+    const startUs = monotonicUs();
     const profile =
       options.apiServerProfileSeconds > 0
         ? apiserverGet(admin, `/debug/pprof/profile?seconds=${options.apiServerProfileSeconds}`).then((pprof) => {
@@ -465,6 +490,7 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
     await profile;
     await sleep(SETTLE_MS);
     const settled = Date.now();
+    window = { fromUs: startUs, toUs: monotonicUs() };
     const cpuAfter = cpuSplitMsOf(pid);
     const systemCpu = cpuAfter.system - cpuBefore.system;
     const cpu = cpuAfter.user - cpuBefore.user + systemCpu;
@@ -573,7 +599,7 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
       await sleep(200);
     }
     const rssAfterMb = memoryMbOf(pid, 'VmRSS');
-    const figures: RunFigures = {
+    figures = {
       size,
       allReadyMs: allReady - start,
       readyP50Ms: quantile(times, 0.5),
@@ -617,8 +643,14 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
     if (operator && operator.child.exitCode === null) {
       const exited = new Promise((r) => operator?.child.once('exit', r));
       operator.child.kill('SIGTERM');
-      await Promise.race([exited, sleep(10_000)]);
+      // A profiled operator writes its profile on the way out, which takes a moment.
+      await Promise.race([exited, sleep(profiled ? 60_000 : 10_000)]);
       if (operator.child.exitCode === null) operator.child.kill('SIGKILL');
+    }
+    if (figures && profileDir && window) {
+      const [file] = existsSync(profileDir) ? readdirSync(profileDir) : [];
+      if (file) figures.profile = splitProfile(readProfile(join(profileDir, file)), window.fromUs, window.toUs);
+      else log('  the profiled operator wrote no profile');
     }
     for (const stop of stops.reverse()) await stop();
     await cp.stop();
@@ -629,6 +661,7 @@ async function runOnce(size: number, options: ApiBenchOptions, entry: string[], 
 export async function runApiServerBench(options: ApiBenchOptions, command: string): Promise<RunFigures[]> {
   const log: Log = (line) => console.log(line);
   const results: RunFigures[] = [];
+  const profiled: RunFigures[] = [];
   log(
     `\nreal API server (kube-apiserver + etcd on loopback), CNPG simulator delays 0, pgfsm run with ${options.workers} workers; ` +
       `sizes ${options.sizes.join(', ')}, ${options.reps} repetition(s)`,
@@ -641,10 +674,16 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
       log(`${size} clusters, repetition ${rep}/${reps}: starting a control plane`);
       results.push(await runOnce(size, options, entry, log));
     }
+    if (options.operatorProfileSizes.includes(size)) {
+      log(`${size} clusters, one more repetition with the operator profiled (left out of the table)`);
+      profiled.push(await runOnce(size, options, entry, log, true));
+    }
   }
   const report = table(results, options.sizes);
   log(`\n${report}\n`);
   log(details(results, options.sizes));
+  const whereCpuGoes = profiled.map((run) => profileReport(run, results)).join('\n');
+  if (whereCpuGoes) log(whereCpuGoes);
   if (options.resultsPath) {
     const cpu = cpus();
     const text = [
@@ -661,6 +700,7 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
       report,
       '',
       details(results, options.sizes),
+      ...(whereCpuGoes ? [whereCpuGoes] : []),
     ].join('\n');
     // Only its own section: the engine and the in-memory fleet write theirs (results-section.ts).
     writeSection(options.resultsPath, 'api', text);
