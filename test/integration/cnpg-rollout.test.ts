@@ -49,8 +49,6 @@ afterAll(async () => {
 });
 
 const cnpgClusters = { group: 'postgresql.cnpg.io', version: 'v1', plural: 'clusters' };
-/** How long a Ready must last to be the end of a rollout rather than the moment before CNPG starts on a step. */
-const STAYS_READY_MS = 2_000;
 const cnpgCluster = async (name: string) =>
   (await w().custom.getNamespacedCustomObject({ ...cnpgClusters, namespace: NS, name })) as CnpgCluster;
 
@@ -97,27 +95,20 @@ describe("CloudNativePG's webhook and an update of the image and the parameters 
     await waitFor('the image second', async () =>
       (await cnpgCluster('rollout')).spec.imageName?.endsWith(':18') ? true : undefined,
     );
-    // Ready again once CNPG has applied the image. Right after the image is applied, CNPG's status still says
-    // healthy from the first step until it starts on the image (and the status follows it out of Ready): so
-    // the end of the rollout is a Ready that stays, the same one (its stateSince) for longer than CNPG takes
-    // to react (the simulator here reacts within its watch's lag and applies for 600 ms).
-    let readySince: string | undefined;
-    let firstSeenAt = 0;
+    // Ready again once CNPG has applied the image, and not before: right after pgfsm applies it, CNPG's status is
+    // still the healthy one of the parameters step, naming the old image, and pgfsm waits for CNPG to name the
+    // new one (domain/components/cluster.ts). So the first Ready from here on is the end of the rollout.
     await waitFor(
-      'Ready with the CNPG Cluster healthy on the new image, for good',
+      'Ready with the CNPG Cluster healthy',
       async () => {
         const healthy = (await conditions(w(), 'rollout')).ClusterReady === 'True/CNPGClusterHealthy';
-        const status = (await getCluster(w(), 'rollout'))?.status;
-        const since = healthy && status?.state === 'Ready' ? status.stateSince : undefined;
-        if (since === undefined || since !== readySince) {
-          readySince = since;
-          firstSeenAt = Date.now();
-          return undefined;
-        }
-        return Date.now() - firstSeenAt >= STAYS_READY_MS ? true : undefined;
+        return healthy && (await getCluster(w(), 'rollout'))?.status?.state === 'Ready' ? true : undefined;
       },
       60_000,
     );
+    const live = await cnpgCluster('rollout');
+    expect(live.status?.image).toBe(live.spec.imageName);
+    expect(live.status?.image).toMatch(/:18$/);
     const events = await eventsAbout(w(), 'rollout');
     const reasons = events.map((e) => e.reason);
     expect(reasons).toContain('ClusterUpdateStaged');

@@ -7,7 +7,14 @@
  *   are exactly the hosts pgfsm would publish, and the phase it reports while it waits for its first instance
  *   (no kubelet runs pods here) is read by pgfsm as provisioning.
  */
-import { ApiException, ApiextensionsV1Api, AppsV1Api, type V1Service } from '@kubernetes/client-node';
+import {
+  ApiException,
+  ApiextensionsV1Api,
+  AppsV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type V1Service,
+} from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PostgresCluster } from '../../src/operator/api/schema.ts';
 import { observeCluster } from '../../src/operator/core/observe.ts';
@@ -60,13 +67,18 @@ const w = () => the(world, 'the e2e world');
 /** A namespace where nobody but the test writes CNPG status. */
 const UNTOUCHED = 'cnpg-status-roundtrip';
 
+/** A namespace where the test plays CNPG's controller by hand, one status write at a time. */
+const BY_HAND = 'cnpg-by-hand';
+/** How long pgfsm must hold back Ready when CNPG has not reacted: far longer than a pass takes. */
+const NOT_TAKEN_UP_MS = 2_000;
+
 /** Every write the simulator sends, in order. */
 const simulatorWrites: Array<{ object: StoredObject; statusOnly: boolean }> = [];
 
 beforeAll(async () => {
   cp = await startControlPlane();
   console.log(describeControlPlane(cp));
-  world = await setUpWorld(cp, { simulatorIgnores: [UNTOUCHED] });
+  world = await setUpWorld(cp, { simulatorIgnores: [UNTOUCHED, BY_HAND] });
   const api = world.simulatorApi;
   const put = api.put.bind(api);
   api.put = (object, statusOnly = false) => {
@@ -193,6 +205,7 @@ describe("CNPG's real schema keeps what the simulator writes and pgfsm reads", (
       currentPrimary: 'roundtrip-1',
       writeService: 'roundtrip-rw',
       readService: 'roundtrip-r',
+      image: 'ghcr.io/cloudnative-pg/postgresql:17',
       managedRolesStatus: {
         byStatus: { reconciled: ['app'], 'pending-reconciliation': ['report'], reserved: ['postgres'] },
         cannotReconcile: { broken: ['could not create role broken: permission denied'] },
@@ -320,6 +333,82 @@ describe("CNPG's real schema keeps what the simulator writes and pgfsm reads", (
   });
 });
 
+describe('a new image pgfsm applies, before CNPG has looked at it (CNPG played by hand)', () => {
+  const name = 'byhand';
+  const cnpgOf = async () =>
+    (await w().custom.getNamespacedCustomObject({ ...cnpgClusters, namespace: BY_HAND, name })) as CnpgCluster;
+  /** A JSON patch of the CNPG Cluster's status, as CNPG's controller writes it. */
+  const writeStatus = (operations: object[]) =>
+    w().custom.patchNamespacedCustomObjectStatus(
+      { ...cnpgClusters, namespace: BY_HAND, name, body: operations },
+      undefined,
+    );
+
+  it('is not Ready while CNPG still reports the old image healthy, and is once CNPG names the new one', async () => {
+    await w().core.createNamespace({ body: { metadata: { name: BY_HAND } } });
+    await w().custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: BY_HAND,
+      plural: 'postgresclusters',
+      body: {
+        apiVersion: 'pgfsm.io/v1alpha1',
+        kind: 'PostgresCluster',
+        metadata: { name, namespace: BY_HAND },
+        spec: { class: 'standard' },
+      },
+    });
+    const created = await waitFor('the CNPG Cluster pgfsm creates', () => cnpgOf().catch(() => undefined));
+    const oldImage = the(created.spec.imageName, 'the image pgfsm asked for');
+    expect(oldImage).toMatch(/:17$/);
+    // CNPG's controller, once its pods run: healthy, every instance ready, on the image it has taken up.
+    const healthy = {
+      phase: CnpgPhase.Healthy,
+      instances: 1,
+      readyInstances: 1,
+      currentPrimary: `${name}-1`,
+      writeService: `${name}-rw`,
+      readService: `${name}-r`,
+      image: oldImage,
+    };
+    await writeStatus([{ op: 'add', path: '/status', value: healthy }]);
+    await untilStateIn(BY_HAND, name, 'Ready', 60_000);
+
+    // A new PostgreSQL version: pgfsm applies the new image, and CNPG (nobody, here) has not reacted.
+    await w().custom.patchNamespacedCustomObject(
+      { ...GROUP, namespace: BY_HAND, plural: 'postgresclusters', name, body: { spec: { postgresVersion: '18' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const newImage = await waitFor('the new image in the CNPG Cluster', async () => {
+      const image = (await cnpgOf()).spec.imageName;
+      return image !== oldImage ? image : undefined;
+    });
+    expect(newImage).toMatch(/:18$/);
+    // The reference's premature Ready: CNPG's status is still the healthy one of the old image. pgfsm has
+    // applied everything and sees no drift, but must not call that Ready (a `kubectl wait` would return).
+    const waitingSince = Date.now();
+    let seen: PostgresCluster | undefined;
+    while (Date.now() - waitingSince < NOT_TAKEN_UP_MS) {
+      seen = await getClusterIn(BY_HAND, name);
+      expect(seen?.status?.state).not.toBe('Ready');
+      expect(seen?.status?.conditions?.find((c) => c.type === 'Ready')?.status).not.toBe('True');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const clusterReady = seen?.status?.conditions?.find((c) => c.type === 'ClusterReady');
+    expect(clusterReady).toMatchObject({ status: 'False', reason: 'CNPGClusterUpdating' });
+    expect(clusterReady?.message).toContain(`has not taken up the image ${newImage} yet`);
+    expect(clusterReady?.message).toContain(oldImage);
+
+    // CNPG's reconcileImage names the new image: with the instances healthy on it, Ready again.
+    await writeStatus([{ op: 'replace', path: '/status/image', value: newImage }]);
+    await untilStateIn(BY_HAND, name, 'Ready', 60_000);
+    const ready = await getClusterIn(BY_HAND, name);
+    expect(ready?.status?.conditions?.find((c) => c.type === 'ClusterReady')).toMatchObject({
+      status: 'True',
+      reason: 'CNPGClusterHealthy',
+    });
+  });
+});
+
 describe("CloudNativePG's real controller on a pgfsm cluster (no kubelet: no pod ever runs)", () => {
   const name = 'real';
   const namespace = () => cnpg().watchNamespace;
@@ -357,6 +446,9 @@ describe("CloudNativePG's real controller on a pgfsm cluster (no kubelet: no pod
     // Written by CNPG's controller, not the simulator (which never writes here): it names its services.
     expect(cnpgCluster.status).toMatchObject({ writeService: `${name}-rw`, readService: `${name}-r` });
     expect(cnpgCluster.status?.phaseReason).toMatch(/primary/i);
+    // The sign pgfsm waits for after it applies a new image (domain/components/cluster.ts): CNPG names the
+    // image it has taken up, here the one pgfsm wrote.
+    expect(cnpgCluster.status?.image).toBe(cnpgCluster.spec.imageName);
     expect(simulatorWrites.filter((s) => s.object.metadata.namespace === namespace())).toEqual([]);
 
     // pgfsm's health check reads CNPG's "Setting up primary" as provisioning: waiting, neither failed nor ready.

@@ -61,6 +61,12 @@ export interface CnpgClusterStatus {
   currentPrimary?: string;
   writeService?: string;
   readService?: string;
+  /**
+   * The image CNPG has taken up for the cluster: its controller sets it from `spec.imageName` when it first
+   * reconciles a new one (`reconcileImage`), before it rolls the instances. CNPG v1.28 publishes no
+   * observedGeneration, so this is the one sign that it has seen a new image.
+   */
+  image?: string;
   managedRolesStatus?: {
     byStatus?: Record<string, string[] | undefined>;
     cannotReconcile?: Record<string, string[] | undefined>;

@@ -362,6 +362,8 @@ export class CnpgSimulator {
         this.mutate(namespace, name, (c) => {
           c.status = {
             phase: CnpgPhase.FirstPrimary,
+            // As CNPG's reconcileImage does first, on every reconcile: the image it has taken up.
+            image: c.spec.imageName,
             instances: c.spec.instances ?? 1,
             readyInstances: 0,
             writeService: `${name}-rw`,
@@ -380,6 +382,7 @@ export class CnpgSimulator {
       this.mutate(namespace, name, (c) => {
         c.status = {
           ...c.status,
+          image: c.spec.imageName,
           instances: wanted,
           readyInstances: Math.min(ready, wanted),
           phase: CnpgPhase.CreatingReplica,
@@ -388,7 +391,9 @@ export class CnpgSimulator {
       this.at(key, epoch, this.delays.replicaMs, () => this.addReplicas(namespace, name, key, epoch));
       return;
     }
-    this.operation(namespace, name, CnpgPhase.ApplyingConfiguration, this.delays.configurationMs);
+    this.operation(namespace, name, CnpgPhase.ApplyingConfiguration, this.delays.configurationMs, (c) => {
+      c.status = { ...c.status, image: c.spec.imageName };
+    });
   }
 
   /** One more ready instance, then again later, until all are ready. */

@@ -84,6 +84,34 @@ describe('CNPG cluster health', () => {
     expect(h.message).toContain('4/3');
   });
 
+  it('right after pgfsm applies a new image, a healthy status that still names the old one is not Ready', () => {
+    // The spec has the new image (pgfsm's apply landed), the status is CNPG's from before it looked.
+    const observation = withCnpg((cnpg) => {
+      if (cnpg.status) cnpg.status.image = `${POSTGRES_IMAGE}:16`;
+    });
+    const desired = desiredOf(observation);
+    if (!observation.cnpg) throw new Error('fixture has no CNPG cluster');
+    expect(cnpgDrift(observation.cnpg, desired)).toEqual([]);
+    const { verdict, effects } = judgeCnpgCluster(observation, desired);
+    expect(verdict.state).toBe('Provisioning');
+    // An update in progress, not a loss: the machine waits in its updating course.
+    expect(verdict.reason).toBe(Reason.CNPGClusterUpdating);
+    expect(verdict.message).toContain(`has not taken up the image ${desired.spec.imageName}`);
+    expect(verdict.message).toContain(`${POSTGRES_IMAGE}:16`);
+    // CNPG's work: nothing to write.
+    expect(effects).toEqual([]);
+  });
+
+  it('is Ready once CNPG names the new image, and believes a status that names none (an older CNPG)', () => {
+    const taken = world();
+    expect(taken.cnpg?.status?.image).toBe(desiredOf(taken).spec.imageName);
+    expect(judgeCnpgCluster(taken, desiredOf(taken)).verdict.state).toBe('Ready');
+    const unnamed = withCnpg((cnpg) => {
+      if (cnpg.status) delete cnpg.status.image;
+    });
+    expect(judgeCnpgCluster(unnamed, desiredOf(unnamed)).verdict.reason).toBe(Reason.CNPGClusterHealthy);
+  });
+
   it('a non-healthy phase reports the phase and its phaseReason in the message', () => {
     const observation = withCnpg((cnpg) => {
       cnpg.status = { ...cnpg.status, phase: CnpgPhase.WaitingForUser, phaseReason: 'PVC pgdata is missing' };

@@ -216,6 +216,18 @@ function runningHealth(cnpg: CnpgCluster, desired: CnpgCluster): Verdict {
   const meaning = meaningOfPhase(phase);
   const phaseText = phase ? ` (phase "${phase}"${cnpg.status?.phaseReason ? `: ${cnpg.status.phaseReason}` : ''})` : '';
   if (meaning.state !== 'Ready') return verdict(meaning.state, meaning.reason, `${meaning.message}${phaseText}`);
+  // Right after pgfsm applies a new image, CNPG's status still describes the old one, healthy: Ready now
+  // would be the reference's premature Ready (a `kubectl wait` would return before the rollout started).
+  // CNPG names the image it has taken up; a status without one (an older CNPG) cannot tell, and is believed.
+  const taken = cnpg.status?.image;
+  const image = desired.spec.imageName;
+  if (taken !== undefined && image !== undefined && taken !== image) {
+    return verdict(
+      'Provisioning',
+      Reason.CNPGClusterUpdating,
+      `CNPG cluster ${name} has not taken up the image ${image} yet: its status still names ${taken}${phaseText}`,
+    );
+  }
   // CNPG's phase alone is not enough: it stays "healthy" while it scales out.
   const ready = cnpg.status?.readyInstances ?? 0;
   const wanted = desired.spec.instances ?? 1;
