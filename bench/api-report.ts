@@ -295,10 +295,15 @@ export function profileReport(run: RunFigures, measured: RunFigures[]): string {
   const median = spread(same).median;
   const startUp = fractionOf(split, 'start-up');
   const price = (share: number) => (Number.isFinite(median) ? `${(share * median).toFixed(1)} ms` : '—');
+  const processMs = run.cpuByProcessMs['pgfsm run'] ?? Number.NaN;
+  /** pgfsm's and the libraries' JavaScript as a share of the whole process's CPU (the profile sees the main thread). */
+  const ours = ((fractionOf(split, 'pgfsm') + fractionOf(split, 'library')) * split.busyMs) / processMs;
   return [
     `### Where the operator's CPU goes (${run.size} clusters, one more repetition under \`--cpu-prof\`)`,
     '',
-    `The operator's main thread over the window to Ready, each sample charged to the code it was taken in (bench/cpu-profile.ts says what such a split can and cannot see: JSON.parse and JSON.stringify count as the pgfsm code that calls them). Profiling slows the operator (${one(run.cpuPerClusterMs)} ms of CPU per cluster in this repetition, against the table's median of ${one(median)} ms), so read the shares, priced here at that median. The main thread had ${(split.busyMs / 1000).toFixed(1)} s of the process's ${((run.cpuByProcessMs['pgfsm run'] ?? Number.NaN) / 1000).toFixed(1)} s (the rest: the kernel's work for its sockets, V8's helper threads)${startUp > 0 ? `; start-up took ${(startUp * 100).toFixed(1)} % of it` : ''}.`,
+    `The operator's main thread over the window to Ready, each sample charged to the code it was taken in (bench/cpu-profile.ts says what such a split can and cannot see: JSON.parse and JSON.stringify count as the pgfsm code that calls them). Profiling slows the operator (${one(run.cpuPerClusterMs)} ms of CPU per cluster in this repetition, against the table's median of ${one(median)} ms), so read the shares, priced here at that median. The main thread had JavaScript or V8 on its stack for ${(split.busyMs / 1000).toFixed(1)} s of the process's ${(processMs / 1000).toFixed(1)} s; the rest ran with no JavaScript on the stack (the kernel's work for the sockets, native work in the event loop, V8's helper threads)${startUp > 0 ? `; start-up took ${(startUp * 100).toFixed(1)} % of the main thread` : ''}.`,
+    '',
+    `So pgfsm's own JavaScript and its libraries had at most ${(ours * 100).toFixed(1)} % of the process's CPU: ${price(ours)} per cluster at the median. The other ${price(1 - ours)} are Node's HTTP, TLS and socket code, V8's garbage collection and promise jobs, and the work outside JavaScript: what the requests and watch events cost whoever makes them, and the floor under the figure (pgfsm's share includes the JSON.parse and JSON.stringify of every body the API server sends or takes).`,
     '',
     '| what the code is | share of the main thread | at the median CPU per cluster |',
     '|---|---|---|',
