@@ -81,7 +81,6 @@ export function splitProfile(profile: CpuProfile, fromUs = -Infinity, toUs = Inf
   };
   const groups = new Map<string, ProfileGroup>();
   let at = profile.startTime;
-  let busy = 0;
   profile.samples.forEach((id, i) => {
     const delta = profile.timeDeltas[i] ?? 0;
     at += delta;
@@ -92,9 +91,9 @@ export function splitProfile(profile: CpuProfile, fromUs = -Infinity, toUs = Inf
     const group = groups.get(name) ?? { name, share, ms: 0 };
     group.ms += delta / 1000;
     groups.set(name, group);
-    busy += delta / 1000;
   });
-  return { busyMs: busy, groups: [...groups.values()].sort((a, b) => b.ms - a.ms) };
+  const sorted = [...groups.values()].sort((a, b) => b.ms - a.ms);
+  return { busyMs: sorted.reduce((sum, g) => sum + g.ms, 0), groups: sorted };
 }
 
 /** Main-thread CPU of one share, as a fraction of the busy time. */

@@ -47,6 +47,7 @@ import {
   type OperatorHandle,
   runOperator,
   setUpWorld,
+  sleep,
   untilState,
   type World,
   waitFor,
@@ -391,7 +392,7 @@ describe('a new image pgfsm applies, before CNPG has looked at it (CNPG played b
       seen = await getClusterIn(BY_HAND, name);
       expect(seen?.status?.state).not.toBe('Ready');
       expect(seen?.status?.conditions?.find((c) => c.type === 'Ready')?.status).not.toBe('True');
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
     const clusterReady = seen?.status?.conditions?.find((c) => c.type === 'ClusterReady');
     expect(clusterReady).toMatchObject({ status: 'False', reason: 'CNPGClusterUpdating' });
