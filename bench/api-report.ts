@@ -5,6 +5,7 @@
  */
 import { cpus } from 'node:os';
 import { fractionOf, type ProfileSplit, type Share } from './cpu-profile.ts';
+import type { FloorFigures } from './floor.ts';
 import { formatSpread, quantile, spread } from './stats.ts';
 
 /** The reference design polls each waiting step every 15 s: a change waits 7.5 s on average for the next poll. */
@@ -52,6 +53,8 @@ export interface RunFigures {
   load: [number, number];
   /** A repetition run with the operator under `--cpu-prof`: where its main thread's CPU went, to Ready. */
   profile?: ProfileSplit;
+  /** A repetition run beside the floor clients (floor.ts): what the operator's traffic costs a bare client. */
+  floor?: FloorFigures;
 }
 
 const ms = (v: number) => (v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`);
@@ -303,7 +306,7 @@ export function profileReport(run: RunFigures, measured: RunFigures[]): string {
     '',
     `The operator's main thread over the window to Ready, each sample charged to the code it was taken in (bench/cpu-profile.ts says what such a split can and cannot see: JSON.parse and JSON.stringify count as the pgfsm code that calls them). Profiling slows the operator (${one(run.cpuPerClusterMs)} ms of CPU per cluster in this repetition, against the table's median of ${one(median)} ms), so read the shares, priced here at that median. The main thread had JavaScript or V8 on its stack for ${(split.busyMs / 1000).toFixed(1)} s of the process's ${(processMs / 1000).toFixed(1)} s; the rest ran with no JavaScript on the stack (the kernel's work for the sockets, native work in the event loop, V8's helper threads)${startUp > 0 ? `; start-up took ${(startUp * 100).toFixed(1)} % of the main thread` : ''}.`,
     '',
-    `So pgfsm's own JavaScript and its libraries had at most ${(ours * 100).toFixed(1)} % of the process's CPU: ${price(ours)} per cluster at the median. The other ${price(1 - ours)} are Node's HTTP, TLS and socket code, V8's garbage collection and promise jobs, and the work outside JavaScript: what the requests and watch events cost whoever makes them, and the floor under the figure (pgfsm's share includes the JSON.parse and JSON.stringify of every body the API server sends or takes).`,
+    `So pgfsm's own JavaScript and its libraries had at most ${(ours * 100).toFixed(1)} % of the process's CPU: ${price(ours)} per cluster at the median. The other ${price(1 - ours)} are Node's HTTP, TLS and socket code, V8's garbage collection and promise jobs, and the work outside JavaScript (pgfsm's share includes the JSON.parse and JSON.stringify of every body the API server sends or takes). What the same traffic costs a client that does nothing else is measured apart: the floor, below, when the run has \`--floor\`.`,
     '',
     '| what the code is | share of the main thread | at the median CPU per cluster |',
     '|---|---|---|',
@@ -319,6 +322,41 @@ export function profileReport(run: RunFigures, measured: RunFigures[]): string {
     ...split.groups
       .filter((g) => g.ms / split.busyMs >= 0.002)
       .map((g) => `| ${g.name} | ${((g.ms / split.busyMs) * 100).toFixed(1)} % | ${Math.round(g.ms)} |`),
+    '',
+  ].join('\n');
+}
+
+/**
+ * The floor repetition: what the operator's watches and writes to Ready cost a client that does nothing else
+ * (floor-client.ts), beside what `pgfsm run` spent in the same repetition and the table's median.
+ */
+export function floorReport(run: RunFigures, measured: RunFigures[]): string {
+  const floor = run.floor;
+  if (!floor) return '';
+  const n = run.size;
+  const median = spread(measured.filter((r) => r.size === n).map((r) => r.cpuPerClusterMs)).median;
+  const watch = floor.watchCpuMs / n;
+  const replay = floor.replay.cpuMs / n;
+  const total = watch + replay;
+  const codes = Object.entries(floor.replay.codes)
+    .map(([code, count]) => `${count} × ${code}`)
+    .join(', ');
+  return [
+    `### The floor: the operator's traffic without the operator (${n} clusters, one more repetition)`,
+    '',
+    "Two client processes of bench/floor-client.ts made the operator's API traffic to Ready and nothing else: Node's own HTTPS client with one keep-alive agent (at most 64 connections, as the operator's), JSON.parse of every watch event, JSON.stringify of every body, no cache, no decision, every answer drained unread.",
+    '',
+    "- **watch** opened the operator's watches (each watched kind, all namespaces, metadata only where the operator asks for it) before the first create, and parsed the events the operator received, as they came, over the same window.",
+    `- **replay** then sent the operator's ${floor.requests} writes of that window (the Lease apart), with the bodies the API server's audit log recorded, each at its original offset from the first: the same pace, so as many in flight at once. Creates went under new names; patches without the resourceVersion the operator made them conditional on, so that they land (changing nothing) and answer with the object, as the operator's did${floor.synthesized > 0 ? `; ${floor.synthesized} Secrets, whose bodies the audit log never keeps, as Secrets of the same shape` : ''}. Answers: ${codes || 'none'}. Before it was timed, up to 200 of the writes went once as dry runs (\`dryRun=All\`), so that V8 had compiled the client's code, as it has the operator's.`,
+    '',
+    '| | ms of CPU per cluster | what it covers |',
+    '|---|---|---|',
+    `| floor: watch | ${one(watch)} | ${one(floor.watch.events / n)} watch events per cluster (${one(floor.watch.bytes / n / 1024)} KiB), read and parsed |`,
+    `| floor: replay | ${one(replay)} | ${one(floor.requests / n)} writes per cluster sent, answers drained unread (${ms(floor.replay.wallMs)} from the first to the last answer) |`,
+    `| **floor: both** | **${one(total)}** | what the operator's traffic to Ready costs a Node client that does nothing else |`,
+    `| pgfsm run, this repetition | ${one(run.cpuPerClusterMs)} | the same window, the operator beside the watch client |`,
+    `| pgfsm run, the table's median | ${Number.isFinite(median) ? one(median) : '—'} | the repetitions above |`,
+    `| pgfsm above the floor, this repetition | ${one(run.cpuPerClusterMs - total)} | its caches, passes, machine, status, events and logs; the answers it reads |`,
     '',
   ].join('\n');
 }

@@ -18,9 +18,11 @@
  *   PATCH postgresclusters/status of that cluster answered.
  *
  * Run alone: `npm run bench:api -- [--sizes 100,300] [--big] [--reps 3] [--big-reps 1] [--changes 20] [--idle 30]
- * [--api-server-profile S] [--operator-profile 300] [--no-results]`; `npm run bench` runs it after the engine and in-memory parts. Writes
+ * [--api-server-profile S] [--operator-profile 300] [--floor 300] [--no-results]`; `npm run bench` runs it after the engine and in-memory parts. Writes
  * bench/results.md. `--operator-profile SIZES` runs those sizes once more with the operator profiled and adds
  * where its CPU goes (cpu-profile.ts); any other node flags of the operator's go in PGFSM_BENCH_OPERATOR_NODE_ARGS.
+ * `--floor SIZES` runs them once more beside two client processes that make the operator's traffic and nothing
+ * else (floor-client.ts): what that traffic costs any Node client, beside what the operator spends.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,10 +50,20 @@ import {
 } from '../src/tools/install/manifests.ts';
 import { CnpgSimulator, type SimulatorDelays } from '../src/tools/simulation/cnpg-simulator.ts';
 import { KubernetesSimulatorApi } from '../src/tools/simulation/kubernetes-api.ts';
-import { details, profileReport, type RunFigures, SETTLE_MS, table } from './api-report.ts';
+import { details, floorReport, profileReport, type RunFigures, SETTLE_MS, table } from './api-report.ts';
 import { type AuditEntry, AuditLogReader, countRequests } from './audit-log.ts';
 import { readProfile, splitProfile } from './cpu-profile.ts';
 import { deployedHeapBudgetMb } from './fleet.ts';
+import {
+  compileFloorClient,
+  type FloorFigures,
+  floorAuditPolicy,
+  floorAuthOf,
+  linesOf,
+  replayRequests,
+  runFloorReplay,
+  startFloorWatch,
+} from './floor.ts';
 import { writeSection } from './results-section.ts';
 import { quantile } from './stats.ts';
 
@@ -103,6 +115,11 @@ export interface ApiBenchOptions {
    * the table (profiling slows it): where its main-thread CPU goes over the window to Ready (cpu-profile.ts).
    */
   operatorProfileSizes: number[];
+  /**
+   * The sizes to run once more beside the floor clients (`--floor 300`), left out of the table: a client that
+   * makes the operator's watches and writes and does nothing else (floor-client.ts), and what it costs.
+   */
+  floorSizes: number[];
 }
 
 export function parseApiBenchArgs(argv: readonly string[]): ApiBenchOptions {
@@ -122,6 +139,8 @@ export function parseApiBenchArgs(argv: readonly string[]): ApiBenchOptions {
   if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error('--sizes wants a,b,c of whole numbers');
   const profiled = (value('--operator-profile') ?? '').split(',').filter(Boolean).map(Number);
   if (profiled.some((n) => !sizes.includes(n))) throw new Error('--operator-profile wants sizes the run has');
+  const floor = (value('--floor') ?? '').split(',').filter(Boolean).map(Number);
+  if (floor.some((n) => !sizes.includes(n))) throw new Error('--floor wants sizes the run has');
   return {
     sizes,
     reps: number('--reps', 3),
@@ -134,6 +153,7 @@ export function parseApiBenchArgs(argv: readonly string[]): ApiBenchOptions {
     fromSource: argv.includes('--from-source'),
     apiServerProfileSeconds: number('--api-server-profile', 0),
     operatorProfileSizes: profiled,
+    floorSizes: floor,
   };
 }
 
@@ -330,31 +350,55 @@ function startOperator(
 
 type Log = (line: string) => void;
 
+/** Stops the floor's watch client and runs its replay of the operator's writes from `from` to `to`. */
+async function measureFloor(
+  watch: Awaited<ReturnType<typeof startFloorWatch>>,
+  watchCpuMs: number,
+  server: string,
+  operatorKubeconfig: string,
+  auditPath: string,
+  from: number,
+  to: number,
+  dir: string,
+  log: Log,
+): Promise<FloorFigures> {
+  const watchReport = await watch.stop();
+  const { requests, synthesized } = replayRequests(linesOf(auditPath), OPERATOR_USER, from, to);
+  const kc = new KubeConfig();
+  kc.loadFromFile(operatorKubeconfig);
+  log(`  the floor: replaying the operator's ${requests.length} writes to Ready at its pace`);
+  const replay = await runFloorReplay(server, floorAuthOf(kc), requests, dir);
+  return { watchCpuMs, watch: watchReport, replay, requests: requests.length, synthesized };
+}
+
 /** Now on the clock V8's CPU profiles are stamped with (CLOCK_MONOTONIC, shared by every process), in µs. */
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
+
+/** A repetition left out of the table: with the operator profiled, or beside the floor clients. */
+type Extra = 'profile' | 'floor';
 
 async function runOnce(
   size: number,
   options: ApiBenchOptions,
   entry: string[],
   log: Log,
-  profiled = false,
+  extra?: Extra,
 ): Promise<RunFigures> {
   const loadBefore = loadavg()[0] ?? 0;
+  const profiled = extra === 'profile';
+  // The simulator's Cluster status writes too: the start of each reaction, timed where it lands.
+  const simulatorStatus = {
+    level: 'Metadata',
+    users: [ADMIN_USER],
+    verbs: ['patch'],
+    resources: [{ group: 'postgresql.cnpg.io', resources: ['clusters/status'] }],
+  };
   const cp: ControlPlane = await startControlPlane({
     audit: {
-      policy: auditPolicyFor(
-        [OPERATOR_USER],
-        // The simulator's Cluster status writes too: the start of each reaction, timed where it lands.
-        [
-          {
-            level: 'Metadata',
-            users: [ADMIN_USER],
-            verbs: ['patch'],
-            resources: [{ group: 'postgresql.cnpg.io', resources: ['clusters/status'] }],
-          },
-        ],
-      ),
+      policy:
+        extra === 'floor'
+          ? floorAuditPolicy(OPERATOR_USER, [simulatorStatus])
+          : auditPolicyFor([OPERATOR_USER], [simulatorStatus]),
     },
     log: () => {},
     ...(options.apiServerProfileSeconds > 0 ? { apiServerArgs: ['--profiling=true'] } : {}),
@@ -439,6 +483,16 @@ async function runOnce(
       },
       60_000,
     );
+    // The floor's watches, open before the first create (with the bench's admin identity, so that the audit
+    // log's count of the operator's requests stays the operator's).
+    const floorWatch = extra === 'floor' ? await startFloorWatch(cp.url, floorAuthOf(admin), dir) : undefined;
+    if (floorWatch)
+      stops.push(() =>
+        floorWatch.stop().then(
+          () => undefined,
+          () => undefined,
+        ),
+      );
     await sleep(1_000);
 
     // ---- N clusters at once, to Ready ------------------------------------------------------------------
@@ -450,6 +504,7 @@ async function runOnce(
     const controlPlaneCpu = () => Object.fromEntries(Object.entries(cp.pids).map(([n, p]) => [n, cpuMsOf(p)]));
     const controlPlaneBefore = controlPlaneCpu();
     const benchCpuBefore = process.cpuUsage();
+    const floorWatchCpuBefore = floorWatch ? cpuMsOf(floorWatch.pid) : 0;
     const writesBefore = simulatorApi.stats.writes;
     const start = Date.now();
     const startUs = monotonicUs();
@@ -501,6 +556,7 @@ async function runOnce(
     const serverCpu = controlPlaneUsed['kube-apiserver'] ?? Number.NaN;
     const etcdCpu = controlPlaneUsed.etcd ?? Number.NaN;
     const benchCpu = process.cpuUsage(benchCpuBefore);
+    const floorWatchCpu = floorWatch ? cpuMsOf(floorWatch.pid) - floorWatchCpuBefore : 0;
     const peakRssMb = memoryMbOf(pid, 'VmHWM');
     const metricAfter = await apiserverRequests(admin, statusMetric);
     const passes = (await operatorPasses(port)) - passesBefore;
@@ -599,6 +655,10 @@ async function runOnce(
       await sleep(200);
     }
     const rssAfterMb = memoryMbOf(pid, 'VmRSS');
+    // Last, on a quiet fleet: the floor's replay of the operator's writes to Ready.
+    const floor = floorWatch
+      ? await measureFloor(floorWatch, floorWatchCpu, cp.url, kubeconfig, auditPath, start, settled, dir, log)
+      : undefined;
     figures = {
       size,
       allReadyMs: allReady - start,
@@ -635,6 +695,7 @@ async function runOnce(
       notReady,
       simulatorWrites: simulatorApi.stats.writes - writesBefore,
       load: [loadBefore, loadavg()[0] ?? 0],
+      ...(floor ? { floor } : {}),
     };
     if (simulatorApi.failures.length > 0)
       log(`  simulator write failures: ${simulatorApi.failures.slice(0, 3).join('; ')}`);
@@ -662,12 +723,14 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
   const log: Log = (line) => console.log(line);
   const results: RunFigures[] = [];
   const profiled: RunFigures[] = [];
+  const floors: RunFigures[] = [];
   log(
     `\nreal API server (kube-apiserver + etcd on loopback), CNPG simulator delays 0, pgfsm run with ${options.workers} workers; ` +
       `sizes ${options.sizes.join(', ')}, ${options.reps} repetition(s)`,
   );
   const loadAtStart = loadavg();
   const entry = options.fromSource ? ['--import', 'tsx', 'src/operator/cli/main.ts'] : [compileOperator(log)];
+  if (options.floorSizes.length > 0) await compileFloorClient();
   for (const size of options.sizes) {
     const reps = repsOf(size, options);
     for (let rep = 1; rep <= reps; rep++) {
@@ -676,7 +739,11 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
     }
     if (options.operatorProfileSizes.includes(size)) {
       log(`${size} clusters, one more repetition with the operator profiled (left out of the table)`);
-      profiled.push(await runOnce(size, options, entry, log, true));
+      profiled.push(await runOnce(size, options, entry, log, 'profile'));
+    }
+    if (options.floorSizes.includes(size)) {
+      log(`${size} clusters, one more repetition beside the floor clients (left out of the table)`);
+      floors.push(await runOnce(size, options, entry, log, 'floor'));
     }
   }
   const report = table(results, options.sizes);
@@ -684,6 +751,8 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
   log(details(results, options.sizes));
   const whereCpuGoes = profiled.map((run) => profileReport(run, results)).join('\n');
   if (whereCpuGoes) log(whereCpuGoes);
+  const floorText = floors.map((run) => floorReport(run, results)).join('\n');
+  if (floorText) log(floorText);
   if (options.resultsPath) {
     const cpu = cpus();
     const text = [
@@ -701,6 +770,7 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
       '',
       details(results, options.sizes),
       ...(whereCpuGoes ? [whereCpuGoes] : []),
+      ...(floorText ? [floorText] : []),
     ].join('\n');
     // Only its own section: the engine and the in-memory fleet write theirs (results-section.ts).
     writeSection(options.resultsPath, 'api', text);

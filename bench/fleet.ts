@@ -43,14 +43,15 @@ export function deployedHeapBudgetMb(path = DEPLOYMENT): number {
 }
 
 /**
- * Compiles bench/fleet-runner.ts and what it imports into one ES module: the development condition as the image's
- * `node --conditions=development` resolves it, no source maps, the packages left to Node.
+ * Compiles a bench script and what it imports into one ES module under node_modules/.cache/pgfsm (so that its
+ * packages resolve from the checkout): the development condition as the image's `node --conditions=development`
+ * resolves it, no source maps, the packages left to Node. Answers the compiled file.
  */
-export async function compileRunner(): Promise<string> {
-  mkdirSync(dirname(RUNNER), { recursive: true });
+export async function compileScript(source: string, outfile: string): Promise<string> {
+  mkdirSync(dirname(outfile), { recursive: true });
   await build({
-    entryPoints: [SOURCE],
-    outfile: RUNNER,
+    entryPoints: [source],
+    outfile,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -59,8 +60,11 @@ export async function compileRunner(): Promise<string> {
     packages: 'external',
     logLevel: 'warning',
   });
-  return RUNNER;
+  return outfile;
 }
+
+/** Compiles bench/fleet-runner.ts (`compileScript`). */
+export const compileRunner = (): Promise<string> => compileScript(SOURCE, RUNNER);
 
 export interface FleetOptions {
   sizes: number[];
