@@ -327,36 +327,72 @@ export function profileReport(run: RunFigures, measured: RunFigures[]): string {
 }
 
 /**
- * The floor repetition: what the operator's watches and writes to Ready cost a client that does nothing else
- * (floor-client.ts), beside what `pgfsm run` spent in the same repetition and the table's median.
+ * The floor repetitions: what the operator's watches and writes to Ready cost a client that does nothing else
+ * (floor-client.ts), beside what `pgfsm run` spent in the same repetitions and the table's median.
  */
-export function floorReport(run: RunFigures, measured: RunFigures[]): string {
-  const floor = run.floor;
-  if (!floor) return '';
-  const n = run.size;
-  const median = spread(measured.filter((r) => r.size === n).map((r) => r.cpuPerClusterMs)).median;
-  const watch = floor.watchCpuMs / n;
-  const replay = floor.replay.cpuMs / n;
-  const total = watch + replay;
-  const codes = Object.entries(floor.replay.codes)
-    .map(([code, count]) => `${count} × ${code}`)
-    .join(', ');
+export function floorReport(floorRuns: RunFigures[], measured: RunFigures[]): string {
+  const runs = floorRuns.filter((r) => r.floor);
+  if (runs.length === 0) return '';
+  const sizes = [...new Set(runs.map((r) => r.size))];
+  const per = (run: RunFigures, value: number) => value / run.size;
+  const watch = (r: RunFigures) => per(r, r.floor?.watchCpuMs ?? Number.NaN);
+  const replay = (r: RunFigures) => per(r, r.floor?.replay.cpuMs ?? Number.NaN);
+  const both = (r: RunFigures) => watch(r) + replay(r);
+  const rows: Array<[string, (size: number) => string, string]> = [
+    ['repetitions', (n) => String(runs.filter((r) => r.size === n).length), 'each on a fresh control plane'],
+    ...(
+      [
+        ['floor: watch', watch, 'ms of CPU per cluster: the watch events of the window, read and parsed'],
+        ['floor: replay', replay, 'ms of CPU per cluster: the writes, sent; their answers drained unread'],
+        ['**floor: both**', both, 'what the operator’s traffic to Ready costs a Node client that does nothing else'],
+        ['pgfsm run, the same repetitions', (r) => r.cpuPerClusterMs, 'ms of CPU per cluster, the window to Ready'],
+        [
+          'pgfsm above the floor',
+          (r) => r.cpuPerClusterMs - both(r),
+          'ms per cluster, each repetition against its own floor: the caches, passes, machine, status, events and logs; the answers it reads',
+        ],
+        [
+          'watch events per cluster',
+          (r) => per(r, r.floor?.watch.events ?? Number.NaN),
+          'what the watch client parsed over the window',
+        ],
+        ['… KiB per cluster', (r) => per(r, (r.floor?.watch.bytes ?? Number.NaN) / 1024), 'their size'],
+        [
+          'writes replayed per cluster',
+          (r) => per(r, r.floor?.requests ?? Number.NaN),
+          'the operator’s, the Lease apart',
+        ],
+      ] as Array<[string, (r: RunFigures) => number, string]>
+    ).map(([name, value, what]): [string, (size: number) => string, string] => [
+      name,
+      (n) => formatSpread(spread(runs.filter((r) => r.size === n).map(value)), one),
+      what,
+    ]),
+    [
+      'pgfsm run, the table’s median',
+      (n) => formatSpread(spread(measured.filter((r) => r.size === n).map((r) => r.cpuPerClusterMs)), one),
+      'ms of CPU per cluster: the repetitions of the table, without the floor’s audit level and watch client',
+    ],
+  ];
+  const last = (n: number) => runs.filter((r) => r.size === n).at(-1)?.floor;
+  const answers = sizes
+    .map((n) => {
+      const codes = Object.entries(last(n)?.replay.codes ?? {}).map(([code, count]) => `${count} × ${code}`);
+      return `${n} clusters: ${codes.join(', ') || 'none'}`;
+    })
+    .join('; ');
+  const synthesized = last(sizes.at(-1) ?? 0)?.synthesized ?? 0;
   return [
-    `### The floor: the operator's traffic without the operator (${n} clusters, one more repetition)`,
+    `### The floor: the operator's traffic without the operator (${sizes.join(', ')} clusters, repetitions of their own)`,
     '',
-    "Two client processes of bench/floor-client.ts made the operator's API traffic to Ready and nothing else: Node's own HTTPS client with one keep-alive agent (at most 64 connections, as the operator's), JSON.parse of every watch event, JSON.stringify of every body, no cache, no decision, every answer drained unread.",
+    "Two client processes of bench/floor-client.ts made the operator's API traffic to Ready and nothing else: Node's own HTTPS client with one keep-alive agent (at most 64 connections, as the operator's), JSON.parse of every watch event, JSON.stringify of every body, no cache, no decision, every answer drained unread. Each repetition runs the fleet as the table's do, but with the operator's writes audited at level Request (their bodies, for the replay), which slows the API server, and the watch client beside the operator: compare the floor with the operator's CPU of the same repetitions.",
     '',
     "- **watch** opened the operator's watches (each watched kind, all namespaces, metadata only where the operator asks for it) before the first create, and parsed the events the operator received, as they came, over the same window.",
-    `- **replay** then sent the operator's ${floor.requests} writes of that window (the Lease apart), with the bodies the API server's audit log recorded, each at its original offset from the first: the same pace, so as many in flight at once. Creates went under new names; patches without the resourceVersion the operator made them conditional on, so that they land (changing nothing) and answer with the object, as the operator's did${floor.synthesized > 0 ? `; ${floor.synthesized} Secrets, whose bodies the audit log never keeps, as Secrets of the same shape` : ''}. Answers: ${codes || 'none'}. Before it was timed, up to 200 of the writes went once as dry runs (\`dryRun=All\`), so that V8 had compiled the client's code, as it has the operator's.`,
+    `- **replay** then sent the operator's writes of that window (the Lease apart), with the bodies the API server's audit log recorded, each at its original offset from the first: the same pace, so as many in flight at once. Creates went under new names; patches without the resourceVersion the operator made them conditional on, so that they land (changing nothing) and answer with the object, as the operator's did${synthesized > 0 ? '; Secrets, whose bodies the audit log never keeps, as Secrets of the same shape' : ''}. Answers (last repetition): ${answers}. Before it was timed, up to 200 of the writes went once as dry runs (\`dryRun=All\`), so that V8 had compiled the client's code, as it has the operator's.`,
     '',
-    '| | ms of CPU per cluster | what it covers |',
-    '|---|---|---|',
-    `| floor: watch | ${one(watch)} | ${one(floor.watch.events / n)} watch events per cluster (${one(floor.watch.bytes / n / 1024)} KiB), read and parsed |`,
-    `| floor: replay | ${one(replay)} | ${one(floor.requests / n)} writes per cluster sent, answers drained unread (${ms(floor.replay.wallMs)} from the first to the last answer) |`,
-    `| **floor: both** | **${one(total)}** | what the operator's traffic to Ready costs a Node client that does nothing else |`,
-    `| pgfsm run, this repetition | ${one(run.cpuPerClusterMs)} | the same window, the operator beside the watch client |`,
-    `| pgfsm run, the table's median | ${Number.isFinite(median) ? one(median) : '—'} | the repetitions above |`,
-    `| pgfsm above the floor, this repetition | ${one(run.cpuPerClusterMs - total)} | its caches, passes, machine, status, events and logs; the answers it reads |`,
+    `| figure | ${sizes.map((n) => `${n} clusters`).join(' | ')} | what it covers |`,
+    `|---|${sizes.map(() => '---').join('|')}|---|`,
+    ...rows.map(([name, cell, what]) => `| ${name} | ${sizes.map(cell).join(' | ')} | ${what} |`),
     '',
   ].join('\n');
 }

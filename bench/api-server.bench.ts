@@ -18,10 +18,10 @@
  *   PATCH postgresclusters/status of that cluster answered.
  *
  * Run alone: `npm run bench:api -- [--sizes 100,300] [--big] [--reps 3] [--big-reps 1] [--changes 20] [--idle 30]
- * [--api-server-profile S] [--operator-profile 300] [--floor 300] [--no-results]`; `npm run bench` runs it after the engine and in-memory parts. Writes
+ * [--api-server-profile S] [--operator-profile 300] [--floor 100,300] [--floor-reps 1] [--no-results]`; `npm run bench` runs it after the engine and in-memory parts. Writes
  * bench/results.md. `--operator-profile SIZES` runs those sizes once more with the operator profiled and adds
  * where its CPU goes (cpu-profile.ts); any other node flags of the operator's go in PGFSM_BENCH_OPERATOR_NODE_ARGS.
- * `--floor SIZES` runs them once more beside two client processes that make the operator's traffic and nothing
+ * `--floor SIZES` runs them `--floor-reps` times more beside two client processes that make the operator's traffic and nothing
  * else (floor-client.ts): what that traffic costs any Node client, beside what the operator spends.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -120,6 +120,8 @@ export interface ApiBenchOptions {
    * makes the operator's watches and writes and does nothing else (floor-client.ts), and what it costs.
    */
   floorSizes: number[];
+  /** Repetitions of each floor size. */
+  floorReps: number;
 }
 
 export function parseApiBenchArgs(argv: readonly string[]): ApiBenchOptions {
@@ -154,6 +156,7 @@ export function parseApiBenchArgs(argv: readonly string[]): ApiBenchOptions {
     apiServerProfileSeconds: number('--api-server-profile', 0),
     operatorProfileSizes: profiled,
     floorSizes: floor,
+    floorReps: number('--floor-reps', 1),
   };
 }
 
@@ -741,8 +744,10 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
       log(`${size} clusters, one more repetition with the operator profiled (left out of the table)`);
       profiled.push(await runOnce(size, options, entry, log, 'profile'));
     }
-    if (options.floorSizes.includes(size)) {
-      log(`${size} clusters, one more repetition beside the floor clients (left out of the table)`);
+    for (let rep = 1; options.floorSizes.includes(size) && rep <= options.floorReps; rep++) {
+      log(
+        `${size} clusters, floor repetition ${rep}/${options.floorReps}, beside the floor clients (left out of the table)`,
+      );
       floors.push(await runOnce(size, options, entry, log, 'floor'));
     }
   }
@@ -751,7 +756,7 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
   log(details(results, options.sizes));
   const whereCpuGoes = profiled.map((run) => profileReport(run, results)).join('\n');
   if (whereCpuGoes) log(whereCpuGoes);
-  const floorText = floors.map((run) => floorReport(run, results)).join('\n');
+  const floorText = floorReport(floors, results);
   if (floorText) log(floorText);
   if (options.resultsPath) {
     const cpu = cpus();

@@ -141,25 +141,35 @@ describe('the floor’s watches and identity', () => {
 });
 
 describe('the floor’s report', () => {
-  it('puts the floor beside the operator’s CPU of the same repetition and says what is above it', () => {
-    const run = {
+  const run = (cpuPerClusterMs: number, watchCpuMs: number) =>
+    ({
       size: 100,
-      cpuPerClusterMs: 30,
+      cpuPerClusterMs,
       floor: {
-        watchCpuMs: 400,
+        watchCpuMs,
         watch: { events: 2000, bytes: 100 * 1024 * 50 },
         replay: { cpuMs: 1400, wallMs: 12_000, codes: { '200': 1000, '201': 1000 } },
         requests: 2000,
         synthesized: 100,
       },
-    } as unknown as RunFigures;
-    const text = floorReport(run, [{ size: 100, cpuPerClusterMs: 31 } as RunFigures]);
-    expect(text).toContain('| floor: watch | 4.0 | 20.0 watch events per cluster (50.0 KiB)');
-    expect(text).toContain('| floor: replay | 14.0 | 20.0 writes per cluster');
-    expect(text).toContain('| **floor: both** | **18.0** |');
-    expect(text).toContain("| pgfsm run, the table's median | 31.0 |");
-    expect(text).toContain('| pgfsm above the floor, this repetition | 12.0 |');
-    expect(text).toContain('Answers: 1000 × 200, 1000 × 201.');
-    expect(floorReport({ ...run, floor: undefined } as RunFigures, [])).toBe('');
+    }) as unknown as RunFigures;
+
+  it('puts the floor beside the operator’s CPU of the same repetitions, each against its own floor', () => {
+    const text = floorReport([run(30, 400), run(26, 200)], [{ size: 100, cpuPerClusterMs: 31 } as RunFigures]);
+    const row = (name: string) => text.split('\n').find((l) => l.startsWith(`| ${name} |`));
+    expect(row('repetitions')).toContain('| 2 |');
+    expect(row('floor: watch')).toContain('| 3.0 (2.0–4.0) |');
+    expect(row('floor: replay')).toContain('| 14.0 |');
+    expect(row('**floor: both**')).toContain('| 17.0 (16.0–18.0) |');
+    expect(row('pgfsm run, the same repetitions')).toContain('| 28.0 (26.0–30.0) |');
+    // 30 − 18 and 26 − 16: each repetition against its own floor.
+    expect(row('pgfsm above the floor')).toContain('| 11.0 (10.0–12.0) |');
+    expect(row('watch events per cluster')).toContain('| 20.0 |');
+    expect(row('pgfsm run, the table’s median')).toContain('| 31.0 |');
+    expect(text).toContain('100 clusters: 1000 × 200, 1000 × 201');
+  });
+
+  it('is empty when no repetition ran beside the floor clients', () => {
+    expect(floorReport([{ ...run(30, 400), floor: undefined } as RunFigures], [])).toBe('');
   });
 });
