@@ -9,9 +9,13 @@
  * - ConfigMap: every one in scope, metadata-only. The pass must see a foreign ConfigMap that has our
  *   child's name (to refuse adopting it), which a label selector would hide; metadata is all a ConfigMap
  *   of someone else costs. The data of ours is read by a GET when its resourceVersion moves (cache-reads.ts).
- * - Deployment: CNPG puts no label on a pooler's Deployment, only an owner reference to the Pooler, so
- *   no server-side selector can find them. Filtered in the client to those owned by a Pooler and trimmed
- *   to metadata and `status.readyReplicas` (the pooler's readiness signal), which keeps the cache small.
+ * - Deployment: filtered in the client to those owned by a Pooler and trimmed to metadata and
+ *   `status.readyReplicas` (the pooler's readiness signal), which keeps the cache small. Not by a label
+ *   selector: CNPG labels a pooler's Deployment (`cnpg.io/poolerName`) only since v1.22 (v1.21 sets none,
+ *   checked in both modules' pkg/specs/pgbouncer/deployments.go), and under an older CNPG a selector would
+ *   leave every pooler waiting for a Deployment it never sees. The cost is that every Deployment event in
+ *   scope is received and parsed; with pgfsm requiring CNPG 1.28 (docs/operations.md) a selector is the
+ *   next step where a cluster's other Deployments churn.
  * - Secret: NOT label-filtered. The password Secrets of managed roles belong to the user and carry no
  *   label or owner, and a label selector cannot say "ours, or named by some cluster". Requiring users to
  *   label them would make a forgotten label silently delay role creation until the next requeue. Instead
