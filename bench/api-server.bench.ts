@@ -18,11 +18,13 @@
  *   PATCH postgresclusters/status of that cluster answered.
  *
  * Run alone: `npm run bench:api -- [--sizes 100,300] [--big] [--reps 3] [--big-reps 1] [--changes 20] [--idle 30]
- * [--api-server-profile S] [--operator-profile 300] [--floor 100,300] [--floor-reps 1] [--no-results]`; `npm run bench` runs it after the engine and in-memory parts. Writes
- * bench/results.md. `--operator-profile SIZES` runs those sizes once more with the operator profiled and adds
- * where its CPU goes (cpu-profile.ts); any other node flags of the operator's go in PGFSM_BENCH_OPERATOR_NODE_ARGS.
- * `--floor SIZES` runs them `--floor-reps` times more beside two client processes that make the operator's traffic and nothing
- * else (floor-client.ts): what that traffic costs any Node client, beside what the operator spends.
+ * [--api-server-profile S] [--operator-profile 300] [--floor 100,300] [--floor-reps 1] [--no-results]`;
+ * `npm run bench` runs it after the engine and in-memory parts. Writes bench/results.md.
+ * `--operator-profile SIZES` runs those sizes once more with the operator profiled and adds where its CPU goes
+ * (cpu-profile.ts); any other node flags of the operator's go in PGFSM_BENCH_OPERATOR_NODE_ARGS.
+ * `--floor SIZES` runs those sizes `--floor-reps` times more beside two client processes that make the
+ * operator's traffic and nothing else (floor-client.ts): what that traffic costs any Node client, beside what
+ * the operator spends.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -366,6 +368,8 @@ async function measureFloor(
   log: Log,
 ): Promise<FloorFigures> {
   const watchReport = await watch.stop();
+  if (watchReport.ended > 0)
+    log(`  the floor: ${watchReport.ended} of its watches ended early; its watch figure is low`);
   const { requests, synthesized } = replayRequests(linesOf(auditPath), OPERATOR_USER, from, to);
   const kc = new KubeConfig();
   kc.loadFromFile(operatorKubeconfig);

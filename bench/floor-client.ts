@@ -59,6 +59,8 @@ export interface ReplayReport {
 export interface WatchReport {
   events: number;
   bytes: number;
+  /** Watches the server ended before the client was stopped (it asks for an hour): events it did not see. */
+  ended: number;
 }
 
 /** Metadata only, as the operator asks for it: a list's items and a watch's objects each have their own type. */
@@ -84,7 +86,7 @@ function main(config: FloorConfig): void {
 type Options = (method: string, headers: Record<string, string | number>) => RequestOptions;
 
 function watchAll(server: string, watches: FloorWatch[], options: Options): void {
-  const report: WatchReport = { events: 0, bytes: 0 };
+  const report: WatchReport = { events: 0, bytes: 0, ended: 0 };
   let open = 0;
   for (const watch of watches) {
     const accept = (as: string) => ({ accept: watch.metadataOnly ? partial(as) : 'application/json' });
@@ -103,6 +105,7 @@ function watchAll(server: string, watches: FloorWatch[], options: Options): void
           if (stream.statusCode !== 200) throw new Error(`watch ${watch.path}: HTTP ${stream.statusCode}`);
           if (++open === watches.length) console.log('watching');
           let pending = '';
+          stream.on('end', () => report.ended++);
           stream.setEncoding('utf8');
           stream.on('data', (chunk: string) => {
             report.bytes += chunk.length;

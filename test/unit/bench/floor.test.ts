@@ -147,7 +147,7 @@ describe('the floor’s report', () => {
       cpuPerClusterMs,
       floor: {
         watchCpuMs,
-        watch: { events: 2000, bytes: 100 * 1024 * 50 },
+        watch: { events: 2000, bytes: 100 * 1024 * 50, ended: 0 },
         replay: { cpuMs: 1400, wallMs: 12_000, codes: { '200': 1000, '201': 1000 } },
         requests: 2000,
         synthesized: 100,
