@@ -179,11 +179,15 @@ const exited = (child: ChildProcess) =>
     else child.once('exit', () => resolve());
   });
 
+/** Waits until `probe` holds; if the client exits first or takes too long, it is killed and this throws. */
 async function waitFor(what: string, probe: () => boolean, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!probe()) {
     if (child.exitCode !== null) throw new Error(`the floor client exited ${child.exitCode} before ${what}`);
-    if (Date.now() > deadline) throw new Error(`the floor client: timed out waiting for ${what}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the floor client: timed out waiting for ${what}`);
+    }
     await new Promise((r) => setTimeout(r, 20));
   }
 }
