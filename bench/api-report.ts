@@ -362,6 +362,11 @@ export function floorReport(floorRuns: RunFigures[], measured: RunFigures[]): st
           (r) => per(r, r.floor?.requests ?? Number.NaN),
           'the operator’s, the Lease apart',
         ],
+        [
+          'connections the replay opened',
+          (r) => r.floor?.replay.connections ?? Number.NaN,
+          'while timed, each a TLS handshake (the operator’s pool is warm too)',
+        ],
       ] as Array<[string, (r: RunFigures) => number, string]>
     ).map(([name, value, what]): [string, (size: number) => string, string] => [
       name,
@@ -388,7 +393,7 @@ export function floorReport(floorRuns: RunFigures[], measured: RunFigures[]): st
     "Two client processes of bench/floor-client.ts made the operator's API traffic to Ready and nothing else: Node's own HTTPS client with one keep-alive agent (at most 64 connections, as the operator's), JSON.parse of every watch event, JSON.stringify of every body, no cache, no decision, every answer drained unread. Each repetition runs the fleet as the table's do, but with the operator's writes audited at level Request (their bodies, for the replay), which slows the API server, and the watch client beside the operator: compare the floor with the operator's CPU of the same repetitions.",
     '',
     "- **watch** opened the operator's watches (each watched kind, all namespaces, metadata only where the operator asks for it) before the first create, and parsed the events the operator received, as they came, over the same window.",
-    `- **replay** then sent the operator's writes of that window (the Lease apart), with the bodies the API server's audit log recorded, each at its original offset from the first: the same pace, so as many in flight at once. Creates went under new names; patches without the resourceVersion the operator made them conditional on, so that they land (changing nothing) and answer with the object, as the operator's did${synthesized > 0 ? '; Secrets, whose bodies the audit log never keeps, as Secrets of the same shape' : ''}. Answers (last repetition): ${answers}. Before it was timed, up to 200 of the writes went once as dry runs (\`dryRun=All\`), so that V8 had compiled the client's code, as it has the operator's. The replay runs after the fleet is Ready, when the machine is quieter than while the operator sent those writes (the simulator idle, the API server serving the replay alone): if contention makes a request cost more, this half of the floor is, if anything, low.`,
+    `- **replay** then sent the operator's writes of that window (the Lease apart), with the bodies the API server's audit log recorded, each at its original offset from the first: the same pace, so as many in flight at once. Creates went under new names; patches without the resourceVersion the operator made them conditional on, so that they land (changing nothing) and answer with the object, as the operator's did${synthesized > 0 ? '; Secrets, whose bodies the audit log never keeps, as Secrets of the same shape' : ''}. Answers (last repetition): ${answers}. Before it was timed, up to 200 of the writes went once as dry runs (\`dryRun=All\`), 64 at a time, so that V8 had compiled the client's code, as it has the operator's, and the connections were open: the handshakes of the operator's pool are left out of the floor. The replay runs after the fleet is Ready, when the machine is quieter than while the operator sent those writes (the simulator idle, the API server serving the replay alone): if contention makes a request cost more, this half of the floor is, if anything, low.`,
     '',
     `| figure | ${sizes.map((n) => `${n} clusters`).join(' | ')} | what it covers |`,
     `|---|${sizes.map(() => '---').join('|')}|---|`,

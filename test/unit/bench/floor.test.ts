@@ -148,7 +148,7 @@ describe('the floor’s report', () => {
       floor: {
         watchCpuMs,
         watch: { events: 2000, bytes: 100 * 1024 * 50, ended: 0 },
-        replay: { cpuMs: 1400, wallMs: 12_000, codes: { '200': 1000, '201': 1000 } },
+        replay: { cpuMs: 1400, wallMs: 12_000, codes: { '200': 1000, '201': 1000 }, connections: 3 },
         requests: 2000,
         synthesized: 100,
       },
@@ -165,6 +165,7 @@ describe('the floor’s report', () => {
     // 30 − 18 and 26 − 16: each repetition against its own floor.
     expect(row('pgfsm above the floor')).toContain('| 11.0 (10.0–12.0) |');
     expect(row('watch events per cluster')).toContain('| 20.0 |');
+    expect(row('connections the replay opened')).toContain('| 3.0 |');
     expect(row('pgfsm run, the table’s median')).toContain('| 31.0 |');
     expect(text).toContain('100 clusters: 1000 × 200, 1000 × 201');
   });
