@@ -54,7 +54,7 @@ export interface ReplayReport {
   cpuMs: number;
   wallMs: number;
   codes: Record<string, number>;
-  /** Connections opened while timed (each a TLS handshake): the dry runs leave some open for it. */
+  /** Connections opened while timed, each a TLS handshake, beyond the ones the dry runs opened. */
   connections: number;
 }
 
