@@ -66,6 +66,7 @@ import {
   runFloorReplay,
   startFloorWatch,
 } from './floor.ts';
+import { sleep, until } from './poll.ts';
 import { writeSection } from './results-section.ts';
 import { quantile } from './stats.ts';
 
@@ -160,18 +161,6 @@ export function parseApiBenchArgs(argv: readonly string[]): ApiBenchOptions {
     floorSizes: floor,
     floorReps: number('--floor-reps', 1),
   };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux: /proc/<pid>/stat counts in 1/100 s.

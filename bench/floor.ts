@@ -14,6 +14,7 @@ import { CONTENT } from '../src/operator/kubernetes/rest.ts';
 import { WATCH_SHAPES } from '../src/operator/kubernetes/watch-sources.ts';
 import { compileScript } from './fleet.ts';
 import type { FloorAuth, FloorConfig, FloorRequest, FloorWatch, ReplayReport, WatchReport } from './floor-client.ts';
+import { until } from './poll.ts';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CLIENT = join(HERE, '..', 'node_modules', '.cache', 'pgfsm', 'floor-client.mjs');
@@ -181,14 +182,15 @@ const exited = (child: ChildProcess) =>
 
 /** Waits until `probe` holds; if the client exits first or takes too long, it is killed and this throws. */
 async function waitFor(what: string, probe: () => boolean, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
+  const ready = () => {
     if (child.exitCode !== null) throw new Error(`the floor client exited ${child.exitCode} before ${what}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the floor client: timed out waiting for ${what}`);
-    }
-    await new Promise((r) => setTimeout(r, 20));
+    return probe() || undefined;
+  };
+  try {
+    await until(`the floor client: ${what}`, ready, timeoutMs);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
   }
 }
 
