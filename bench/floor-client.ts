@@ -87,7 +87,7 @@ function main(config: FloorConfig): void {
     headers: { ...authorization, ...headers },
   });
   if (config.mode === 'watch') watchAll(config.server, config.watches, options);
-  else replay(config.server, config.requests, options);
+  else replay(config.server, config.requests, options, agent);
 }
 
 type Options = (method: string, headers: Record<string, string | number>) => RequestOptions;
@@ -138,7 +138,7 @@ function watchAll(server: string, watches: FloorWatch[], options: Options): void
 /** Dry runs sent before the replay is timed: V8 compiles the request path before it counts. */
 const WARM_UP = 200;
 
-function replay(server: string, requests: FloorRequest[], options: Options): void {
+function replay(server: string, requests: FloorRequest[], options: Options, agent: Agent): void {
   const codes: Record<string, number> = {};
   let connections = 0;
   const send = (r: FloorRequest, uri: string, answered: (code: string) => void) => {
@@ -172,7 +172,7 @@ function replay(server: string, requests: FloorRequest[], options: Options): voi
         connections,
       };
       console.log(JSON.stringify(report));
-      agent(options).destroy();
+      agent.destroy();
     };
     // Each at its offset from the first, as the operator sent it: the same pace, so as many in flight at once.
     for (const r of requests) {
@@ -193,8 +193,6 @@ function replay(server: string, requests: FloorRequest[], options: Options): voi
     console.log(JSON.stringify({ cpuMs: 0, wallMs: 0, codes, connections } satisfies ReplayReport));
   else for (let i = chains; i > 0; i--) warmUp();
 }
-
-const agent = (options: Options) => options('GET', {}).agent as Agent;
 
 // Only as a program: the bench imports this module's types.
 const configPath = process.argv[2];
