@@ -133,7 +133,50 @@ const untrustedSpec = (cluster: unknown): Record<string, unknown> =>
 /** Major version as a number ("17.2" -> 17). */
 const major = (version: string) => Number(/^(\d+)/.exec(version)?.[1] ?? Number.NaN);
 
+/**
+ * The last merge of each cluster (by uid), beside the inputs it was made from as JSON. Merging validates the
+ * spec and the class against the schemas and CNPG's admission rules, about half of a pass's assessment, and
+ * its inputs change only when someone edits the spec or the class, or CNPG's running storage or image moves:
+ * so it runs again only then, not on every status change of every cluster. Comparing the inputs costs a
+ * JSON.stringify of two small specs. Bounded, so that churn (clusters created and deleted) cannot grow it:
+ * beyond the bound the oldest entry goes and is merged again if that cluster ever passes again.
+ */
+const lastMerges = new Map<string, { inputs: string; result: MergeResult }>();
+export const MAX_REMEMBERED_MERGES = 16_384;
+
+/** What a merge reads of an observation, as JSON; undefined if it is not JSON (then nothing is remembered). */
+function mergeInputs({ cluster, clusterClass, cnpg }: Observation): string | undefined {
+  try {
+    const running = cnpg?.spec;
+    return JSON.stringify([
+      cluster.metadata.name,
+      cluster.spec,
+      clusterClass?.metadata.name,
+      clusterClass?.spec,
+      running?.storage?.size,
+      running?.imageName,
+    ]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Merges the cluster's spec over its class and validates the result (`merge`), once per change of its inputs. */
 export function mergeConfig(observation: Observation): MergeResult {
+  const { metadata } = observation.cluster;
+  const key = metadata.uid ?? `${metadata.namespace}/${metadata.name}`;
+  const inputs = mergeInputs(observation);
+  const last = lastMerges.get(key);
+  if (inputs !== undefined && last?.inputs === inputs) return last.result;
+  const result = merge(observation);
+  if (inputs === undefined) return result;
+  lastMerges.delete(key);
+  lastMerges.set(key, { inputs, result });
+  if (lastMerges.size > MAX_REMEMBERED_MERGES) lastMerges.delete(lastMerges.keys().next().value as string);
+  return result;
+}
+
+function merge(observation: Observation): MergeResult {
   const { cluster, clusterClass, cnpg } = observation;
   const specError = firstSchemaError(PostgresClusterSpec, cluster.spec);
   if (specError) return invalid(specError.path ? `spec.${specError.path}` : 'spec', specError.message);

@@ -520,3 +520,50 @@ describe('malformed input never throws', () => {
     expect(r.field).toMatch(/^class standard spec/);
   });
 });
+
+describe('merging once per change of its inputs', () => {
+  const same = (o: Observation): Observation => structuredClone(o);
+
+  it('answers the same merge while spec, class and CNPG’s running storage and image stay, whatever else changed', () => {
+    const first = observation({ instances: 2 }, makeClass(), { storage: { size: '1Gi' } });
+    const merged = mergeConfig(first);
+    const later = same(first);
+    later.cluster.status = { state: 'Ready' } as typeof later.cluster.status;
+    later.cluster.metadata.resourceVersion = '999';
+    expect(mergeConfig(later)).toBe(merged);
+  });
+
+  it('merges again when any input changes, even an object changed in place', () => {
+    const o = observation({ instances: 2 }, makeClass(), { storage: { size: '1Gi' } });
+    const merged = mergeConfig(o);
+    o.cluster.spec.instances = 0;
+    expect(invalid(mergeConfig(o)).field).toBe('spec.instances');
+    o.cluster.spec.instances = 2;
+    expect(config(mergeConfig(o))).toEqual(config(merged));
+    const classChanged = same(o);
+    classChanged.clusterClass = makeClass({ cnpg: { primaryUpdateMethod: 'restart' } });
+    expect(config(mergeConfig(classChanged)).primaryUpdateMethod).toBe('restart');
+    const shrunk = observation({ instances: 2, storage: '1Gi' }, makeClass(), { storage: { size: '5Gi' } });
+    expect(invalid(mergeConfig(shrunk)).field).toBe('spec.storage');
+    const image = same(shrunk);
+    if (image.cnpg)
+      image.cnpg.spec = { ...image.cnpg.spec, storage: { size: '1Gi' }, imageName: `${POSTGRES_IMAGE}:18` };
+    expect(invalid(mergeConfig(image)).field).toBe('spec.postgresVersion');
+  });
+
+  it('remembers a bounded number of clusters: the oldest is merged again', async () => {
+    const { MAX_REMEMBERED_MERGES } = await import('../../../src/operator/domain/config.ts');
+    const oldest = observation({ instances: 2 });
+    oldest.cluster.metadata.uid = 'oldest';
+    const merged = mergeConfig(oldest);
+    expect(mergeConfig(same(oldest))).toBe(merged);
+    const other = same(oldest);
+    for (let i = 0; i < MAX_REMEMBERED_MERGES; i++) {
+      other.cluster.metadata.uid = `other-${i}`;
+      mergeConfig(other);
+    }
+    const again = mergeConfig(same(oldest));
+    expect(again).not.toBe(merged);
+    expect(again).toEqual(merged);
+  });
+});
