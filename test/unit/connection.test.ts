@@ -179,6 +179,33 @@ describe('withKeepAlive', () => {
     expect(await agentOfRequest(plain)).not.toBe(await agentOfRequest(plain));
   });
 
+  it('builds no agent for a request while the pooled one has its TLS identity, and a new one when it changes', async () => {
+    const kc = kubeConfig({ server: 'https://127.0.0.1:1', caData: b64(pki.caCert) }, certUser());
+    // client-node's private factory, counted: it runs for every request without the pool.
+    const library = kc as unknown as { createAgent: (...args: unknown[]) => unknown };
+    const create = library.createAgent;
+    let built = 0;
+    library.createAgent = (...args) => {
+      built++;
+      return create.apply(kc, args);
+    };
+    withKeepAlive(kc);
+    const first = await agentOfRequest(kc);
+    for (let i = 0; i < 3; i++) expect(await agentOfRequest(kc)).toBe(first);
+    const informerOptions: { agent?: unknown } = {};
+    await kc.applyToHTTPSOptions(informerOptions);
+    expect(informerOptions.agent).toBe(first);
+    expect(built).toBe(1);
+    // A rotated client certificate: the library builds the agent again, and the pool keeps a new one.
+    const user = kc.getCurrentUser() as { certData?: string };
+    user.certData = b64(pki.caCert);
+    const rotated = (await agentOfRequest(kc)) as HttpsAgent;
+    expect(rotated).not.toBe(first);
+    expect(Buffer.from(rotated.options.cert as Buffer).equals(readFileSync(pki.caCert))).toBe(true);
+    expect(await agentOfRequest(kc)).toBe(rotated);
+    expect(built).toBe(2);
+  });
+
   it('keeps skipTLSVerify and tls-server-name', async () => {
     const kc = withKeepAlive(
       kubeConfig({ server: 'https://127.0.0.1:1', skipTLSVerify: true, tlsServerName: 'localhost' }, { token: 't' }),
