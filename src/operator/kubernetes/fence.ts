@@ -26,8 +26,23 @@ import { PortError } from '../core/errors.ts';
 import type { Leadership } from '../driver/sources.ts';
 import { NOT_LEADER_CODE } from './errors.ts';
 
-/** The elector's own requests: coordination.k8s.io, where the Lease lives. */
-const isLeaseRequest = (url: URL) => url.pathname.startsWith('/apis/coordination.k8s.io/');
+/**
+ * The path of a request URL, read off the string: this runs for every write, and parsing the URL for it cost
+ * more than the check (issue 10).
+ */
+function pathOf(url: string): string {
+  const start = url.indexOf('/', url.indexOf('://') + 3);
+  if (start < 0) return '/';
+  const end = url.indexOf('?', start);
+  return url.slice(start, end < 0 ? undefined : end);
+}
+
+/**
+ * The elector's own requests: coordination.k8s.io, where the Lease lives; also below a server URL with a
+ * path of its own (an API served behind a proxy under a prefix).
+ */
+const isLeaseRequest = (path: string) => LEASE_PATH.test(path);
+const LEASE_PATH = /\/apis\/coordination\.k8s\.io\/v1\/namespaces\/[^/]+\/leases(\/|$)/;
 
 type Refusal = () => PortError | undefined;
 
@@ -75,8 +90,8 @@ export function fenceWrites(kc: KubeConfig, leadership: Pick<Leadership, 'isLead
     await authenticate(context);
     const method = context.getHttpMethod();
     if (method === HttpMethod.GET) return;
-    const url = new URL(context.getUrl());
-    if (isLeaseRequest(url)) return;
+    const path = pathOf(context.getUrl());
+    if (isLeaseRequest(path)) return;
     const refusal: Refusal = () =>
       leadership.isLeader()
         ? undefined
@@ -85,7 +100,7 @@ export function fenceWrites(kc: KubeConfig, leadership: Pick<Leadership, 'isLead
           Object.assign(
             new PortError(
               'notLeader',
-              `${method} ${url.pathname} refused: ${leadership.identity} does not hold the leader lease`,
+              `${method} ${path} refused: ${leadership.identity} does not hold the leader lease`,
             ),
             { code: NOT_LEADER_CODE },
           );

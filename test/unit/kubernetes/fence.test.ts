@@ -49,10 +49,11 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-function fencedConfig(leadership: { leading: boolean }) {
+/** `prefix`: the path a proxy in front of the API server serves it under (e.g. Rancher's `/k8s/clusters/<id>`). */
+function fencedConfig(leadership: { leading: boolean }, prefix = '') {
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: 'fake', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+    clusters: [{ name: 'fake', server: `http://127.0.0.1:${port}${prefix}`, skipTLSVerify: true }],
     users: [{ name: 'pgfsm', token: 'test' }],
     contexts: [{ name: 'fake', cluster: 'fake', user: 'pgfsm' }],
     currentContext: 'fake',
@@ -108,6 +109,27 @@ describe('fenceWrites', () => {
     leadership.leading = true;
     await core.createNamespacedConfigMap({ namespace: 'ns', body });
     expect(arrived.at(-1)).toBe('POST /api/v1/namespaces/ns/configmaps');
+  });
+
+  it('tells the Lease’s writes from others below a server URL with a path of its own', async () => {
+    const leadership = { leading: false };
+    const kc = fencedConfig(leadership, '/k8s/clusters/c1');
+    const body = { metadata: { name: 'x', namespace: 'ns' } };
+    arrived.length = 0;
+    await kc.makeApiClient(CoordinationV1Api).replaceNamespacedLease({ name: 'x', namespace: 'ns', body });
+    const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'ns' } };
+    await expect(kubernetesPorts(kc).configMaps.apply(configMap, undefined)).rejects.toMatchObject({
+      errorClass: 'notLeader',
+    });
+    leadership.leading = true;
+    await kubernetesPorts(kc).configMaps.apply(configMap, undefined);
+    expect(arrived).toEqual([
+      'PUT /k8s/clusters/c1/apis/coordination.k8s.io/v1/namespaces/ns/leases/x',
+      // The apply reads the live object first: the refusal comes at its write.
+      'GET /k8s/clusters/c1/api/v1/namespaces/ns/configmaps/x',
+      'GET /k8s/clusters/c1/api/v1/namespaces/ns/configmaps/x',
+      'PATCH /k8s/clusters/c1/api/v1/namespaces/ns/configmaps/x',
+    ]);
   });
 
   it('holds a write that waits for a TLS handshake, and refuses it when leadership was lost meanwhile', async () => {
