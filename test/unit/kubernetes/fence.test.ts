@@ -117,7 +117,7 @@ describe('fenceWrites', () => {
     const body = { metadata: { name: 'x', namespace: 'ns' } };
     arrived.length = 0;
     await kc.makeApiClient(CoordinationV1Api).replaceNamespacedLease({ name: 'x', namespace: 'ns', body });
-    const configMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'ns' } };
+    const configMap = { apiVersion: 'v1', kind: 'ConfigMap' as const, metadata: { name: 'x', namespace: 'ns' } };
     await expect(kubernetesPorts(kc).configMaps.apply(configMap, undefined)).rejects.toMatchObject({
       errorClass: 'notLeader',
     });
