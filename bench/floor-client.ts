@@ -28,6 +28,8 @@ export interface FloorWatch {
   /** The collection's path, e.g. `/apis/apps/v1/deployments`. */
   path: string;
   metadataOnly: boolean;
+  /** The operator's label selector on this kind, if it has one. */
+  labelSelector?: string;
 }
 
 export interface FloorRequest {
@@ -97,8 +99,10 @@ function watchAll(server: string, watches: FloorWatch[], options: Options): void
   let open = 0;
   for (const watch of watches) {
     const accept = (as: string) => ({ accept: watch.metadataOnly ? partial(as) : 'application/json' });
+    const selector = watch.labelSelector ? `&labelSelector=${encodeURIComponent(watch.labelSelector)}` : '';
+    const list = `${server}${watch.path}${selector.replace('&', '?')}`;
     // A list for the version to watch from, as an informer starts; then the watch, read line by line.
-    request(`${server}${watch.path}`, options('GET', accept('PartialObjectMetadataList')), (res) => {
+    request(list, options('GET', accept('PartialObjectMetadataList')), (res) => {
       if (res.statusCode !== 200) throw new Error(`GET ${watch.path}: HTTP ${res.statusCode}`);
       let text = '';
       res.setEncoding('utf8');
@@ -107,7 +111,7 @@ function watchAll(server: string, watches: FloorWatch[], options: Options): void
       });
       res.on('end', () => {
         const version = (JSON.parse(text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-        const query = `watch=true&allowWatchBookmarks=true&resourceVersion=${version}&timeoutSeconds=3600`;
+        const query = `watch=true&allowWatchBookmarks=true&resourceVersion=${version}&timeoutSeconds=3600${selector}`;
         request(`${server}${watch.path}?${query}`, options('GET', accept('PartialObjectMetadata')), (stream) => {
           if (stream.statusCode !== 200) throw new Error(`watch ${watch.path}: HTTP ${stream.statusCode}`);
           if (++open === watches.length) console.log('watching');

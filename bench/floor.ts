@@ -56,6 +56,7 @@ export function floorWatches(): FloorWatch[] {
   return Object.values(WATCH_SHAPES).map((shape) => ({
     path: resourcePath(shape.resource),
     metadataOnly: shape.metadataOnly === true,
+    ...(shape.requiredLabel ? { labelSelector: shape.requiredLabel } : {}),
   }));
 }
 

@@ -26,10 +26,13 @@ import {
   CNPG_API_VERSION,
   type CnpgCluster,
   type CnpgClusterStatus,
+  type KubeObject,
+  POOLER_NAME_LABEL,
   type Pooler,
 } from '../../src/operator/domain/objects.ts';
 import { defaultSettings, type Observation } from '../../src/operator/domain/observation.ts';
 import { kubernetesPorts } from '../../src/operator/kubernetes/index.ts';
+import { selectedBy, WATCH_SHAPES } from '../../src/operator/kubernetes/watch-sources.ts';
 import {
   CNPG_VERSION,
   type ControlPlane,
@@ -494,7 +497,18 @@ describe("CloudNativePG's real controller on a pgfsm cluster (no kubelet: no pod
       );
       expect(deployment.spec?.template.spec?.containers[0]?.image).toMatch(/pgbouncer/);
       expect(deployment.spec?.template.spec?.containers[0]?.image).not.toMatch(/^simulated\//);
+      // The operator's Deployment watch selects by CNPG's label and keeps what a Pooler owns: this one passes both.
+      const shape = WATCH_SHAPES.deployments;
+      const seen = { apiVersion: 'apps/v1', kind: 'Deployment', ...deployment } as KubeObject;
+      expect(deployment.metadata?.labels?.[POOLER_NAME_LABEL]).toBe(poolerName);
+      expect(selectedBy(shape, seen) && shape.filter?.(seen)).toBe(true);
     }
+    // And the API server sends exactly these to a watch with the operator's selector in this namespace.
+    const selected = await apps.listNamespacedDeployment({
+      namespace: namespace(),
+      labelSelector: WATCH_SHAPES.deployments.requiredLabel,
+    });
+    expect(selected.items.map((d) => d.metadata?.name).sort()).toEqual([...poolerNames].sort());
 
     const expectedServices = [`${name}-rw`, `${name}-ro`, `${name}-r`, ...poolerNames].sort();
     const created = await waitFor(

@@ -107,6 +107,9 @@ export type { ObjectMeta, OwnerReference };
 
 export const CNPG_API_VERSION = 'postgresql.cnpg.io/v1';
 
+/** The label CNPG puts on the Deployment it runs for a Pooler (since v1.22), naming the Pooler. */
+export const POOLER_NAME_LABEL = 'cnpg.io/poolerName';
+
 export function refOf(object: KubeObject): ObjectRef {
   return {
     apiVersion: object.apiVersion,

@@ -9,13 +9,13 @@
  * - ConfigMap: every one in scope, metadata-only. The pass must see a foreign ConfigMap that has our
  *   child's name (to refuse adopting it), which a label selector would hide; metadata is all a ConfigMap
  *   of someone else costs. The data of ours is read by a GET when its resourceVersion moves (cache-reads.ts).
- * - Deployment: filtered in the client to those owned by a Pooler and trimmed to metadata and
- *   `status.readyReplicas` (the pooler's readiness signal), which keeps the cache small. Not by a label
- *   selector: CNPG labels a pooler's Deployment (`cnpg.io/poolerName`) only since v1.22 (v1.21 sets none,
- *   checked in both modules' pkg/specs/pgbouncer/deployments.go), and under an older CNPG a selector would
- *   leave every pooler waiting for a Deployment it never sees. The cost is that every Deployment event in
- *   scope is received and parsed; with pgfsm requiring CNPG 1.28 (docs/operations.md) a selector is the
- *   next step where a cluster's other Deployments churn.
+ * - Deployment: only those CNPG made for a Pooler. The API server sends only Deployments labelled
+ *   `cnpg.io/poolerName` (CNPG labels its pooler Deployments so since v1.22; pgfsm requires 1.28,
+ *   docs/operations.md, and test/integration/cnpg.test.ts checks it on the real CNPG): the other Deployments
+ *   of a busy cluster, whose status changes with every rollout and scale, never reach the operator. In the
+ *   client, those left are kept only if a Pooler owns them (a label anyone can set), trimmed to metadata and
+ *   `status.readyReplicas` (the pooler's readiness signal), which keeps the cache small. Under a CNPG older
+ *   than v1.22 (no label) every pooler would wait for a Deployment it never sees.
  * - Secret: NOT label-filtered. The password Secrets of managed roles belong to the user and carry no
  *   label or owner, and a label selector cannot say "ours, or named by some cluster". Requiring users to
  *   label them would make a forgotten label silently delay role creation until the next requeue. Instead
@@ -26,7 +26,13 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { PostgresCluster, PostgresClusterClass } from '../api/schema.ts';
-import { CNPG_API_VERSION, type CnpgCluster, type KubeObject, type Pooler } from '../domain/objects.ts';
+import {
+  CNPG_API_VERSION,
+  type CnpgCluster,
+  type KubeObject,
+  POOLER_NAME_LABEL,
+  type Pooler,
+} from '../domain/objects.ts';
 import type { ObjectSource, WatchSources } from '../driver/sources.ts';
 import { Informer, type InformerLog, type InformerOptions } from './informer.ts';
 import { MultiNamespaceSource } from './multi-namespace.ts';
@@ -84,7 +90,13 @@ export interface WatchShape {
   keep?: <T extends KubeObject>(object: T) => T;
   /** A client-side filter, for what no selector can express. */
   filter?: (object: KubeObject) => boolean;
+  /** The label an object must carry to be sent at all: the watch's label selector (the key exists). */
+  requiredLabel?: string;
 }
+
+/** Whether `object` is one the shape's watch is sent (its label selector), as the API server decides it. */
+export const selectedBy = (shape: WatchShape, object: KubeObject): boolean =>
+  shape.requiredLabel === undefined || object.metadata.labels?.[shape.requiredLabel] !== undefined;
 
 export const WATCH_SHAPES: Record<keyof WatchSources, WatchShape> = {
   clusters: { resource: RESOURCES.clusters },
@@ -93,7 +105,12 @@ export const WATCH_SHAPES: Record<keyof WatchSources, WatchShape> = {
   poolers: { resource: RESOURCES.poolers },
   secrets: { resource: RESOURCES.secrets, metadataOnly: true },
   configMaps: { resource: RESOURCES.configMaps, metadataOnly: true },
-  deployments: { resource: RESOURCES.deployments, keep: readinessOf, filter: ownedByPooler },
+  deployments: {
+    resource: RESOURCES.deployments,
+    keep: readinessOf,
+    filter: ownedByPooler,
+    requiredLabel: POOLER_NAME_LABEL,
+  },
 };
 
 /** What the cache keeps of each object of a shape. */
@@ -129,6 +146,7 @@ export function createWatchSources(kc: KubeConfig, options: WatchSourceOptions =
       ...(namespace !== undefined ? { namespace } : {}),
       ...(shape.metadataOnly ? { metadataOnly: true } : {}),
       ...(shape.filter ? { filter: shape.filter } : {}),
+      ...(shape.requiredLabel ? { labelSelector: shape.requiredLabel } : {}),
     });
   const make = <T extends KubeObject>(shape: WatchShape): ObjectSource<T> => {
     // Cluster-scoped kinds (classes) and the all-namespaces mode: one informer.

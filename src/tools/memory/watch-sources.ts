@@ -12,7 +12,12 @@
 import type { Clock } from '../../operator/core/ports.ts';
 import type { KubeObject } from '../../operator/domain/objects.ts';
 import type { ObjectSource, SourceEvent, WatchSources } from '../../operator/driver/sources.ts';
-import { cachedFormOf, type WatchShape, watchSourcesFrom } from '../../operator/kubernetes/watch-sources.ts';
+import {
+  cachedFormOf,
+  selectedBy,
+  type WatchShape,
+  watchSourcesFrom,
+} from '../../operator/kubernetes/watch-sources.ts';
 import type { Change, MemoryApiServer } from './api-server.ts';
 
 interface Shape<T extends KubeObject> {
@@ -118,7 +123,8 @@ export function memoryWatchSources(api: MemoryApiServer, clock: Clock): WatchSou
         kind: shape.resource.kind,
         resource: shape.resource.plural,
         transform: (object) => cachedFormOf(shape)(object) as T,
-        filter: (object) => shape.filter?.(object) ?? true,
+        // The label selector the API server would apply, then the client's filter: as `pgfsm run` sees them.
+        filter: (object) => selectedBy(shape, object) && (shape.filter?.(object) ?? true),
       }),
   );
 }

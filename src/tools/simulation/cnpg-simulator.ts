@@ -7,7 +7,7 @@
 
 import type { Clock } from '../../operator/core/ports.ts';
 import { CnpgPhase } from '../../operator/domain/components/cnpg-phases.ts';
-import type { CnpgCluster, KubeObject, Pooler } from '../../operator/domain/objects.ts';
+import { type CnpgCluster, type KubeObject, POOLER_NAME_LABEL, type Pooler } from '../../operator/domain/objects.ts';
 import type { Change, StoredObject } from '../memory/api-server.ts';
 import { Heap } from './heap.ts';
 
@@ -517,6 +517,8 @@ export class CnpgSimulator {
       metadata: {
         name,
         namespace,
+        // As CNPG labels it (since v1.22): the operator's Deployment watch selects by this label.
+        labels: { [POOLER_NAME_LABEL]: name },
         ownerReferences: [
           { apiVersion: pooler.apiVersion, kind: 'Pooler', name, uid: pooler.metadata.uid ?? '', controller: true },
         ],

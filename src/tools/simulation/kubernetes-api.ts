@@ -20,7 +20,7 @@
  * must not act: `ignoreNamespaces` hides those namespaces from it entirely.
  */
 import { AppsV1Api, CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import type { KubeObject } from '../../operator/domain/objects.ts';
+import { type KubeObject, POOLER_NAME_LABEL } from '../../operator/domain/objects.ts';
 import { Informer, type InformerLog } from '../../operator/kubernetes/informer.ts';
 import { RESOURCES } from '../../operator/kubernetes/resources.ts';
 import type { Change, StoredObject } from '../memory/api-server.ts';
@@ -346,12 +346,17 @@ export class KubernetesSimulatorApi implements SimulatorApi {
     return {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
-      metadata: { name, namespace: object.metadata.namespace, ownerReferences: object.metadata.ownerReferences },
+      metadata: {
+        name,
+        namespace: object.metadata.namespace,
+        labels: { [POOLER_NAME_LABEL]: name },
+        ownerReferences: object.metadata.ownerReferences,
+      },
       spec: {
         replicas,
-        selector: { matchLabels: { 'cnpg.io/poolerName': name } },
+        selector: { matchLabels: { [POOLER_NAME_LABEL]: name } },
         template: {
-          metadata: { labels: { 'cnpg.io/poolerName': name } },
+          metadata: { labels: { [POOLER_NAME_LABEL]: name } },
           spec: { containers: [{ name: 'pgbouncer', image: 'simulated/pgbouncer:never-pulled' }] },
         },
       },

@@ -110,11 +110,15 @@ describe('the floor’s audit policy', () => {
 });
 
 describe('the floor’s watches and identity', () => {
-  it('opens one watch per kind the operator watches, across namespaces, metadata only where it asks so', () => {
+  it('opens one watch per kind the operator watches, across namespaces, metadata only and selected where it asks so', () => {
     const watches = floorWatches();
     expect(watches).toHaveLength(Object.keys(WATCH_SHAPES).length);
     expect(watches).toContainEqual({ path: '/api/v1/secrets', metadataOnly: true });
-    expect(watches).toContainEqual({ path: '/apis/apps/v1/deployments', metadataOnly: false });
+    expect(watches).toContainEqual({
+      path: '/apis/apps/v1/deployments',
+      metadataOnly: false,
+      labelSelector: 'cnpg.io/poolerName',
+    });
     expect(watches).toContainEqual({ path: '/apis/pgfsm.io/v1alpha1/postgresclusterclasses', metadataOnly: false });
   });
 

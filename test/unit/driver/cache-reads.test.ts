@@ -66,6 +66,7 @@ describe('reads from the caches', () => {
       metadata: {
         name: 'db-pooler-rw',
         namespace: NS,
+        labels: { 'cnpg.io/poolerName': 'db-pooler-rw' },
         ownerReferences: [
           { apiVersion: 'postgresql.cnpg.io/v1', kind: 'Pooler', name: 'db-pooler-rw', uid: pooler.metadata.uid ?? '' },
         ],

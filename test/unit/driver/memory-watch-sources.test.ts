@@ -35,7 +35,7 @@ describe('memory watch sources', () => {
     expect(clusters.list()).toEqual([]);
   });
 
-  it('keep Secrets and ConfigMaps as metadata only, and of Deployments those a Pooler owns, with their ready replicas', () => {
+  it('keep Secrets and ConfigMaps as metadata only, and of Deployments those a Pooler owns and CNPG labelled, with their ready replicas', () => {
     const api = new MemoryApiServer();
     const sources = memoryWatchSources(api, clock);
     const seen: string[] = [];
@@ -53,10 +53,21 @@ describe('memory watch sources', () => {
       metadata: expect.any(Object),
     });
     const pooler = { apiVersion: 'postgresql.cnpg.io/v1', kind: 'Pooler', name: 'p', uid: 'u' };
+    const labels = { 'cnpg.io/poolerName': 'p' };
     api.create(object('Deployment', 'lone', { apiVersion: 'apps/v1' }));
+    // Labelled as CNPG labels its pooler Deployments, but no Pooler's: the label alone is not enough.
+    api.create({
+      ...object('Deployment', 'labelled', { apiVersion: 'apps/v1' }),
+      metadata: { name: 'labelled', namespace: NS, labels },
+    });
+    // A Pooler's, but without the label (a CNPG older than v1.22): the watch's selector never sends it.
+    api.create({
+      ...object('Deployment', 'unlabelled', { apiVersion: 'apps/v1' }),
+      metadata: { name: 'unlabelled', namespace: NS, ownerReferences: [{ ...pooler, name: 'unlabelled' }] },
+    } as StoredObject);
     api.create({
       ...object('Deployment', 'p', { apiVersion: 'apps/v1', spec: { replicas: 2 }, status: { readyReplicas: 1 } }),
-      metadata: { name: 'p', namespace: NS, ownerReferences: [pooler] },
+      metadata: { name: 'p', namespace: NS, labels, ownerReferences: [pooler] },
     } as StoredObject);
     expect(sources.deployments.list().map((d) => d.metadata.name)).toEqual(['p']);
     expect(sources.deployments.get(NS, 'p')).toEqual({
