@@ -136,7 +136,7 @@ function rows(): Row[] {
       figure: 'operator CPU ÷ simulator CPU',
       value: (r) => r.cpuPerClusterMs / r.simulatorCpuPerClusterMs,
       format: (v) => v.toFixed(2),
-      note: "operator CPU per cluster ÷ simulator + bench CPU per cluster, the same window on the same cores. The machine's speed moves every CPU row by up to a third from one run to the next; the simulator's code is fixed and shares the machine's moods, so this ratio moves much less (0.94–1.15 over a day's runs in which the operator's figure ran 22–40 ms): compare two versions of the operator by it, one run after the other",
+      note: "operator CPU per cluster ÷ simulator + bench CPU per cluster, the same window on the same cores. The machine's speed moves every CPU row by up to a third from one run to the next; the simulator's code is fixed and shares the machine's moods, so this ratio moves much less (0.93–1.15 over two days' runs in which the operator's figure ran 22–44 ms): compare two versions of the operator by it, one run after the other",
     },
     {
       figure: 'operator peak RSS',
@@ -172,7 +172,7 @@ function rows(): Row[] {
       figure: 'reaction p50',
       value: (r) => quantile(r.reactions, 0.5),
       format: ms,
-      note: "audit log, both at the API server: simulator's Cluster status patch (switchover) answered → operator's next postgresclusters/status patch of that cluster answered; one Ready cluster changes among the idle fleet",
+      note: "audit log, both at the API server: simulator's Cluster status patch (switchover) received → operator's next postgresclusters/status patch of that cluster answered; one Ready cluster changes among the idle fleet. From the simulator's patch received, not answered: the API server may answer it after the operator's write (a reaction then read below zero), so this includes the API server's work on the simulator's write: an upper bound of what the operator adds",
     },
     {
       figure: 'reaction p99',
