@@ -138,8 +138,9 @@ const major = (version: string) => Number(/^(\d+)/.exec(version)?.[1] ?? Number.
  * spec and the class against the schemas and CNPG's admission rules, about half of a pass's assessment, and
  * its inputs change only when someone edits the spec or the class, or CNPG's running storage or image moves:
  * so it runs again only then, not on every status change of every cluster. Comparing the inputs costs a
- * JSON.stringify of two small specs. Bounded, so that churn (clusters created and deleted) cannot grow it:
- * beyond the bound the oldest entry goes and is merged again if that cluster ever passes again.
+ * JSON.stringify of two small specs. It costs about 1 KB per cluster (the inputs and the merge: heap after GC
+ * at 10,000 clusters in memory 125 → 135 MB). Bounded, so that churn (clusters created and deleted) cannot
+ * grow it: beyond the bound the oldest entry goes and is merged again if that cluster ever passes again.
  */
 const lastMerges = new Map<string, { inputs: string; result: MergeResult }>();
 export const MAX_REMEMBERED_MERGES = 16_384;
