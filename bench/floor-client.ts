@@ -99,8 +99,8 @@ function watchAll(server: string, watches: FloorWatch[], options: Options): void
   let open = 0;
   for (const watch of watches) {
     const accept = (as: string) => ({ accept: watch.metadataOnly ? partial(as) : 'application/json' });
-    const selector = watch.labelSelector ? `&labelSelector=${encodeURIComponent(watch.labelSelector)}` : '';
-    const list = `${server}${watch.path}${selector.replace('&', '?')}`;
+    const selector = watch.labelSelector ? `labelSelector=${encodeURIComponent(watch.labelSelector)}` : '';
+    const list = `${server}${watch.path}${selector ? `?${selector}` : ''}`;
     // A list for the version to watch from, as an informer starts; then the watch, read line by line.
     request(list, options('GET', accept('PartialObjectMetadataList')), (res) => {
       if (res.statusCode !== 200) throw new Error(`GET ${watch.path}: HTTP ${res.statusCode}`);
@@ -111,7 +111,7 @@ function watchAll(server: string, watches: FloorWatch[], options: Options): void
       });
       res.on('end', () => {
         const version = (JSON.parse(text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-        const query = `watch=true&allowWatchBookmarks=true&resourceVersion=${version}&timeoutSeconds=3600${selector}`;
+        const query = `watch=true&allowWatchBookmarks=true&resourceVersion=${version}&timeoutSeconds=3600${selector ? `&${selector}` : ''}`;
         request(`${server}${watch.path}?${query}`, options('GET', accept('PartialObjectMetadata')), (stream) => {
           if (stream.statusCode !== 200) throw new Error(`watch ${watch.path}: HTTP ${stream.statusCode}`);
           if (++open === watches.length) console.log('watching');

@@ -99,12 +99,13 @@ export class ConnectionPool {
    */
   agentFor<A extends AnyAgent | undefined>(server: string | undefined, made: A): A | AnyAgent {
     if (!server || !made) return made;
-    if (made === this.byServer.get(server)?.agent) return made;
+    const current = this.byServer.get(server);
+    // Already the pooled one: client-node's factory was handed it (reusePooledAgents).
+    if (made === current?.agent) return made;
     const prototype = Object.getPrototypeOf(made);
     const secure = prototype === HttpsAgent.prototype;
     if (!secure && prototype !== HttpAgent.prototype) return made;
     const tls = secure ? tlsOptionsOf((made as HttpsAgent).options) : undefined;
-    const current = this.byServer.get(server);
     if (current && sameTls(current.tls, tls)) return current.agent;
     const agent = this.make(tls, secure, this.options.maxSockets);
     this.byServer.set(server, { tls, agent });

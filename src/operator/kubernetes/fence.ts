@@ -41,8 +41,8 @@ function pathOf(url: string): string {
  * The elector's own requests: coordination.k8s.io, where the Lease lives; also below a server URL with a
  * path of its own (an API served behind a proxy under a prefix).
  */
-const isLeaseRequest = (path: string) => LEASE_PATH.test(path);
 const LEASE_PATH = /\/apis\/coordination\.k8s\.io\/v1\/namespaces\/[^/]+\/leases(\/|$)/;
+const isLeaseRequest = (path: string) => LEASE_PATH.test(path);
 
 type Refusal = () => PortError | undefined;
 
