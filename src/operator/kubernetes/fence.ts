@@ -46,6 +46,18 @@ const isLeaseRequest = (path: string) => LEASE_PATH.test(path);
 
 type Refusal = () => PortError | undefined;
 
+/**
+ * Whether `socket` can carry a request at once: connected and, over TLS, its handshake done (both sides'
+ * Finished messages exchanged). Not `request.reusedSocket`: Node sets that only when the request found the
+ * socket idle in the pool, not when it waited for a busy one (the pool at its bound) and was handed it as it
+ * freed, connected long ago. Held for a 'secureConnect' that had come and gone, such a write never left.
+ */
+function established(socket: Socket): boolean {
+  if (socket.connecting) return false;
+  if (!(socket instanceof TLSSocket)) return true;
+  return socket.getFinished() !== undefined && socket.getPeerFinished() !== undefined;
+}
+
 /** Asks `refusal` when the request gets its socket and, on a new connection, again once it is ready. */
 function fenceRequest(request: ClientRequest, refusal: Refusal): void {
   request.once('socket', (socket: Socket) => {
@@ -55,7 +67,7 @@ function fenceRequest(request: ClientRequest, refusal: Refusal): void {
       request.destroy(refused);
       return;
     }
-    if (request.reusedSocket && !socket.connecting) return;
+    if (established(socket)) return;
     // A new connection: keep what the request writes in the socket until the handshake is done.
     socket.cork();
     socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', () => {

@@ -16,8 +16,10 @@ import { createSecureContext } from 'node:tls';
 import { CoordinationV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classOf } from '../../../src/operator/core/errors.ts';
+import { withKeepAlive } from '../../../src/operator/kubernetes/connection.ts';
 import { fenceWrites } from '../../../src/operator/kubernetes/fence.ts';
 import { kubernetesPorts } from '../../../src/operator/kubernetes/index.ts';
+import { RestClient } from '../../../src/operator/kubernetes/rest.ts';
 import { createPki } from '../../../src/tools/control-plane/certs.ts';
 
 const arrived: string[] = [];
@@ -189,6 +191,75 @@ describe('fenceWrites', () => {
       ).resolves.toBeDefined();
       expect(requests).toEqual(['POST /api/v1/namespaces/ns/configmaps']);
     } finally {
+      await new Promise((resolve) => tls.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('sends a write that waited for a busy connection of a full pool, and refuses one whose leadership went while it waited', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pgfsm-fence-'));
+    const pki = await createPki(join(dir, 'pki'));
+    const requests: string[] = [];
+    const leadership = { leading: true };
+    /** Runs when a write arrives, before it is answered. */
+    let onArrival: (() => void) | undefined;
+    // Each answer takes a while, so the writes behind the first wait for its connection, the pool's only one.
+    const tls = createHttpsServer(
+      { cert: readFileSync(pki.serverCert), key: readFileSync(pki.serverKey) },
+      (req, res) => {
+        req.resume();
+        req.on('end', () => {
+          requests.push(`${req.method} ${req.url}`);
+          onArrival?.();
+          setTimeout(() => {
+            res.writeHead(201, { 'content-type': 'application/json' });
+            res.end('{}');
+          }, 30);
+        });
+      },
+    );
+    await new Promise<void>((resolve) => tls.listen(0, resolve));
+    try {
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [
+          {
+            name: 'tls',
+            server: `https://localhost:${(tls.address() as AddressInfo).port}`,
+            caData: readFileSync(pki.caCert).toString('base64'),
+          },
+        ],
+        users: [{ name: 'pgfsm', token: 'test' }],
+        contexts: [{ name: 'tls', cluster: 'tls', user: 'pgfsm' }],
+        currentContext: 'tls',
+      });
+      fenceWrites(withKeepAlive(kc, { maxSockets: 1 }), { identity: 'replica-a', isLeader: () => leadership.leading });
+      const rest = new RestClient(kc);
+      const write = (n: number) =>
+        rest.request({ method: 'POST', path: `/api/v1/namespaces/ns/events?n=${n}`, body: {} }).then(
+          () => 'sent',
+          (e: unknown) => String(e),
+        );
+      // Three at once over one connection: the second and third are handed it as it frees, connected long
+      // ago. They used to be held for a handshake that had come and gone, and never left.
+      const deadline = new Promise<string>((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5_000));
+      const three = Promise.all([write(1), write(2), write(3)]);
+      expect(await Promise.race([three.then((r) => r.join()), deadline])).toBe('sent,sent,sent');
+      expect(requests).toHaveLength(3);
+
+      // Leadership lost while the second waits for the connection (the first has arrived): it is refused as
+      // it gets it.
+      requests.length = 0;
+      onArrival = () => {
+        leadership.leading = false;
+      };
+      const first = write(4);
+      const second = write(5);
+      expect(await first).toBe('sent');
+      expect(await second).toContain('replica-a does not hold the leader lease');
+      expect(requests).toEqual(['POST /api/v1/namespaces/ns/events?n=4']);
+    } finally {
+      tls.closeAllConnections();
       await new Promise((resolve) => tls.close(resolve));
       rmSync(dir, { recursive: true, force: true });
     }
