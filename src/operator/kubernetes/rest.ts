@@ -23,7 +23,8 @@
  *
  * A response outside 2xx is an {@link ApiError} carrying the code, the raw body and the headers; errors.ts
  * turns it into a PortError (keeping the Status reason and message, never the body). A failure on the way
- * is Node's own error with its `code` (ECONNRESET…), which errors.ts classes the same way.
+ * is Node's own error with its `code` (ECONNRESET…), which errors.ts classes the same way; so is a server
+ * that stays silent past the deadline ({@link REQUEST_SILENCE_MS}): ETIMEDOUT, a transient timeout.
  */
 import { type Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -69,6 +70,16 @@ export interface RestRequest {
   ignoreAnswer?: boolean;
 }
 
+/**
+ * How long a request may wait for the server's next byte before it is abandoned (ETIMEDOUT). Without a
+ * deadline a server or proxy that took a request and never answered (frozen, or a half-open connection the
+ * kernel has not noticed yet) held the pass, and its worker, for good. Above kube-apiserver's own request
+ * timeout (60 s, `--request-timeout`), after which it answers 504 itself: that answer, which says what
+ * happened, comes first from a server that is alive. Counted from the moment the request has a connection:
+ * a request waiting for a free one in the pool waits on the requests ahead of it, each under its own deadline.
+ */
+export const REQUEST_SILENCE_MS = 70_000;
+
 /** Where requests to one API server go: its origin, the path it may be served under, and Node's options for it. */
 interface Target {
   origin: string;
@@ -101,7 +112,10 @@ function queryOf(query: RestRequest['query']): string {
 }
 
 export class RestClient {
-  constructor(private readonly kc: KubeConfig) {}
+  constructor(
+    private readonly kc: KubeConfig,
+    private readonly silenceMs = REQUEST_SILENCE_MS,
+  ) {}
 
   /**
    * Sends one request; answers the parsed JSON body (undefined when empty or ignored), or throws (see the
@@ -131,6 +145,13 @@ export class RestClient {
           readBody(res, keep).then((text) => resolve({ code, text, answer: res.headers }), reject);
         });
         sent.on('error', reject);
+        sent.setTimeout(this.silenceMs, () =>
+          sent.destroy(
+            Object.assign(new Error(`${req.method} ${req.path}: no answer within ${this.silenceMs} ms`), {
+              code: 'ETIMEDOUT',
+            }),
+          ),
+        );
         sent.end(payload);
       },
     );

@@ -20,7 +20,8 @@ interface Arrived {
   body: string;
 }
 
-type Answer = { status: number; body?: string; headers?: Record<string, string> } | 'cut';
+/** 'cut': the connection is closed unanswered; 'silent': never answered; 'stalled': headers, then nothing. */
+type Answer = { status: number; body?: string; headers?: Record<string, string> } | 'cut' | 'silent' | 'stalled';
 
 let server: Server;
 let answer: Answer = { status: 200, body: '{}' };
@@ -38,6 +39,12 @@ beforeAll(async () => {
         req.socket.destroy();
         return;
       }
+      if (answer === 'silent') return;
+      if (answer === 'stalled') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"kind":');
+        return;
+      }
       res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
       res.end(answer.body ?? '');
     });
@@ -48,7 +55,7 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-function client(): RestClient {
+function client(silenceMs?: number): RestClient {
   const kc = new KubeConfig();
   kc.loadFromOptions({
     // client-node refuses plain HTTP unless TLS verification is off, as for the generated clients.
@@ -59,7 +66,7 @@ function client(): RestClient {
     contexts: [{ name: 'fake', cluster: 'fake', user: 'pgfsm' }],
     currentContext: 'fake',
   });
-  return new RestClient(kc);
+  return new RestClient(kc, silenceMs);
 }
 
 const status = (code: number, reason: string, message: string) =>
@@ -160,5 +167,17 @@ describe('RestClient', () => {
       .catch((e: unknown) => e);
     expect((error as { code?: string }).code).toBe('ECONNRESET');
     expect(toPortError(error, { what: 'get ConfigMap db/a' }).errorClass).toBe('unavailable');
+  });
+
+  it('abandons a request the server never answers, or stops answering, as a transient timeout', async () => {
+    for (const silence of ['silent', 'stalled'] as const) {
+      answer = silence;
+      const error = await client(100)
+        .request({ method: 'PATCH', path: '/api/v1/namespaces/db/configmaps/a', body: {} })
+        .catch((e: unknown) => e);
+      expect((error as { code?: string }).code).toBe('ETIMEDOUT');
+      expect(String(error)).toContain('no answer within 100 ms');
+      expect(toPortError(error, { what: 'patch ConfigMap db/a' }).errorClass).toBe('timeout');
+    }
   });
 });
