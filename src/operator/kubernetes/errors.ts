@@ -172,7 +172,7 @@ export interface ErrorContext {
 
 export function toPortError(error: unknown, context: ErrorContext): PortError {
   if (error instanceof PortError) return error;
-  // ApiError: the ports' own requests (rest.ts); ApiException: those still made by client-node (the Lease).
+  // ApiError: the operator's own requests (rest.ts); ApiException: those still made by client-node (`pgfsm explain`).
   if (error instanceof ApiError || error instanceof ApiException) {
     const status = statusOf(error.body);
     const errorClass = classOfStatus(error.code, status.reason, status.message, status.causes);

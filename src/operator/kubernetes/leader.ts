@@ -23,11 +23,19 @@
  * duration from then. So this replica stops writing at least leaseDuration − renewDeadline (5 s by
  * default) before anyone else may start, a margin that covers a write already on its way when the
  * deadline passes.
+ *
+ * The Lease's requests go through the ports' request client (rest.ts) with the renew deadline as their
+ * deadline. A renewal slower than that counts for nothing, and the attempt gives up on it then; the request
+ * itself is abandoned too, so that one a silent server never answers frees its connection of the shared pool.
+ * Through client-node's generated client it stayed open: one more every retry period, until they held every
+ * connection the pool allows and the passes' own requests waited behind them.
  */
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from '@kubernetes/client-node';
+import { type KubeConfig, V1MicroTime } from '@kubernetes/client-node';
 import type { Leadership, LeadershipCallbacks } from '../driver/sources.ts';
+import { resourcePath } from './resources.ts';
+import { ApiError, RestClient } from './rest.ts';
 
 export interface LeaseElectorOptions {
   namespace: string;
@@ -53,11 +61,26 @@ const FAILED: Attempt = { outcome: 'failed' };
 
 export const defaultIdentity = () => `${hostname()}-${process.pid}`;
 
-const isNotFound = (error: unknown) => error instanceof ApiException && error.code === 404;
+const isNotFound = (error: unknown) => error instanceof ApiError && error.code === 404;
+
+/** The fields of a coordination.k8s.io/v1 Lease the election reads, as the API server sends them. */
+interface Lease {
+  metadata?: { resourceVersion?: string };
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    /** RFC 3339 with microseconds, as text: read back only to be written again unchanged. */
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
+const LEASES = { apiVersion: 'coordination.k8s.io/v1', plural: 'leases' };
 
 export class LeaseElector implements Leadership {
   readonly identity: string;
-  private readonly api: CoordinationV1Api;
+  private readonly rest: RestClient;
   private readonly leaseDurationMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryPeriodMs: number;
@@ -80,10 +103,10 @@ export class LeaseElector implements Leadership {
     kc: KubeConfig,
     private readonly options: LeaseElectorOptions,
   ) {
-    this.api = kc.makeApiClient(CoordinationV1Api);
     this.identity = options.identity ?? defaultIdentity();
     this.leaseDurationMs = options.leaseDurationMs ?? 15_000;
     this.renewDeadlineMs = options.renewDeadlineMs ?? 10_000;
+    this.rest = new RestClient(kc, this.renewDeadlineMs);
     this.retryPeriodMs = options.retryPeriodMs ?? 2_000;
     this.now = options.clock ?? (() => performance.now());
     if (this.renewDeadlineMs >= this.leaseDurationMs)
@@ -173,7 +196,7 @@ export class LeaseElector implements Leadership {
 
   /** Logs a failed attempt, once per distinct error, so a standby without RBAC says why every 2 s once. */
   private failed(error: unknown): Attempt {
-    const message = error instanceof ApiException ? `HTTP ${error.code}` : String(error);
+    const message = error instanceof ApiError ? `HTTP ${error.code}` : String(error);
     if (message !== this.lastError) {
       this.lastError = message;
       this.options.log?.warn(
@@ -215,9 +238,13 @@ export class LeaseElector implements Leadership {
     return `${this.options.namespace}/${this.options.name}`;
   }
 
-  private async read(): Promise<V1Lease | undefined> {
+  private path(name?: string): string {
+    return resourcePath(LEASES, { namespace: this.options.namespace, name });
+  }
+
+  private async read(): Promise<Lease | undefined> {
     try {
-      return await this.api.readNamespacedLease({ name: this.options.name, namespace: this.options.namespace });
+      return await this.rest.request<Lease>({ method: 'GET', path: this.path(this.options.name) });
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
@@ -232,9 +259,13 @@ export class LeaseElector implements Leadership {
     const lease = await this.read();
     if (!lease) {
       const sentAt = this.now();
-      await this.api.createNamespacedLease({
-        namespace,
+      await this.rest.request({
+        method: 'POST',
+        path: this.path(),
+        ignoreAnswer: true,
         body: {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
           metadata: { name, namespace },
           spec: {
             holderIdentity: this.identity,
@@ -257,10 +288,13 @@ export class LeaseElector implements Leadership {
     if (holder !== '' && holder !== this.identity && this.observed.at + validFor > seen) return TAKEN;
     const mine = holder === this.identity;
     const sentAt = this.now();
-    await this.api.replaceNamespacedLease({
-      name,
-      namespace,
+    await this.rest.request({
+      method: 'PUT',
+      path: this.path(name),
+      ignoreAnswer: true,
       body: {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
         // Only what we mean to write, with the resourceVersion we read: a concurrent writer gets a 409.
         metadata: { name, namespace, resourceVersion: lease.metadata?.resourceVersion ?? '' },
         spec: {
@@ -280,10 +314,13 @@ export class LeaseElector implements Leadership {
     const lease = await this.read();
     if (!lease || lease.spec?.holderIdentity !== this.identity) return;
     const now = new V1MicroTime(Date.now());
-    await this.api.replaceNamespacedLease({
-      name: this.options.name,
-      namespace: this.options.namespace,
+    await this.rest.request({
+      method: 'PUT',
+      path: this.path(this.options.name),
+      ignoreAnswer: true,
       body: {
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
         metadata: {
           name: this.options.name,
           namespace: this.options.namespace,

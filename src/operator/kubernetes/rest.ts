@@ -54,7 +54,7 @@ export const CONTENT = {
 } as const;
 
 export interface RestRequest {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** The path below the server's URL, e.g. from `resourcePath` (resources.ts). */
   path: string;
   query?: Record<string, string | boolean | undefined>;
