@@ -78,6 +78,14 @@ interface Lease {
 
 const LEASES = { apiVersion: 'coordination.k8s.io/v1', plural: 'leases' };
 
+/** A Lease as the election writes it: only the fields it means to write. */
+const leaseBody = (metadata: object, spec: object) => ({
+  apiVersion: LEASES.apiVersion,
+  kind: 'Lease',
+  metadata,
+  spec,
+});
+
 export class LeaseElector implements Leadership {
   readonly identity: string;
   private readonly rest: RestClient;
@@ -263,18 +271,16 @@ export class LeaseElector implements Leadership {
         method: 'POST',
         path: this.path(),
         ignoreAnswer: true,
-        body: {
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name, namespace },
-          spec: {
+        body: leaseBody(
+          { name, namespace },
+          {
             holderIdentity: this.identity,
             leaseDurationSeconds: durationSeconds,
             acquireTime: new V1MicroTime(now),
             renewTime: new V1MicroTime(now),
             leaseTransitions: 0,
           },
-        },
+        ),
       });
       this.observed = undefined;
       return { outcome: 'held', sentAt, wasMine: false };
@@ -292,19 +298,17 @@ export class LeaseElector implements Leadership {
       method: 'PUT',
       path: this.path(name),
       ignoreAnswer: true,
-      body: {
-        apiVersion: 'coordination.k8s.io/v1',
-        kind: 'Lease',
-        // Only what we mean to write, with the resourceVersion we read: a concurrent writer gets a 409.
-        metadata: { name, namespace, resourceVersion: lease.metadata?.resourceVersion ?? '' },
-        spec: {
+      body: leaseBody(
+        // With the resourceVersion we read: a concurrent writer gets a 409.
+        { name, namespace, resourceVersion: lease.metadata?.resourceVersion ?? '' },
+        {
           holderIdentity: this.identity,
           leaseDurationSeconds: durationSeconds,
           acquireTime: mine && spec.acquireTime ? spec.acquireTime : new V1MicroTime(now),
           renewTime: new V1MicroTime(now),
           leaseTransitions: (spec.leaseTransitions ?? 0) + (mine ? 0 : 1),
         },
-      },
+      ),
     });
     return { outcome: 'held', sentAt, wasMine: mine };
   }
@@ -318,21 +322,19 @@ export class LeaseElector implements Leadership {
       method: 'PUT',
       path: this.path(this.options.name),
       ignoreAnswer: true,
-      body: {
-        apiVersion: 'coordination.k8s.io/v1',
-        kind: 'Lease',
-        metadata: {
+      body: leaseBody(
+        {
           name: this.options.name,
           namespace: this.options.namespace,
           resourceVersion: lease.metadata?.resourceVersion ?? '',
         },
-        spec: {
+        {
           leaseDurationSeconds: 1,
           acquireTime: now,
           renewTime: now,
           leaseTransitions: lease.spec?.leaseTransitions ?? 0,
         },
-      },
+      ),
     });
   }
 }
