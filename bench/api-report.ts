@@ -57,7 +57,8 @@ export interface RunFigures {
   floor?: FloorFigures;
 }
 
-const ms = (v: number) => (v >= 10_000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`);
+/** Seconds from one second up, so that the cells of one row (times to Ready of 9 to 14 s) share their unit. */
+const ms = (v: number) => (v >= 1_000 ? `${(v / 1000).toFixed(1)} s` : `${Math.round(v)} ms`);
 const one = (v: number) => v.toFixed(1);
 const mb = (v: number) => `${Math.round(v)} MB`;
 const whole = (v: number) => String(Math.round(v));
