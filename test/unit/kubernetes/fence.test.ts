@@ -8,7 +8,7 @@
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +61,24 @@ function fencedConfig(leadership: { leading: boolean }, prefix = '') {
     currentContext: 'fake',
   });
   return fenceWrites(kc, { identity: 'replica-a', isLeader: () => leadership.leading });
+}
+
+/** A KubeConfig for a local HTTPS server whose certificate `caCert`'s CA signed. */
+function tlsConfig(tls: HttpsServer, caCert: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [
+      {
+        name: 'tls',
+        server: `https://localhost:${(tls.address() as AddressInfo).port}`,
+        caData: readFileSync(caCert).toString('base64'),
+      },
+    ],
+    users: [{ name: 'pgfsm', token: 'test' }],
+    contexts: [{ name: 'tls', cluster: 'tls', user: 'pgfsm' }],
+    currentContext: 'tls',
+  });
+  return kc;
 }
 
 /** The owner an owner change sets. */
@@ -159,19 +177,7 @@ describe('fenceWrites', () => {
     );
     await new Promise<void>((resolve) => tls.listen(0, resolve));
     try {
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [
-          {
-            name: 'tls',
-            server: `https://localhost:${(tls.address() as AddressInfo).port}`,
-            caData: readFileSync(pki.caCert).toString('base64'),
-          },
-        ],
-        users: [{ name: 'pgfsm', token: 'test' }],
-        contexts: [{ name: 'tls', cluster: 'tls', user: 'pgfsm' }],
-        currentContext: 'tls',
-      });
+      const kc = tlsConfig(tls, pki.caCert);
       fenceWrites(kc, { identity: 'replica-a', isLeader: () => leadership.leading });
       const core = kc.makeApiClient(CoreV1Api);
       const error = await core.createNamespacedConfigMap({ namespace: 'ns', body: { metadata: { name: 'x' } } }).then(
@@ -220,19 +226,7 @@ describe('fenceWrites', () => {
     );
     await new Promise<void>((resolve) => tls.listen(0, resolve));
     try {
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [
-          {
-            name: 'tls',
-            server: `https://localhost:${(tls.address() as AddressInfo).port}`,
-            caData: readFileSync(pki.caCert).toString('base64'),
-          },
-        ],
-        users: [{ name: 'pgfsm', token: 'test' }],
-        contexts: [{ name: 'tls', cluster: 'tls', user: 'pgfsm' }],
-        currentContext: 'tls',
-      });
+      const kc = tlsConfig(tls, pki.caCert);
       fenceWrites(withKeepAlive(kc, { maxSockets: 1 }), { identity: 'replica-a', isLeader: () => leadership.leading });
       const rest = new RestClient(kc);
       const write = (n: number) =>
