@@ -49,12 +49,17 @@ it('abandons each renewal a silent server holds at the renew deadline, freeing i
   });
   let led = false;
   elector.start({ onStartedLeading: () => (led = true), onStoppedLeading: () => {} });
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const open = () => writes.filter((req) => !req.socket.destroyed).length;
   try {
-    while (writes.length < 5) await new Promise((resolve) => setTimeout(resolve, 20));
-    // Every write but the newest has been given up on, its connection closed by the client.
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    const open = writes.filter((req) => !req.socket.destroyed);
-    expect(open.length).toBeLessThanOrEqual(1);
+    while (writes.length < 6) await sleep(20);
+    // The writes before the newest were given up on, their connections closed by the client (one more may be
+    // closing just now, on a busy machine). Kept open, they would be 6 by now, and one more every attempt.
+    expect(open()).toBeLessThanOrEqual(2);
+    // The release on stop is a write too, given up on at the same deadline; then none is left open.
+    await elector.stop();
+    await sleep(300);
+    expect(open()).toBe(0);
     expect(
       writes.every(
         (req) =>
@@ -64,7 +69,6 @@ it('abandons each renewal a silent server holds at the renew deadline, freeing i
     ).toBe(true);
     expect(led).toBe(false);
   } finally {
-    // The release on stop is a write too: it is given up on at the same deadline.
     await elector.stop();
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
