@@ -5,15 +5,18 @@
  * With the pooled keep-alive agent of src/operator/kubernetes/connection.ts, taking ten clusters to Ready
  * costs hundreds of requests over a handful of connections: one per watch, plus the few that carried the
  * requests running at once at the busiest moment (start-up, when every informer lists). Before it, every
- * request was a handshake.
+ * request was a handshake. And a pool at its bound still sends, through the leadership fence, every write that
+ * waited for one of its connections.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allSources } from '../../src/operator/driver/sources.ts';
 import { connectionPoolOf, withKeepAlive } from '../../src/operator/kubernetes/connection.ts';
+import { fenceWrites } from '../../src/operator/kubernetes/fence.ts';
+import { RestClient } from '../../src/operator/kubernetes/rest.ts';
 import { createWatchSources } from '../../src/operator/kubernetes/watch-sources.ts';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 import type { ApiProxy } from '../../src/tools/faults/api-proxy.ts';
@@ -100,5 +103,34 @@ describe('connections to the API server', () => {
     );
     expect(proxy.requests - requestsBefore).toBeGreaterThanOrEqual(50);
     expect(proxy.handshakes - before).toBeLessThanOrEqual(2);
+  });
+
+  it('sends every write that waited for a connection of a full pool, leadership fenced', async () => {
+    // A pool of 2 connections for 30 writes at once: 28 wait, each handed a connection as one frees. Before
+    // the fence asked the socket itself (fence.ts), every one of them was held for a TLS handshake that had
+    // come long before, and none left.
+    const kc = new KubeConfig();
+    kc.loadFromFile(cp.kubeconfigPath);
+    fenceWrites(withKeepAlive(kc, { maxSockets: 2 }), { identity: 'full-pool', isLeader: () => true });
+    const rest = new RestClient(kc);
+    const names = Array.from({ length: 30 }, (_, i) => `full-pool-${i}`);
+    const writes = Promise.all(
+      names.map((name) =>
+        rest.request({
+          method: 'POST',
+          path: `/api/v1/namespaces/${NS}/configmaps`,
+          body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS } },
+          ignoreAnswer: true,
+        }),
+      ),
+    ).then(() => 'all sent');
+    const deadline = new Promise((resolve) => setTimeout(() => resolve('still waiting after 30 s'), 30_000));
+    try {
+      expect(await Promise.race([writes, deadline])).toBe('all sent');
+      const stored = await world.core.listNamespacedConfigMap({ namespace: NS });
+      expect(stored.items.map((c) => c.metadata?.name).filter((n) => n?.startsWith('full-pool-'))).toHaveLength(30);
+    } finally {
+      connectionPoolOf(kc)?.destroy();
+    }
   });
 });
