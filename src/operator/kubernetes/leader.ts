@@ -78,14 +78,6 @@ interface Lease {
 
 const LEASES = { apiVersion: 'coordination.k8s.io/v1', plural: 'leases' };
 
-/** A Lease as the election writes it: only the fields it means to write. */
-const leaseBody = (metadata: object, spec: object) => ({
-  apiVersion: LEASES.apiVersion,
-  kind: 'Lease',
-  metadata,
-  spec,
-});
-
 export class LeaseElector implements Leadership {
   readonly identity: string;
   private readonly rest: RestClient;
@@ -250,6 +242,23 @@ export class LeaseElector implements Leadership {
     return resourcePath(LEASES, { namespace: this.options.namespace, name });
   }
 
+  /**
+   * Writes the Lease with only the fields the election means to write: creates it when `read` found none,
+   * else replaces the one read, conditional on its resourceVersion, so a concurrent writer gets a 409.
+   */
+  private async write(read: Lease | undefined, spec: object): Promise<void> {
+    const { name, namespace } = this.options;
+    const metadata = read
+      ? { name, namespace, resourceVersion: read.metadata?.resourceVersion ?? '' }
+      : { name, namespace };
+    await this.rest.request({
+      method: read ? 'PUT' : 'POST',
+      path: this.path(read ? name : undefined),
+      ignoreAnswer: true,
+      body: { apiVersion: LEASES.apiVersion, kind: 'Lease', metadata, spec },
+    });
+  }
+
   private async read(): Promise<Lease | undefined> {
     try {
       return await this.rest.request<Lease>({ method: 'GET', path: this.path(this.options.name) });
@@ -260,27 +269,18 @@ export class LeaseElector implements Leadership {
   }
 
   private async tryAcquireOrRenew(): Promise<Attempt> {
-    const { name, namespace } = this.options;
     // Wall-clock time is only written into the record, for people to read; it decides nothing here.
     const now = Date.now();
     const durationSeconds = Math.ceil(this.leaseDurationMs / 1000);
     const lease = await this.read();
     if (!lease) {
       const sentAt = this.now();
-      await this.rest.request({
-        method: 'POST',
-        path: this.path(),
-        ignoreAnswer: true,
-        body: leaseBody(
-          { name, namespace },
-          {
-            holderIdentity: this.identity,
-            leaseDurationSeconds: durationSeconds,
-            acquireTime: new V1MicroTime(now),
-            renewTime: new V1MicroTime(now),
-            leaseTransitions: 0,
-          },
-        ),
+      await this.write(undefined, {
+        holderIdentity: this.identity,
+        leaseDurationSeconds: durationSeconds,
+        acquireTime: new V1MicroTime(now),
+        renewTime: new V1MicroTime(now),
+        leaseTransitions: 0,
       });
       this.observed = undefined;
       return { outcome: 'held', sentAt, wasMine: false };
@@ -294,21 +294,12 @@ export class LeaseElector implements Leadership {
     if (holder !== '' && holder !== this.identity && this.observed.at + validFor > seen) return TAKEN;
     const mine = holder === this.identity;
     const sentAt = this.now();
-    await this.rest.request({
-      method: 'PUT',
-      path: this.path(name),
-      ignoreAnswer: true,
-      body: leaseBody(
-        // With the resourceVersion we read: a concurrent writer gets a 409.
-        { name, namespace, resourceVersion: lease.metadata?.resourceVersion ?? '' },
-        {
-          holderIdentity: this.identity,
-          leaseDurationSeconds: durationSeconds,
-          acquireTime: mine && spec.acquireTime ? spec.acquireTime : new V1MicroTime(now),
-          renewTime: new V1MicroTime(now),
-          leaseTransitions: (spec.leaseTransitions ?? 0) + (mine ? 0 : 1),
-        },
-      ),
+    await this.write(lease, {
+      holderIdentity: this.identity,
+      leaseDurationSeconds: durationSeconds,
+      acquireTime: mine && spec.acquireTime ? spec.acquireTime : new V1MicroTime(now),
+      renewTime: new V1MicroTime(now),
+      leaseTransitions: (spec.leaseTransitions ?? 0) + (mine ? 0 : 1),
     });
     return { outcome: 'held', sentAt, wasMine: mine };
   }
@@ -318,23 +309,11 @@ export class LeaseElector implements Leadership {
     const lease = await this.read();
     if (!lease || lease.spec?.holderIdentity !== this.identity) return;
     const now = new V1MicroTime(Date.now());
-    await this.rest.request({
-      method: 'PUT',
-      path: this.path(this.options.name),
-      ignoreAnswer: true,
-      body: leaseBody(
-        {
-          name: this.options.name,
-          namespace: this.options.namespace,
-          resourceVersion: lease.metadata?.resourceVersion ?? '',
-        },
-        {
-          leaseDurationSeconds: 1,
-          acquireTime: now,
-          renewTime: now,
-          leaseTransitions: lease.spec?.leaseTransitions ?? 0,
-        },
-      ),
+    await this.write(lease, {
+      leaseDurationSeconds: 1,
+      acquireTime: now,
+      renewTime: now,
+      leaseTransitions: lease.spec?.leaseTransitions ?? 0,
     });
   }
 }
