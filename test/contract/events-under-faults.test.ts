@@ -93,10 +93,12 @@ describe('events under faults', () => {
 
 describe('a write whose answer was lost', () => {
   const key = { namespace: NS, name: 'orders' };
-  /** The passes up to the one that creates the superuser Secret, through `ports`. */
+  /**
+   * The pass that creates the superuser Secret, through `ports`: the first, which adds the finalizer and
+   * follows that write's answer to the Secret's step (core/follow.ts).
+   */
   async function creatingTheSecret(ports: (ports: Ports) => Ports) {
     const sim = simulationWith([clusterObject('orders')], { ports });
-    await sim.reconcileNow(key);
     const outcome = await sim.reconcileNow(key);
     return { sim, outcome };
   }

@@ -188,6 +188,16 @@ export interface Execution {
   /** A destructive write refused without a deletion timestamp; nothing after it ran (see `destructionRefused`). */
   refused?: { effect: Write; why: string };
   writes: number;
+  /**
+   * Each write made, in order, with what the API server answered (core/follow.ts reads them): undefined
+   * for a write whose answer was lost and that a read showed had landed, since that read is not the answer.
+   */
+  answers: WriteAnswer[];
+}
+
+export interface WriteAnswer {
+  effect: Write;
+  answer: unknown;
 }
 
 export async function executeEffects(
@@ -197,6 +207,7 @@ export async function executeEffects(
   world: WorldFacts,
 ): Promise<Execution> {
   const events: PendingEvent[] = [];
+  const answers: WriteAnswer[] = [];
   let writes = 0;
   let current = cluster;
   for (const effect of effects) {
@@ -209,22 +220,24 @@ export async function executeEffects(
       // Never silent: a Warning on the object (and the outcome carries it for the driver's log). The
       // writes after it are not made either: they were planned as one sequence with this one.
       events.push({ event: warning(EventReason.DestructiveWriteRefused, 'Refuse', why), announcement: false });
-      return { events, refused: { effect, why }, writes, cluster: current };
+      return { events, refused: { effect, why }, writes, answers, cluster: current };
     }
     try {
-      const version = await write(ports, current, effect);
-      if (typeof version === 'string')
-        current = { ...current, metadata: { ...current.metadata, resourceVersion: version } };
+      const answer = await write(ports, current, effect);
+      if (typeof answer === 'string')
+        current = { ...current, metadata: { ...current.metadata, resourceVersion: answer } };
+      answers.push({ effect, answer });
       writes++;
     } catch (error) {
       // A lost answer is not a failure when the write evidently happened: reported as done, with its own
       // event, rather than as a failure whose Warning says the object was not created.
       if (!(mayHaveLanded(effect, error) && (await landed(ports, effect)))) {
-        return { events, failure: { effect, error }, writes, cluster: current };
+        return { events, failure: { effect, error }, writes, answers, cluster: current };
       }
+      answers.push({ effect, answer: undefined });
       writes++;
     }
     if (effect.event) events.push({ event: effect.event, announcement: false });
   }
-  return { events, writes, cluster: current };
+  return { events, writes, answers, cluster: current };
 }

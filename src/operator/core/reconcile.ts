@@ -37,7 +37,8 @@ import {
   retryFor,
   worstError,
 } from './errors.ts';
-import { executeEffects } from './execute.ts';
+import { type Execution, executeEffects, type PendingEvent } from './execute.ts';
+import { observedAfter } from './follow.ts';
 import { observeCluster } from './observe.ts';
 import type { ClusterKey, Ports } from './ports.ts';
 import { refusalOf, withAnnouncementsOf } from './refusal.ts';
@@ -96,6 +97,13 @@ export interface ReconcileOptions {
    * `announcements` for the object's next pass. Without it the pass sends them itself before it returns.
    */
   deliver?: (regarding: PostgresCluster, events: KubeEvent[]) => void;
+  /**
+   * Tick again, within the pass, after writes whose answers say what the world now holds (follow.ts): a
+   * new cluster then goes from nothing to its CNPG Cluster requested in one pass and one status write,
+   * and the ConfigMap's step to Ready in the same pass. Off, a pass ticks once: the machine's one step
+   * per pass that the path tests walk.
+   */
+  followWrites?: boolean;
 }
 
 const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
@@ -137,15 +145,21 @@ type Snapshot = ReturnType<typeof initialTransition<typeof postgresClusterMachin
 const tick = (snapshot: Snapshot, event: TickEvent) => tickMachine(snapshot, event);
 
 /**
- * One Normal event for each component condition that turned True in this pass. A pooler switched off
- * is True too (nothing to wait for), but announcing "PoolerReady" for poolers just deleted would mislead.
+ * One Normal event for each component condition that turned True from `previous` to `next` and is True in
+ * the status the pass stores (`stored`). A pooler switched off is True too (nothing to wait for), but
+ * announcing "PoolerReady" for poolers just deleted would mislead.
  */
-function readinessEvents(previous: Condition[] | undefined, next: Condition[] | undefined): KubeEvent[] {
+function readinessEvents(
+  previous: Condition[] | undefined,
+  next: Condition[] | undefined,
+  stored: Condition[] | undefined,
+): KubeEvent[] {
   return COMPONENTS.flatMap((c) => {
     const type = CONDITION_OF[c];
     const after = next?.find((x) => x.type === type);
     const before = previous?.find((x) => x.type === type);
     if (after?.status !== 'True' || before?.status === 'True' || after.reason === Reason.PoolerDisabled) return [];
+    if (next !== stored && stored?.find((x) => x.type === type)?.status !== 'True') return [];
     return [{ type: 'Normal', reason: READY_EVENT_OF[c], action: `Become${type}`, message: after.message }];
   });
 }
@@ -156,6 +170,106 @@ function failureEvent(failure: WriteFailure, previous: PostgresClusterStatus | u
   const stored = previous?.conditions?.find((c) => c.type === type);
   if (stored?.reason === failure.reason && stored.message === failure.message) return [];
   return [warning(failure.reason, 'Write', failure.message)];
+}
+
+/** How many ticks one pass takes at most, following its own writes: the longest chain has three. */
+const MAX_STEPS = 4;
+
+/** One tick of a pass and the writes it made. */
+interface Step {
+  /** The tick's event, with the observation it was taken on (amended by a refusal it met). */
+  event: TickEvent;
+  taken: Snapshot;
+  execution: Execution;
+  /** A write carrying the spec was refused at admission, and the tick taken again knowing it. */
+  rejected: boolean;
+}
+
+/** One tick from `snapshot` and its writes, made on `cluster` (the PostgresCluster as the tick sees it). */
+async function step(ports: Ports, snapshot: Snapshot, event: TickEvent, cluster: PostgresCluster): Promise<Step> {
+  let { taken, effects } = tick(snapshot, event);
+  // Only what the shell itself cannot see: whether the observed spec switches the pooler off.
+  const assessment = assessTick(event);
+  const world = { poolerSwitchedOff: assessment.merge.ok && !assessment.config?.pooler };
+  let execution = await executeEffects(ports, cluster, effects, world);
+  const refusal = refusalOf(execution.failure);
+  if (refusal) {
+    // The API server refused the spec itself, which no retry changes: this tick is taken again knowing
+    // it, as every later one will from the status, so the component fails now (one Warning, on entry to
+    // its failure state) instead of retrying. The writes it decides again are not made: they were
+    // decided on the world before this tick's writes. Only its announcements count.
+    event = { ...event, observation: remembering(event.observation, refusal) };
+    ({ taken, effects } = tick(snapshot, event));
+    execution = withAnnouncementsOf(execution, effects);
+  }
+  return { event, taken, execution, rejected: refusal !== undefined };
+}
+
+/**
+ * Whether the pass may tick again after `last`: it wrote, all went through, and the machine is not done.
+ * A step that wrote nothing has nothing new to see (a tick already goes as far as its observation allows).
+ */
+const mayFollow = ({ taken, execution, rejected }: Step) =>
+  !rejected &&
+  execution.failure === undefined &&
+  execution.refused === undefined &&
+  execution.writes > 0 &&
+  taken.status !== 'done';
+
+/** The steps' executions as one: every write and event in order, the failure and version of the last. */
+function mergedExecution(steps: readonly Step[]): Execution {
+  if (steps.length === 1) return (steps[0] as Step).execution;
+  const last = (steps[steps.length - 1] as Step).execution;
+  return {
+    ...last,
+    events: steps.flatMap((s) => s.execution.events),
+    answers: steps.flatMap((s) => s.execution.answers),
+    writes: steps.reduce((sum, s) => sum + s.execution.writes, 0),
+  };
+}
+
+/** What one step of a pass says: the events of its writes and transitions, then the readiness it confirms. */
+interface Said {
+  events: PendingEvent[];
+  readiness: KubeEvent[];
+}
+
+/**
+ * Each step's events and readiness, in order. The last step's readiness is judged on the status the pass
+ * stores (`status`, in state `meta`); an earlier step's on the status it would have stored as a pass of
+ * its own, projected from its state and observation, kept only where the stored status confirms it.
+ */
+function saidBySteps(
+  steps: readonly Step[],
+  final: {
+    previous: PostgresClusterStatus | undefined;
+    status: PostgresClusterStatus | undefined;
+    meta: ReturnType<typeof metaOf>;
+    now: number;
+    settings: Settings;
+  },
+): Said[] {
+  const { previous, status, now, settings } = final;
+  let before = previous;
+  return steps.map((s, i) => {
+    const last = i === steps.length - 1;
+    const meta = last ? final.meta : metaOf(s.taken);
+    const after = last
+      ? status
+      : projectStatus({
+          state: encodeState(s.taken.value),
+          meta,
+          assessment: assessTick(s.event),
+          previous: before,
+          now,
+          since: now,
+          settings,
+        });
+    const readiness =
+      meta.conditions === 'pipeline' ? readinessEvents(before?.conditions, after?.conditions, status?.conditions) : [];
+    before = after;
+    return { events: s.execution.events, readiness };
+  });
 }
 
 /**
@@ -178,7 +292,7 @@ async function send(ports: Ports, regarding: PostgresCluster, events: KubeEvent[
 
 export async function reconcile(
   key: ClusterKey,
-  { ports, settings, announcements, deliver }: ReconcileOptions,
+  { ports, settings, announcements, deliver, followWrites = false }: ReconcileOptions,
 ): Promise<ReconcileOutcome> {
   const outcome = (o: Partial<ReconcileOutcome> & Pick<ReconcileOutcome, 'requeue'>): ReconcileOutcome => ({
     key,
@@ -231,22 +345,22 @@ export async function reconcile(
       )
     : undefined;
   const snapshot = misfit ? impliedState(event) : (restoreState(from) ?? initialTransition(postgresClusterMachine)[0]);
-  let { taken, effects } = tick(snapshot, event);
-  // Only what the shell itself cannot see: whether the observed spec switches the pooler off.
-  const assessment = assessTick(event);
-  const world = { poolerSwitchedOff: assessment.merge.ok && !assessment.config?.pooler };
-  let execution = await executeEffects(ports, cluster, effects, world);
-  const refusal = refusalOf(execution.failure);
-  if (refusal) {
-    // The API server refused the spec itself, which no retry changes: this tick is taken again knowing
-    // it, as every later one will from the status, so the component fails now (one Warning, on entry to
-    // its failure state) instead of retrying. The writes it decides again are not made: they were
-    // decided on the world before this pass's writes. Only its announcements count.
-    observation = remembering(observation, refusal);
-    event = { ...event, observation };
-    ({ taken, effects } = tick(snapshot, event));
-    execution = withAnnouncementsOf(execution, effects);
+  let last = await step(ports, snapshot, event, cluster);
+  const steps = [last];
+  // A pass follows its own writes where their answers say what the world now holds (follow.ts): the
+  // tick is taken again from the state reached, on the observation those answers amend, as the next
+  // pass would take it — without that pass's reads, status write and wait in the queue.
+  while (followWrites && steps.length < MAX_STEPS && mayFollow(last)) {
+    const observed = observedAfter(last.event.observation, last.execution.cluster, last.execution.answers);
+    // The state reached, restored as the next pass restores it from the status: the same tick.
+    const reached = observed && restoreState(encodeState(last.taken.value));
+    if (!observed || !reached) break;
+    last = await step(ports, reached, { ...last.event, observation: observed }, observed.cluster);
+    steps.push(last);
   }
+  ({ event } = last);
+  const { taken } = last;
+  let execution = mergedExecution(steps);
   // A namespace being deleted refuses new objects, and its deletion takes this PostgresCluster too: no
   // failure to report (no Warning, no failure condition) nor to retry sooner than the state's own requeue.
   if (isNamespaceTerminating(execution.failure?.error)) execution = { ...execution, failure: undefined };
@@ -312,13 +426,16 @@ export async function reconcile(
   }
 
   // The pass's one-time announcements: what the status it stores keeps the next pass from saying again.
-  // Readiness is announced as the pipeline confirms it, not while only observing (Pending, Suspended, Deleting).
-  const readiness = meta.conditions === 'pipeline' ? readinessEvents(previous?.conditions, status?.conditions) : [];
+  // Readiness is announced as the pipeline confirms it, not while only observing (Pending, Suspended,
+  // Deleting); a pass that followed its writes says it step by step, as the passes it stands for would.
+  const said = saidBySteps(steps, { previous, status, meta, now, settings });
   const failed = failure ? failureEvent(failure, previous) : [];
   const announced = [
     ...(discarded ? [discarded] : []),
-    ...execution.events.filter((e) => e.announcement).map((e) => e.event),
-    ...readiness,
+    ...said.flatMap(({ events, readiness }) => [
+      ...events.filter((e) => e.announcement).map((e) => e.event),
+      ...readiness,
+    ]),
     ...failed,
   ];
   // What the pass before could not announce, as far as this pass does not say it itself.
@@ -327,8 +444,7 @@ export async function reconcile(
   const told = () => [
     ...earlier,
     ...(discarded ? [discarded] : []),
-    ...execution.events.map((e) => e.event),
-    ...readiness,
+    ...said.flatMap(({ events, readiness }) => [...events.map((e) => e.event), ...readiness]),
     ...failed,
   ];
   /** The reports of the writes made: they stand whatever becomes of the status (those writes are not made again). */

@@ -25,6 +25,7 @@ export function withAnnouncementsOf(execution: Execution, effects: Effect[]): Ex
   return {
     events: [...execution.events.filter((e) => !e.announcement), ...announcements],
     writes: execution.writes,
+    answers: execution.answers,
     cluster: execution.cluster,
   };
 }

@@ -27,6 +27,8 @@ export interface ProcessPassesOptions {
   limits?: DeliveryLimits;
   /** Told of every run of deliveries, after the controller (the simulation counts the Events sent). */
   onDelivered?: (delivered: Delivered) => void;
+  /** Whether a pass follows its own writes (core/reconcile.ts, `followWrites`); on unless told otherwise. */
+  followWrites?: boolean;
 }
 
 export function processPasses(ports: Ports, settings: Settings, options: ProcessPassesOptions = {}): ProcessPasses {
@@ -62,6 +64,7 @@ export function processPasses(ports: Ports, settings: Settings, options: Process
         settings,
         announcements,
         deliver: (regarding, events) => delivery.deliver(regarding, events),
+        followWrites: options.followWrites ?? true,
       }),
     attach: (c) => {
       controller = c;

@@ -46,6 +46,8 @@ export interface SimulationOptions {
    * latest 1,000: a long run (the sandbox, a fleet in the benchmark) then holds the fleet, not its history.
    */
   logs?: 'full' | number;
+  /** Whether a pass follows its own writes (core/reconcile.ts, `followWrites`), as `pgfsm run`'s do: on by default. */
+  followWrites?: boolean;
 }
 
 const DEFAULT_LOG_ENTRIES = 1_000;
@@ -95,6 +97,7 @@ export class Simulation {
   private readonly random: () => number;
   private readonly onPass: SimulationOptions['onPass'];
   private readonly wrapPorts: (ports: Ports) => Ports;
+  private readonly followWrites: boolean | undefined;
   private operator: OperatorProcess;
   /** Shut-down processes still finishing (a restart drains the old process like SIGTERM does). */
   private stopping: Promise<void>[] = [];
@@ -114,6 +117,7 @@ export class Simulation {
     this.random = seededRandom(options.seed ?? 20261130);
     this.onPass = options.onPass;
     this.wrapPorts = options.ports ?? ((ports) => ports);
+    this.followWrites = options.followWrites;
     this.keepLogs = options.logs === 'full' ? Number.POSITIVE_INFINITY : (options.logs ?? DEFAULT_LOG_ENTRIES);
     this.closeGate();
     this.operator = this.startProcess();
@@ -190,6 +194,7 @@ export class Simulation {
     // As startOperator does: a pass reads its world from this process's caches, and writes to the API.
     const ports = readingFromCaches(this.wrapPorts(memoryPorts(this.api, this.clock, this.events)), sources);
     const passes = processPasses(ports, this.settings, {
+      ...(this.followWrites !== undefined ? { followWrites: this.followWrites } : {}),
       onDelivered: ({ sent, unsent }) => {
         this.eventsSent += sent.length;
         this.eventsUnsent += unsent.length;
