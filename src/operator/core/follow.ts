@@ -52,7 +52,7 @@ export function observedAfter(
         break;
       }
       case 'createSecret': {
-        if (!isObjectAnswer(answer) || observation.secret !== undefined) return undefined;
+        if (!isObjectAnswer(answer) || next.secret !== undefined) return undefined;
         const secret = answer as SecretView;
         // The one Secret a pass creates is the superuser's; another would not be its observation.secret.
         if (secret.kind !== 'Secret' || !sameObject(secret, { metadata: effect.secret.ref })) return undefined;

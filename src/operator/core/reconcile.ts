@@ -145,21 +145,21 @@ type Snapshot = ReturnType<typeof initialTransition<typeof postgresClusterMachin
 const tick = (snapshot: Snapshot, event: TickEvent) => tickMachine(snapshot, event);
 
 /**
- * One Normal event for each component condition that turned True from `previous` to `next` and is True in
- * the status the pass stores (`stored`). A pooler switched off is True too (nothing to wait for), but
- * announcing "PoolerReady" for poolers just deleted would mislead.
+ * One Normal event for each component condition that turned True from `previous` to `next` — and, when
+ * `next` is not what the pass stores, is True in what it stores (`stored`). A pooler switched off is True
+ * too (nothing to wait for), but announcing "PoolerReady" for poolers just deleted would mislead.
  */
 function readinessEvents(
   previous: Condition[] | undefined,
   next: Condition[] | undefined,
-  stored: Condition[] | undefined,
+  stored?: Condition[],
 ): KubeEvent[] {
   return COMPONENTS.flatMap((c) => {
     const type = CONDITION_OF[c];
     const after = next?.find((x) => x.type === type);
     const before = previous?.find((x) => x.type === type);
     if (after?.status !== 'True' || before?.status === 'True' || after.reason === Reason.PoolerDisabled) return [];
-    if (next !== stored && stored?.find((x) => x.type === type)?.status !== 'True') return [];
+    if (stored && stored.find((x) => x.type === type)?.status !== 'True') return [];
     return [{ type: 'Normal', reason: READY_EVENT_OF[c], action: `Become${type}`, message: after.message }];
   });
 }
@@ -266,7 +266,11 @@ function saidBySteps(
           settings,
         });
     const readiness =
-      meta.conditions === 'pipeline' ? readinessEvents(before?.conditions, after?.conditions, status?.conditions) : [];
+      meta.conditions !== 'pipeline'
+        ? []
+        : last
+          ? readinessEvents(before?.conditions, after?.conditions)
+          : readinessEvents(before?.conditions, after?.conditions, status?.conditions ?? []);
     before = after;
     return { events: s.execution.events, readiness };
   });
