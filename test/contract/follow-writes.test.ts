@@ -12,6 +12,7 @@ import {
   passwordSecret,
   reasonsOf,
   simulationWith,
+  standardClass,
 } from '../../src/tools/fixtures/simulation.ts';
 import type { StoredObject } from '../../src/tools/memory/api-server.ts';
 
@@ -82,6 +83,26 @@ describe('a pass that follows its own writes', () => {
       'updateStatus PostgresCluster',
     ]);
     expect(outcome.events.map((e) => e.reason)).toEqual(['SecretCreated', 'ClusterCreationStarted', 'SecretReady']);
+  });
+
+  it('goes on from a state it only left: a class that appears takes a failed cluster on to its CNPG Cluster', async () => {
+    const sim = simulationWith([clusterObject('orders', { class: 'late' })]);
+    expect(await sim.reconcileNow({ namespace: NS, name: 'orders' })).toMatchObject({ to: 'Failed.ClassMissing' });
+    sim.api.create({ ...standardClass(), metadata: { name: 'late', namespace: '' } } as StoredObject);
+    // Leaving the failure for Pending writes nothing: without following that step, Pending waited for
+    // the requeue delay, since no write of its own would wake the cluster sooner. Then the chart's
+    // longest chain: the finalizer (never added while the class was missing), the Secret, the Cluster.
+    const outcome = await sim.reconcileNow({ namespace: NS, name: 'orders' });
+    expect(outcome).toMatchObject({
+      from: 'Failed.ClassMissing',
+      to: 'Provisioning.Cluster',
+      writes: 3,
+      statusWritten: true,
+    });
+    // Not cut short (that runs the pass again at once): the Cluster step's own wait for CNPG.
+    expect(outcome.requeue).toMatchObject({ kind: 'after', ms: expect.any(Number) });
+    expect(outcome.requeue.kind === 'after' && outcome.requeue.ms).toBeGreaterThan(0);
+    expect(sim.api.list('Cluster', NS)).toHaveLength(1);
   });
 
   it('ends where a write failed, with that failure, and leaves the next step to the next pass', async () => {

@@ -172,7 +172,13 @@ function failureEvent(failure: WriteFailure, previous: PostgresClusterStatus | u
   return [warning(failure.reason, 'Write', failure.message)];
 }
 
-/** How many ticks one pass takes at most, following its own writes: the longest chain has three. */
+/**
+ * How many ticks one pass takes at most, following its own writes. The longest chain in the chart has
+ * four: a class appearing for a cluster stored as Failed.ClassMissing without its finalizer leaves the
+ * failure, adds the finalizer, creates the Secret and applies the CNPG Cluster (test/contract/follow-writes).
+ * A pass cut short while it could still follow is run again at once: the rest of its chain may write
+ * nothing that would wake it.
+ */
 const MAX_STEPS = 4;
 
 /** One tick of a pass and the writes it made. */
@@ -183,6 +189,8 @@ interface Step {
   execution: Execution;
   /** A write carrying the spec was refused at admission, and the tick taken again knowing it. */
   rejected: boolean;
+  /** The tick left the state it started from. */
+  moved: boolean;
 }
 
 /** One tick from `snapshot` and its writes, made on `cluster` (the PostgresCluster as the tick sees it). */
@@ -202,18 +210,22 @@ async function step(ports: Ports, snapshot: Snapshot, event: TickEvent, cluster:
     ({ taken, effects } = tick(snapshot, event));
     execution = withAnnouncementsOf(execution, effects);
   }
-  return { event, taken, execution, rejected: refusal !== undefined };
+  const moved = encodeState(taken.value) !== encodeState(snapshot.value);
+  return { event, taken, execution, rejected: refusal !== undefined, moved };
 }
 
 /**
- * Whether the pass may tick again after `last`: it wrote, all went through, and the machine is not done.
- * A step that wrote nothing has nothing new to see (a tick already goes as far as its observation allows).
+ * Whether the pass may tick again after `last`: all its writes went through, the machine is not done, and
+ * it either wrote (their answers may say more) or moved without writing. A tick takes one transition: one
+ * that only leaves a state (a failure left for Pending once the class appears) has the state reached still
+ * to decide on the same observation, and no write of its own would wake a next pass to do it — it waited
+ * for the requeue delay (seen in the sandbox: 15 s in Pending). A step that neither wrote nor moved is settled.
  */
-const mayFollow = ({ taken, execution, rejected }: Step) =>
+const mayFollow = ({ taken, execution, rejected, moved }: Step) =>
   !rejected &&
   execution.failure === undefined &&
   execution.refused === undefined &&
-  execution.writes > 0 &&
+  (execution.writes > 0 || moved) &&
   taken.status !== 'done';
 
 /** The steps' executions as one: every write and event in order, the failure and version of the last. */
@@ -354,11 +366,20 @@ export async function reconcile(
   // A pass follows its own writes where their answers say what the world now holds (follow.ts): the
   // tick is taken again from the state reached, on the observation those answers amend, as the next
   // pass would take it — without that pass's reads, status write and wait in the queue.
-  while (followWrites && steps.length < MAX_STEPS && mayFollow(last)) {
-    const observed = observedAfter(last.event.observation, last.execution.cluster, last.execution.answers);
+  let cutShort = false;
+  while (followWrites && mayFollow(last)) {
+    // Nothing written, nothing changed: the observation the step was taken on still stands.
+    const observed =
+      last.execution.writes === 0
+        ? last.event.observation
+        : observedAfter(last.event.observation, last.execution.cluster, last.execution.answers);
     // The state reached, restored as the next pass restores it from the status: the same tick.
     const reached = observed && restoreState(encodeState(last.taken.value));
     if (!observed || !reached) break;
+    if (steps.length === MAX_STEPS) {
+      cutShort = true;
+      break;
+    }
     last = await step(ports, reached, { ...last.event, observation: observed }, observed.cluster);
     steps.push(last);
   }
@@ -501,6 +522,7 @@ export async function reconcile(
   else if (error !== undefined) requeue = requeueAfterError(error, settings);
   // Events the sink could not send wait for the next pass: soon, as after a transient failure.
   else if (unsent.length > 0 && announcements) requeue = { kind: 'transient', error: unsent[0]?.error };
+  else if (cutShort) requeue = { kind: 'after', ms: 0 };
   else if (meta.requeue === 'none') requeue = { kind: 'none' };
   else {
     // Look again after the delay, or when the progress deadline passes if that comes first.

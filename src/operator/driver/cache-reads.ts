@@ -7,6 +7,7 @@
  * Where a stale view could cause a wrong write, and what guards it:
  * - The status and the finalizers are written conditional on the resourceVersion the pass read
  *   (the PostgresCluster port): a pass decided on an old cluster fails with a conflict and runs again.
+ * - A class the cache does not hold is read fresh: its absence is reported as a failure (see `classes`).
  * - A cluster being deleted is read fresh: deletion is where the policy decides between deleting and
  *   releasing the children, and a just-edited policy must not be missed in favour of a cached one.
  * - Children are applied conditional on the resourceVersion the pass saw (Sightings below), or, for one
@@ -326,7 +327,12 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     classes: {
       async get(name: string) {
         const clusterClass = sources.classes.get('', name);
-        return clusterClass && copy(clusterClass);
+        if (clusterClass) return copy(clusterClass);
+        // Absent from the cache is not yet absent: the classes and the clusters are separate watches, so a
+        // class applied just before its clusters (`kubectl apply -f` on a folder) can reach the cache after
+        // them, and a pass deciding on that would store Failed.ClassMissing and warn of a class that exists
+        // (seen in the sandbox). Only a miss reads the API, so a cluster whose class is there costs nothing.
+        return ports.classes.get(name);
       },
     },
     secrets: {

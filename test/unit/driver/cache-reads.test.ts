@@ -117,6 +117,39 @@ describe('reads from the caches', () => {
     expect(reads).toEqual([]);
   });
 
+  it('read a class the cache does not show afresh: a class applied just before its cluster may not be there yet', async () => {
+    const api = new MemoryApiServer();
+    const fresh = memoryPorts(api, clock);
+    const classReads: string[] = [];
+    const counted: Ports = {
+      ...fresh,
+      classes: {
+        get: (name) => {
+          classReads.push(name);
+          return fresh.classes.get(name);
+        },
+      },
+    };
+    const sources = memoryWatchSources(api, clock);
+    for (const source of allSources(sources)) source.start();
+    // The classes' watch lags: it shows nothing yet.
+    const ports = readingFromCaches(counted, { ...sources, classes: { ...sources.classes, get: () => undefined } });
+    api.create({
+      apiVersion: 'pgfsm.io/v1alpha1',
+      kind: 'PostgresClusterClass',
+      metadata: { name: 'standard' },
+      spec: { instances: 3 },
+    } as StoredObject);
+    expect((await ports.classes.get('standard'))?.spec).toEqual({ instances: 3 });
+    expect(await ports.classes.get('absent')).toBeUndefined();
+    expect(classReads).toEqual(['standard', 'absent']);
+    // Once the cache holds it, no read.
+    const caught = readingFromCaches(counted, sources);
+    classReads.length = 0;
+    expect((await caught.classes.get('standard'))?.spec).toEqual({ instances: 3 });
+    expect(classReads).toEqual([]);
+  });
+
   it('read a cluster being deleted afresh: its deletion policy must be the current one', async () => {
     const { api, reads, ports } = world();
     api.create(cluster({ metadata: { name: 'db', namespace: NS, finalizers: ['pgfsm.io/cleanup'] } }));
