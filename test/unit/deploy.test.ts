@@ -337,7 +337,7 @@ const idOf = (o: Obj) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.n
 const CLASSES_RULE: Rule = {
   apiGroups: ['pgfsm.io'],
   resources: ['postgresclusterclasses'],
-  verbs: ['list', 'watch'],
+  verbs: ['get', 'list', 'watch'],
 };
 const baseClusterRole = one<{ rules: Rule[] }>('ClusterRole', 'pgfsm');
 const overlayDeployment = inOverlay('Deployment')[0] as Obj & Deployment;

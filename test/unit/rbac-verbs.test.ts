@@ -272,6 +272,10 @@ const USES: Record<string, { by: string; call: Call } | { admission: string; hol
       'owner references with blockOwnerDeletion (ownerReferenceTo) need it where OwnerReferencesPermissionEnforcement runs',
     holds: () => owner.blockOwnerDeletion === true,
   },
+  'pgfsm.io postgresclusterclasses get': {
+    by: 'ClassPort.get from the API: a class the cache does not hold, read before it is reported missing',
+    call: () => ports.classes.get('not-cached'),
+  },
   'pgfsm.io postgresclusterclasses list': { by: 'Informer (classes)', call: runInformers },
   'pgfsm.io postgresclusterclasses watch': { by: 'Informer (classes)', call: runInformers },
   'postgresql.cnpg.io clusters get': {
@@ -398,7 +402,7 @@ describe('deploy/rbac grants exactly what the adapters request', () => {
     expect(made, use.by).toContain(granted);
   });
 
-  it('reads the caches hold make no request (so no get is granted for classes or Deployments)', async () => {
+  it('reads the caches hold make no request (so no get is granted for Deployments, nor used for a cached class)', async () => {
     const reads = await requestsOf(async () => {
       expect(await ports.classes.get('standard')).toBeDefined();
       const view = await ports.poolers.view(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw'));
