@@ -189,6 +189,8 @@ interface Step {
   execution: Execution;
   /** A write carrying the spec was refused at admission, and the tick taken again knowing it. */
   rejected: boolean;
+  /** The state reached, encoded as `status.state` stores it. */
+  state: string;
   /** The tick left the state it started from. */
   moved: boolean;
 }
@@ -210,8 +212,15 @@ async function step(ports: Ports, snapshot: Snapshot, event: TickEvent, cluster:
     ({ taken, effects } = tick(snapshot, event));
     execution = withAnnouncementsOf(execution, effects);
   }
-  const moved = encodeState(taken.value) !== encodeState(snapshot.value);
-  return { event, taken, execution, rejected: refusal !== undefined, moved };
+  const state = encodeState(taken.value);
+  return {
+    event,
+    taken,
+    execution,
+    rejected: refusal !== undefined,
+    state,
+    moved: state !== encodeState(snapshot.value),
+  };
 }
 
 /**
@@ -269,7 +278,7 @@ function saidBySteps(
     const after = last
       ? status
       : projectStatus({
-          state: encodeState(s.taken.value),
+          state: s.state,
           meta,
           assessment: assessTick(s.event),
           previous: before,
@@ -374,7 +383,7 @@ export async function reconcile(
         ? last.event.observation
         : observedAfter(last.event.observation, last.execution.cluster, last.execution.answers);
     // The state reached, restored as the next pass restores it from the status: the same tick.
-    const reached = observed && restoreState(encodeState(last.taken.value));
+    const reached = observed && restoreState(last.state);
     if (!observed || !reached) break;
     if (steps.length === MAX_STEPS) {
       cutShort = true;
