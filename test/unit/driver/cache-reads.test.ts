@@ -10,7 +10,12 @@ import { PortError } from '../../../src/operator/core/errors.ts';
 import type { Ports } from '../../../src/operator/core/ports.ts';
 import type { ObjectRef } from '../../../src/operator/domain/objects.ts';
 import { EXPECTED_CREATION_MS, readingFromCaches } from '../../../src/operator/driver/cache-reads.ts';
-import { allSources, type ObjectSource, type SourceEvent } from '../../../src/operator/driver/sources.ts';
+import {
+  allSources,
+  type ObjectSource,
+  type SourceEvent,
+  type WatchSources,
+} from '../../../src/operator/driver/sources.ts';
 import { MemoryApiServer, type StoredObject } from '../../../src/tools/memory/api-server.ts';
 import { memoryPorts } from '../../../src/tools/memory/ports.ts';
 import { memoryWatchSources } from '../../../src/tools/memory/watch-sources.ts';
@@ -22,8 +27,11 @@ const ref = (kind: string, name: string, apiVersion = 'v1'): ObjectRef => ({ api
 const object = (kind: string, name: string, extra: Record<string, unknown> = {}): StoredObject =>
   ({ apiVersion: 'v1', kind, metadata: { name, namespace: NS }, ...extra }) as StoredObject;
 
-/** The memory ports with every read counted: what the API would be asked. */
-function world() {
+/**
+ * The memory ports with every read counted: what the API would be asked. `watched` may change what the
+ * watches show (one that lags).
+ */
+function world(watched: (sources: WatchSources) => WatchSources = (sources) => sources) {
   const api = new MemoryApiServer();
   const fresh = memoryPorts(api, clock);
   const reads: string[] = [];
@@ -42,6 +50,12 @@ function world() {
         return fresh.clusters.get(key);
       },
     },
+    classes: {
+      get: (name) => {
+        reads.push(`PostgresClusterClass ${name}`);
+        return fresh.classes.get(name);
+      },
+    },
     secrets: override(fresh.secrets, { get: count('Secret', (r) => fresh.secrets.get(r)) }),
     configMaps: override(fresh.configMaps, {
       get: count('ConfigMap', (r) => fresh.configMaps.get(r)),
@@ -49,7 +63,7 @@ function world() {
   };
   const sources = memoryWatchSources(api, clock);
   for (const source of allSources(sources)) source.start();
-  return { api, reads, ports: readingFromCaches(counted, sources) };
+  return { api, reads, ports: readingFromCaches(counted, watched(sources)) };
 }
 
 const cluster = (extra: Record<string, unknown> = {}) =>
@@ -118,36 +132,23 @@ describe('reads from the caches', () => {
   });
 
   it('read a class the cache does not show afresh: a class applied just before its cluster may not be there yet', async () => {
-    const api = new MemoryApiServer();
-    const fresh = memoryPorts(api, clock);
-    const classReads: string[] = [];
-    const counted: Ports = {
-      ...fresh,
-      classes: {
-        get: (name) => {
-          classReads.push(name);
-          return fresh.classes.get(name);
-        },
-      },
-    };
-    const sources = memoryWatchSources(api, clock);
-    for (const source of allSources(sources)) source.start();
-    // The classes' watch lags: it shows nothing yet.
-    const ports = readingFromCaches(counted, { ...sources, classes: { ...sources.classes, get: () => undefined } });
-    api.create({
+    const standard = {
       apiVersion: 'pgfsm.io/v1alpha1',
       kind: 'PostgresClusterClass',
       metadata: { name: 'standard' },
       spec: { instances: 3 },
-    } as StoredObject);
-    expect((await ports.classes.get('standard'))?.spec).toEqual({ instances: 3 });
-    expect(await ports.classes.get('absent')).toBeUndefined();
-    expect(classReads).toEqual(['standard', 'absent']);
+    } as StoredObject;
+    // The classes' watch lags: it shows nothing yet.
+    const lagging = world((sources) => ({ ...sources, classes: { ...sources.classes, get: () => undefined } }));
+    lagging.api.create(standard);
+    expect((await lagging.ports.classes.get('standard'))?.spec).toEqual({ instances: 3 });
+    expect(await lagging.ports.classes.get('absent')).toBeUndefined();
+    expect(lagging.reads).toEqual(['PostgresClusterClass standard', 'PostgresClusterClass absent']);
     // Once the cache holds it, no read.
-    const caught = readingFromCaches(counted, sources);
-    classReads.length = 0;
-    expect((await caught.classes.get('standard'))?.spec).toEqual({ instances: 3 });
-    expect(classReads).toEqual([]);
+    const { api, reads, ports } = world();
+    api.create(standard);
+    expect((await ports.classes.get('standard'))?.spec).toEqual({ instances: 3 });
+    expect(reads).toEqual([]);
   });
 
   it('read a cluster being deleted afresh: its deletion policy must be the current one', async () => {
