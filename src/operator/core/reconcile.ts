@@ -7,9 +7,15 @@
  * announcements of a pass whose status write failed (announcements.ts), held for the next one.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { initialTransition } from 'xstate';
-import { postgresClusterMachine } from '../../../machines/postgres-cluster.ts';
-import { encodeState, impliedState, metaOf, restoreState, storedStateMisfit } from '../../../machines/state-path.ts';
+import {
+  encodeState,
+  impliedState,
+  initialState,
+  metaOf,
+  restoreState,
+  type Snapshot,
+  storedStateMisfit,
+} from '../../../machines/state-path.ts';
 import { FINALIZER_STEP, isDeletingState } from '../../../machines/states.ts';
 import { deadlineAt } from '../../../machines/summary.ts';
 import { tickMachine } from '../../../machines/tick.ts';
@@ -138,8 +144,6 @@ function describeFailure(effect: Effect, error: unknown, deleting: boolean): Wri
   const reason = cleanup ? WRITE_FAILURE_REASON.cleanup : WRITE_FAILURE_REASON[effect.component];
   return { component: effect.component, reason, message };
 }
-
-type Snapshot = ReturnType<typeof initialTransition<typeof postgresClusterMachine>>[0];
 
 /** One tick of the machine: the state it reaches and the effects its actions ask for (machines/tick.ts). */
 const tick = (snapshot: Snapshot, event: TickEvent) => tickMachine(snapshot, event);
@@ -369,7 +373,7 @@ export async function reconcile(
         `status.state ${JSON.stringify(from ?? null)} discarded: ${misfit}; the state is recomputed from the world`,
       )
     : undefined;
-  const snapshot = misfit ? impliedState(event) : (restoreState(from) ?? initialTransition(postgresClusterMachine)[0]);
+  const snapshot = misfit ? impliedState(event) : (restoreState(from) ?? initialState());
   let last = await step(ports, snapshot, event, cluster);
   const steps = [last];
   // A pass follows its own writes where their answers say what the world now holds (follow.ts): the

@@ -4,11 +4,11 @@
  * tries them with the machine's own guard implementations, say what keeps it there. Nothing here is a
  * second opinion on the lifecycle; it is the lifecycle, run without executing anything.
  */
-import { initialTransition, transition } from 'xstate';
+import { transition } from 'xstate';
 import { lifecycle } from '../../../machines/chart.ts';
 import { guardHolds } from '../../../machines/guards.ts';
 import { postgresClusterMachine } from '../../../machines/postgres-cluster.ts';
-import { encodeState, restoreState, type Snapshot } from '../../../machines/state-path.ts';
+import { encodeState, initialState, restoreState, type Snapshot } from '../../../machines/state-path.ts';
 import { SEQUENCES } from '../../../machines/states.ts';
 import type { Transition } from '../../../machines/walk.ts';
 import type { Effect } from '../domain/effects.ts';
@@ -83,7 +83,7 @@ export const alwaysChecks = (path: string, event: TickEvent): Checked[] =>
 
 export function replay(stored: string | undefined, event: TickEvent): Replay {
   const restoredSnapshot = restoreState(stored);
-  const current = restoredSnapshot ?? initialTransition(postgresClusterMachine)[0];
+  const current = restoredSnapshot ?? initialState();
   const currentPath = encodeState(current.value);
   const [next, actions] = transition(postgresClusterMachine, current, event);
   const nextPath = encodeState(next.value);

@@ -5,9 +5,15 @@
  * The events and conditions found are the reference tables' raw material: nothing is copied from the
  * source text, so a reason added to a planner or a health check shows up here on the next generation.
  */
-import { initialTransition, transition } from 'xstate';
+import { transition } from 'xstate';
 import { postgresClusterMachine } from '../../../machines/postgres-cluster.ts';
-import { encodeState, namingCondition, restoreState, storableStates } from '../../../machines/state-path.ts';
+import {
+  encodeState,
+  initialState,
+  namingCondition,
+  restoreState,
+  storableStates,
+} from '../../../machines/state-path.ts';
 import type { PostgresCluster, PostgresClusterStatus } from '../../operator/api/schema.ts';
 import { reconcile } from '../../operator/core/reconcile.ts';
 import type { Effect, KubeEvent, Write } from '../../operator/domain/effects.ts';
@@ -82,7 +88,7 @@ export async function explore(
   const events: ObservedEvent[] = [];
   const conditions: ObservedCondition[] = [];
   for (const from of [undefined, ...states]) {
-    const snapshot = (from ? restoreState(from) : undefined) ?? initialTransition(postgresClusterMachine)[0];
+    const snapshot = (from ? restoreState(from) : undefined) ?? initialState();
     for (const tick of ticks) {
       const [next, actions] = transition(postgresClusterMachine, snapshot, tick);
       const to = encodeState(next.value);
