@@ -2,9 +2,11 @@
  * Loading the Kubernetes client configuration. client-node silently falls back to
  * http://localhost:8080 when it finds nothing; an operator must refuse that and say what to do.
  * Every KubeConfig loaded here reuses its connections (connection.ts): one pooled keep-alive agent per API
- * server for all the clients, informers and the Lease made from it.
+ * server for all the clients, informers and the Lease made from it, and asks client-node to authenticate at
+ * most once a second (authentication.ts).
  */
 import { KubeConfig } from '@kubernetes/client-node';
+import { reuseAuthentication } from './authentication.ts';
 import { type KeepAliveOptions, withKeepAlive } from './connection.ts';
 
 export interface KubeConfigOptions {
@@ -29,5 +31,6 @@ export function loadKubeConfig(options: KubeConfigOptions = {}): KubeConfig {
         'with a ServiceAccount (refusing client-node’s silent fallback to http://localhost:8080)',
     );
   }
-  return withKeepAlive(kc, options.keepAlive);
+  // Innermost first: the pooling (and, in `pgfsm run`, the fence) then wrap the reused authentication.
+  return withKeepAlive(reuseAuthentication(kc), options.keepAlive);
 }

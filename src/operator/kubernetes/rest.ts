@@ -17,9 +17,10 @@
  * leaves (fence.ts) would have needed a new seam.
  *
  * What stays client-node's: the KubeConfig and all of authentication. Every request asks
- * `kc.applySecurityAuthentication` for its headers and agent, exactly as the generated clients do, so tokens
- * and exec plugins are refreshed per request, the agent is the pooled keep-alive one (connection.ts), and
- * writes are fenced by leadership (fence.ts), all through the seam those modules already wrap.
+ * `kc.applySecurityAuthentication` for its headers and agent, exactly as the generated clients do, so the
+ * library's answer (reused for a second, authentication.ts; dropped on a 401) carries the current token,
+ * the agent is the pooled keep-alive one (connection.ts), and writes are fenced by leadership (fence.ts),
+ * all through the seam those modules already wrap.
  *
  * A response outside 2xx is an {@link ApiError} carrying the code, the raw body and the headers; errors.ts
  * turns it into a PortError (keeping the Status reason and message, never the body). A failure on the way
@@ -30,6 +31,7 @@ import { type Agent, request as httpRequest, type IncomingHttpHeaders } from 'no
 import { request as httpsRequest } from 'node:https';
 import { urlToHttpOptions } from 'node:url';
 import { type HttpMethod, type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { forgetAuthentication } from './authentication.ts';
 import { readBody } from './body.ts';
 
 /** The API server answered outside 2xx. The message never includes the body (it may quote a Secret). */
@@ -155,7 +157,11 @@ export class RestClient {
         sent.end(payload);
       },
     );
-    if (code < 200 || code > 299) throw new ApiError(code, text, answer);
+    if (code < 200 || code > 299) {
+      // The credentials sent were refused: authenticate the next request afresh (authentication.ts).
+      if (code === 401) forgetAuthentication(this.kc);
+      throw new ApiError(code, text, answer);
+    }
     return (text ? JSON.parse(text) : undefined) as T;
   }
 }

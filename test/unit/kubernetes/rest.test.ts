@@ -7,8 +7,9 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PortError } from '../../../src/operator/core/errors.ts';
+import { reuseAuthentication } from '../../../src/operator/kubernetes/authentication.ts';
 import { toPortError } from '../../../src/operator/kubernetes/errors.ts';
 import { resourcePath } from '../../../src/operator/kubernetes/resources.ts';
 import { ApiError, CONTENT, RestClient } from '../../../src/operator/kubernetes/rest.ts';
@@ -55,17 +56,19 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
+const kubeConfigOptions = () => ({
+  // client-node refuses plain HTTP unless TLS verification is off, as for the generated clients.
+  clusters: [
+    { name: 'fake', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, skipTLSVerify: true },
+  ],
+  users: [{ name: 'pgfsm', token: 'the-token' }],
+  contexts: [{ name: 'fake', cluster: 'fake', user: 'pgfsm' }],
+  currentContext: 'fake',
+});
+
 function client(silenceMs?: number): RestClient {
   const kc = new KubeConfig();
-  kc.loadFromOptions({
-    // client-node refuses plain HTTP unless TLS verification is off, as for the generated clients.
-    clusters: [
-      { name: 'fake', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, skipTLSVerify: true },
-    ],
-    users: [{ name: 'pgfsm', token: 'the-token' }],
-    contexts: [{ name: 'fake', cluster: 'fake', user: 'pgfsm' }],
-    currentContext: 'fake',
-  });
+  kc.loadFromOptions(kubeConfigOptions());
   return new RestClient(kc, silenceMs);
 }
 
@@ -179,5 +182,26 @@ describe('RestClient', () => {
       expect(String(error)).toContain('no answer within 100 ms');
       expect(toPortError(error, { what: 'patch ConfigMap db/a' }).errorClass).toBe('timeout');
     }
+  });
+
+  it('authenticates afresh after a 401: the credentials kept for reuse were refused', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions(kubeConfigOptions());
+    const library = vi.spyOn(kc, 'applySecurityAuthentication');
+    // Kept for good but for a 401: only the refusal can make the library be asked again.
+    const rest = new RestClient(reuseAuthentication(kc, Number.POSITIVE_INFINITY));
+    const get = () =>
+      rest.request({ method: 'GET', path: '/api/v1/namespaces/db/configmaps/a' }).catch(() => undefined);
+    answer = { status: 200, body: '{}' };
+    await get();
+    await get();
+    expect(library).toHaveBeenCalledTimes(1);
+    answer = { status: 401, body: status(401, 'Unauthorized', 'Unauthorized') };
+    await get();
+    expect(library).toHaveBeenCalledTimes(1);
+    answer = { status: 200, body: '{}' };
+    await get();
+    expect(library).toHaveBeenCalledTimes(2);
+    expect(arrived.at(-1)?.headers.authorization).toBe('Bearer the-token');
   });
 });
