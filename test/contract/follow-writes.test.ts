@@ -83,6 +83,15 @@ describe('a pass that follows its own writes', () => {
       'updateStatus PostgresCluster',
     ]);
     expect(outcome.events.map((e) => e.reason)).toEqual(['SecretCreated', 'ClusterCreationStarted', 'SecretReady']);
+    // What it followed, each at the version its write left: their watch events wake it for nothing
+    // (driver/echoes.ts). Not the Cluster, whose answer it did not go on from, nor the status written last.
+    const secret = sim.api.list('Secret', NS).find((s) => s.metadata.name === 'orders-superuser');
+    const cluster = getCluster(sim, 'orders');
+    expect(outcome.followed).toEqual([
+      { kind: 'PostgresCluster', namespace: NS, name: 'orders', resourceVersion: expect.any(String) },
+      { kind: 'Secret', namespace: NS, name: 'orders-superuser', resourceVersion: secret?.metadata.resourceVersion },
+    ]);
+    expect(Number(outcome.followed?.[0]?.resourceVersion)).toBeLessThan(Number(cluster?.metadata.resourceVersion));
   });
 
   it('goes on from a state it only left: a class that appears takes a failed cluster on to its CNPG Cluster', async () => {

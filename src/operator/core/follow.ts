@@ -8,6 +8,9 @@
  * apply CNPG's operator answers later through the object's status, a delete, an owner patch, a write
  * whose answer was lost and a read showed had landed — leaves the pass to end there and the next pass to
  * observe the world afresh. Pure: the answers arrive as data.
+ *
+ * The versions so followed are the pass's to report (`followedVersions`): the watch event each write
+ * raises shows the pass what it already decided on, and the driver lets it wake nothing (driver/echoes.ts).
  */
 import type { PostgresCluster } from '../api/schema.ts';
 import type { ConfigMap, SecretView } from '../domain/objects.ts';
@@ -71,4 +74,39 @@ export function observedAfter(
     }
   }
   return next;
+}
+
+/** One version of one object: what a watch event shows, and what a followed answer said. */
+export interface ObjectVersion {
+  kind: string;
+  namespace: string;
+  name: string;
+  resourceVersion: string;
+}
+
+/**
+ * The versions `answers` put into the observation `observedAfter` made of them: the objects as the
+ * writes left them, each of which the next tick of the pass was taken on. `cluster` as for `observedAfter`.
+ */
+export function followedVersions(cluster: PostgresCluster, answers: readonly WriteAnswer[]): ObjectVersion[] {
+  return answers.flatMap(({ effect, answer }): ObjectVersion[] => {
+    if (effect.type === 'addFinalizer') {
+      const { namespace = '', name } = cluster.metadata;
+      return typeof answer === 'string' ? [{ kind: 'PostgresCluster', namespace, name, resourceVersion: answer }] : [];
+    }
+    if (!isObjectAnswer(answer)) return [];
+    const { kind, metadata } = answer as {
+      kind?: unknown;
+      metadata: { namespace?: string; resourceVersion?: unknown };
+    };
+    if (typeof kind !== 'string' || typeof metadata.resourceVersion !== 'string') return [];
+    return [
+      {
+        kind,
+        namespace: metadata.namespace ?? '',
+        name: answer.metadata.name,
+        resourceVersion: metadata.resourceVersion,
+      },
+    ];
+  });
 }

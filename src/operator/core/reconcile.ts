@@ -44,7 +44,7 @@ import {
   worstError,
 } from './errors.ts';
 import { type Execution, executeEffects, type PendingEvent } from './execute.ts';
-import { observedAfter } from './follow.ts';
+import { followedVersions, type ObjectVersion, observedAfter } from './follow.ts';
 import { observeCluster } from './observe.ts';
 import type { ClusterKey, Ports } from './ports.ts';
 import { refusalOf, withAnnouncementsOf } from './refusal.ts';
@@ -80,6 +80,11 @@ export interface ReconcileOutcome {
   handedOver?: true;
   /** The events the sink could not send even after its own retries; absent when every event was sent. */
   unsent?: UnsentEvent[];
+  /**
+   * The objects, at the versions its own writes left them, that the pass followed (follow.ts): a later tick
+   * of the pass was taken on each, so their watch events tell it nothing new. Absent when there are none.
+   */
+  followed?: ObjectVersion[];
 }
 
 export interface UnsentEvent {
@@ -380,6 +385,7 @@ export async function reconcile(
   // tick is taken again from the state reached, on the observation those answers amend, as the next
   // pass would take it — without that pass's reads, status write and wait in the queue.
   let cutShort = false;
+  const followed: ObjectVersion[] = [];
   while (followWrites && mayFollow(last)) {
     // Nothing written, nothing changed: the observation the step was taken on still stands.
     const observed =
@@ -393,6 +399,7 @@ export async function reconcile(
       cutShort = true;
       break;
     }
+    if (last.execution.writes > 0) followed.push(...followedVersions(last.execution.cluster, last.execution.answers));
     last = await step(ports, reached, { ...last.event, observation: observed }, observed.cluster);
     steps.push(last);
   }
@@ -556,5 +563,6 @@ export async function reconcile(
     events: sent,
     ...(deliver ? { handedOver: true as const } : {}),
     ...(unsent.length > 0 ? { unsent } : {}),
+    ...(followed.length > 0 ? { followed } : {}),
   });
 }

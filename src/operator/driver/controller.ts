@@ -11,6 +11,7 @@ import { classOf } from '../core/errors.ts';
 import { type ClusterKey, keyString } from '../core/ports.ts';
 import type { ReconcileOutcome, UnsentEvent } from '../core/reconcile.ts';
 import type { KubeEvent } from '../domain/effects.ts';
+import { Echoes } from './echoes.ts';
 import { clusterFields, describeError, type Logger, transitionOf } from './logger.ts';
 import { clustersFor, type MappingLookups, RoleSecretIndex } from './mapping.ts';
 import type { OperatorMetrics } from './metrics.ts';
@@ -53,6 +54,8 @@ export class Controller {
   private readonly lookups: MappingLookups;
   /** Kept from the clusters' watch events before they are mapped (mapping.ts). */
   private readonly roleSecrets = new RoleSecretIndex();
+  /** The events of a cluster's own followed writes, which wake it for nothing (echoes.ts). */
+  private readonly echoes = new Echoes();
   private readonly random: () => number;
   private unsubscribers: Array<() => void> = [];
   private resyncHandle: unknown;
@@ -86,7 +89,10 @@ export class Controller {
     if (this.unsubscribers.length > 0) return;
     this.unsubscribers = allSources(this.options.sources).map((source) =>
       source.on((event) => {
-        for (const key of this.keysFor(event)) this.queue.add(keyString(key));
+        for (const key of this.keysFor(event)) {
+          const queued = keyString(key);
+          if (this.echoes.wakes(queued, event)) this.queue.add(queued);
+        }
       }),
     );
   }
@@ -160,16 +166,20 @@ export class Controller {
 
   private async process(key: string): Promise<void> {
     const finished = this.options.metrics?.reconcileStarted();
+    this.echoes.started(key);
     let outcome: ReconcileOutcome;
     try {
       outcome = await this.options.reconcile(parseKey(key));
     } catch (error) {
       // reconcile() reports errors in its outcome; a throw is a bug, retried with backoff like a panic.
+      if (this.echoes.ended(key)) this.queue.add(key);
       finished?.(undefined);
       this.log.error({ ...clusterFields(parseKey(key)), reason: 'ReconcileThrew', err: error }, 'reconcile threw');
       this.queue.addRetry(key, 'persistent');
       return;
     }
+    // Before the key is done: an event the pass did not see queues it again once it is (workqueue.ts).
+    if (this.echoes.ended(key, outcome.followed)) this.queue.add(key);
     finished?.(outcome);
     this.report(outcome);
     this.schedule(key, outcome);

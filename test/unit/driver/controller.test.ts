@@ -133,6 +133,47 @@ describe('Controller', () => {
     expect(passes).toEqual(['x']);
   });
 
+  it('an event at a version the pass followed wakes nothing, while it runs or after; any other event still wakes', async () => {
+    const configMap = (name: string, resourceVersion: string, cluster = name) => ({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { namespace: 'ns', name: `${name}-config`, resourceVersion, labels: { 'pgfsm.io/cluster': cluster } },
+    });
+    const followed = (name: string, resourceVersion: string) => [
+      { kind: 'ConfigMap', namespace: 'ns', name: `${name}-config`, resourceVersion },
+    ];
+    let release: () => void = () => {};
+    decide = (key) =>
+      key.name === 'a' && passes.length === 1
+        ? new Promise((resolve) => {
+            release = () => resolve(outcomeFor(key, { kind: 'none' }, { followed: followed('a', '7') }));
+          })
+        : outcomeFor(key, { kind: 'none' }, key.name === 'b' ? { followed: followed('b', '3') } : {});
+    controller.startWorkers();
+    src.clusters.put(pgc('a'));
+    await settle();
+    // The echo of the pass's own write comes while it runs: held, then dropped by the outcome.
+    src.configMaps.put(configMap('a', '7'));
+    release();
+    await settle();
+    expect(passes).toEqual(['a']);
+    // The object's next version is someone else's change: it wakes.
+    src.configMaps.put(configMap('a', '8'));
+    await settle();
+    expect(passes).toEqual(['a', 'a']);
+
+    // An echo that comes after the pass is dropped too, once; another cluster's pass covers nothing of this one's.
+    src.clusters.put(pgc('b'));
+    await settle();
+    expect(passes).toEqual(['a', 'a', 'b']);
+    src.configMaps.put(configMap('b', '3'));
+    await settle();
+    expect(passes).toEqual(['a', 'a', 'b']);
+    src.configMaps.put(configMap('b', '3', 'a'));
+    await settle();
+    expect(passes).toEqual(['a', 'a', 'b', 'a']);
+  });
+
   it('a mapping that throws for one event is logged and costs no other event', async () => {
     const lines: Array<Record<string, unknown>> = [];
     const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(JSON.parse(line)) });

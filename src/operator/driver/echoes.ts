@@ -1,0 +1,111 @@
+/**
+ * The watch events a cluster's own pass raised and already saw, which wake nothing.
+ *
+ * A pass that follows its writes (core/follow.ts) ticks again on the objects as the API server's answers
+ * show them: the ConfigMap it applied, the Secret it created, its PostgresCluster with the finalizer added.
+ * The watch then delivers each of those writes as an event at exactly that version. Woken by it, the next
+ * pass read what the last one had decided on and did nothing: measured on the real API server, one pass
+ * in four to Ready was that one, woken by the echo of the ConfigMap written on the way to Ready (issue 10).
+ *
+ * So the outcome of a pass names the versions it followed, and an event that concerns that cluster and
+ * shows one of them does not wake it: neither one that comes while the pass runs (held until its outcome
+ * says whether the pass saw it), nor one that comes after. Any other event wakes it as before: another
+ * version of the object (someone else's write, before or after ours), a delete, an event of another
+ * cluster's (a Secret one cluster created and another's role names wakes the other). A version is
+ * immutable, so an event at a version the pass followed shows it nothing it did not decide on. What is
+ * remembered is bounded: an echo that comes after the entry was dropped wakes a pass that finds nothing to
+ * do, as before. Only wakes are dropped, never writes: the informers' caches take every event, and the
+ * periodic resync enqueues every cluster whatever is remembered here.
+ */
+import type { ObjectVersion } from '../core/follow.ts';
+import type { SourceEvent } from './sources.ts';
+
+/** Followed versions whose event has not come yet, at most: 4 per cluster for a thousand clusters. */
+export const MAX_AWAITED_ECHOES = 4096;
+
+/**
+ * The object an event is about, and the version it shows; no version for a delete (never an echo, though
+ * it is the object's next event). Undefined for an object without a name.
+ */
+function sightingOf({ type, object }: SourceEvent): Sighting | undefined {
+  const { name, namespace = '', resourceVersion } = object.metadata ?? {};
+  if (typeof name !== 'string') return undefined;
+  const version = type !== 'delete' && typeof resourceVersion === 'string' ? resourceVersion : undefined;
+  return { object: { kind: object.kind, namespace, name }, ...(version !== undefined ? { version } : {}) };
+}
+
+interface Sighting {
+  object: Omit<ObjectVersion, 'resourceVersion'>;
+  version?: string;
+}
+
+/** One object as one cluster's pass sees it. */
+const idOf = (key: string, { kind, namespace, name }: Omit<ObjectVersion, 'resourceVersion'>) =>
+  `${key}\u0000${kind}\u0000${namespace}\u0000${name}`;
+
+export class Echoes {
+  /** Per key whose pass is running: what the events that concerned it meanwhile showed, in order. */
+  private readonly held = new Map<string, Array<Sighting | undefined>>();
+  /** By key and object, the version a pass followed whose event has not come yet; oldest first. */
+  private readonly awaited = new Map<string, string>();
+
+  constructor(private readonly bound = MAX_AWAITED_ECHOES) {}
+
+  /** A pass of `key` starts: events that concern it are held until it ends. */
+  started(key: string): void {
+    this.held.set(key, []);
+  }
+
+  /** Whether `event`, which concerns `key`, wakes it now (false also when it is held for the running pass). */
+  wakes(key: string, event: SourceEvent): boolean {
+    const sighting = sightingOf(event);
+    if (sighting) {
+      const id = idOf(key, sighting.object);
+      const awaited = this.awaited.get(id);
+      // The object's next event: whichever version it shows, no later one can be the version followed.
+      if (awaited !== undefined) this.awaited.delete(id);
+      if (awaited !== undefined && awaited === sighting.version) return false;
+    }
+    const held = this.held.get(key);
+    if (!held) return true;
+    held.push(sighting);
+    return false;
+  }
+
+  /**
+   * The pass of `key` ended, having followed `followed`: whether an event held while it ran must wake it
+   * (the key is then queued again, as an event during a pass always did). Followed versions whose event
+   * has not come yet are remembered for it.
+   */
+  ended(key: string, followed: readonly ObjectVersion[] = []): boolean {
+    const held = this.held.get(key) ?? [];
+    this.held.delete(key);
+    const unseen = new Map(followed.map((v) => [idOf(key, v), v.resourceVersion]));
+    let wake = false;
+    for (const sighting of held) {
+      if (!sighting) {
+        wake = true;
+        continue;
+      }
+      const id = idOf(key, sighting.object);
+      const expected = unseen.get(id);
+      unseen.delete(id);
+      if (expected === undefined || expected !== sighting.version) wake = true;
+    }
+    for (const [id, resourceVersion] of unseen) this.await(id, resourceVersion);
+    return wake;
+  }
+
+  /** How many followed versions are waiting for their event (for tests and metrics). */
+  get awaiting(): number {
+    return this.awaited.size;
+  }
+
+  private await(id: string, resourceVersion: string): void {
+    this.awaited.delete(id);
+    this.awaited.set(id, resourceVersion);
+    if (this.awaited.size <= this.bound) return;
+    const oldest = this.awaited.keys().next();
+    if (!oldest.done) this.awaited.delete(oldest.value);
+  }
+}
