@@ -3,7 +3,8 @@
  * server through a counting proxy (src/tools/faults/api-proxy.ts, faults off). Once a fleet is Ready and
  * nothing changes, a resync — every cluster passed again, as the periodic safety net does — reads the
  * informers' caches and makes no request at all; a change to one cluster's CNPG status costs requests
- * for that cluster only.
+ * for that cluster only. A new cluster's own followed writes come back from the real watches as echoes
+ * (src/operator/driver/echoes.ts), which wake no pass.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -98,5 +99,19 @@ describe('a Ready fleet', () => {
     expect(made.length).toBeGreaterThan(0);
     const others = made.filter((r) => /idle-[1-9]/.test(r.path));
     expect(others.map((r) => `${r.method} ${r.path}`)).toEqual([]);
+  });
+
+  it('takes a new cluster to Ready with its own followed writes recognised in the watch events, waking no pass', async () => {
+    await settle();
+    const echoes = async () =>
+      (await operator?.metrics.registry.getSingleMetric('pgfsm_watch_echoes_total')?.get())?.values[0]?.value ?? 0;
+    const before = await echoes();
+    const name = 'echo-0';
+    await createCluster(world, name, { class: 'standard', instances: 1 });
+    await untilState(world, name, 'Ready', 120_000);
+    await settle();
+    // The finalizer, the superuser Secret and the ConfigMap, each followed by the pass that wrote it: the
+    // real watch events showed those very versions (kind, name and resourceVersion as the answers said).
+    expect((await echoes()) - before).toBe(3);
   });
 });

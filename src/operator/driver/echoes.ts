@@ -49,7 +49,11 @@ export class Echoes {
   /** By key and object, the version a pass followed whose event has not come yet; oldest first. */
   private readonly awaited = new Map<string, string>();
 
-  constructor(private readonly bound = MAX_AWAITED_ECHOES) {}
+  constructor(
+    private readonly bound = MAX_AWAITED_ECHOES,
+    /** Told of each event recognised as an echo (the metrics count them). */
+    private readonly dropped: () => void = () => {},
+  ) {}
 
   /** A pass of `key` starts: events that concern it are held until it ends. */
   started(key: string): void {
@@ -64,7 +68,10 @@ export class Echoes {
       const awaited = this.awaited.get(id);
       // The object's next event: whichever version it shows, no later one can be the version followed.
       if (awaited !== undefined) this.awaited.delete(id);
-      if (awaited !== undefined && awaited === sighting.version) return false;
+      if (awaited !== undefined && awaited === sighting.version) {
+        this.dropped();
+        return false;
+      }
     }
     const held = this.held.get(key);
     if (!held) return true;
@@ -91,6 +98,7 @@ export class Echoes {
       const expected = unseen.get(id);
       unseen.delete(id);
       if (expected === undefined || expected !== sighting.version) wake = true;
+      else this.dropped();
     }
     for (const [id, resourceVersion] of unseen) this.await(id, resourceVersion);
     return wake;

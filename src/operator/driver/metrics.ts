@@ -65,6 +65,7 @@ export class OperatorMetrics {
   private readonly maxConcurrent: Gauge<'controller'>;
   private readonly activeWorkers: Gauge<'controller'>;
   private readonly transitions: Counter<'from' | 'to'>;
+  private readonly echoes: Counter;
   private readonly leader: Gauge;
   private readonly queue: {
     depth: Gauge<'controller' | 'name'>;
@@ -151,6 +152,11 @@ export class OperatorMetrics {
       name: 'pgfsm_transitions_total',
       help: 'Statechart transitions taken by reconcile passes',
       labelNames: ['from', 'to'],
+      registers,
+    });
+    this.echoes = new Counter({
+      name: 'pgfsm_watch_echoes_total',
+      help: "Watch events that woke no reconcile: each showed a version the cluster's own pass had already followed",
       registers,
     });
     this.leader = new Gauge({
@@ -263,6 +269,11 @@ export class OperatorMetrics {
       queued: (s) => this.queue.wait.observe(labels, s),
       worked: (s) => this.queue.work.observe(labels, s),
     };
+  }
+
+  /** A watch event recognised as the echo of a followed write (echoes.ts): it woke no pass. */
+  echoDropped(): void {
+    this.echoes.inc();
   }
 
   setMaxConcurrentReconciles(workers: number): void {
