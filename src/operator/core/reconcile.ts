@@ -399,7 +399,8 @@ export async function reconcile(
       cutShort = true;
       break;
     }
-    if (last.execution.writes > 0) followed.push(...followedVersions(last.execution.cluster, last.execution.answers));
+    // The answers the next tick goes on from (none after a step that wrote nothing).
+    followed.push(...followedVersions(last.execution.cluster, last.execution.answers));
     last = await step(ports, reached, { ...last.event, observation: observed }, observed.cluster);
     steps.push(last);
   }

@@ -11,7 +11,7 @@ import { classOf } from '../core/errors.ts';
 import { type ClusterKey, keyString } from '../core/ports.ts';
 import type { ReconcileOutcome, UnsentEvent } from '../core/reconcile.ts';
 import type { KubeEvent } from '../domain/effects.ts';
-import { Echoes, MAX_AWAITED_ECHOES } from './echoes.ts';
+import { Echoes } from './echoes.ts';
 import { clusterFields, describeError, type Logger, transitionOf } from './logger.ts';
 import { clustersFor, type MappingLookups, RoleSecretIndex } from './mapping.ts';
 import type { OperatorMetrics } from './metrics.ts';
@@ -70,7 +70,7 @@ export class Controller {
       ...(options.metrics ? { hooks: options.metrics.queueHooks() } : {}),
       ...(options.retryPolicies ? { retryPolicies: options.retryPolicies } : {}),
     });
-    this.echoes = new Echoes(MAX_AWAITED_ECHOES, () => options.metrics?.echoDropped());
+    this.echoes = new Echoes({ onEcho: () => options.metrics?.echoDropped() });
     this.pool = new WorkerPool(this.queue, options.workers, (key) => this.process(key));
     options.metrics?.setMaxConcurrentReconciles(options.workers);
     const { clusters, poolers } = options.sources;

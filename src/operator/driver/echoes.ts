@@ -49,11 +49,14 @@ export class Echoes {
   /** By key and object, the version a pass followed whose event has not come yet; oldest first. */
   private readonly awaited = new Map<string, string>();
 
-  constructor(
-    private readonly bound = MAX_AWAITED_ECHOES,
-    /** Told of each event recognised as an echo (the metrics count them). */
-    private readonly dropped: () => void = () => {},
-  ) {}
+  private readonly bound: number;
+  /** Told of each event recognised as an echo (the metrics count them). */
+  private readonly dropped: () => void;
+
+  constructor(options: { bound?: number; onEcho?: () => void } = {}) {
+    this.bound = options.bound ?? MAX_AWAITED_ECHOES;
+    this.dropped = options.onEcho ?? (() => {});
+  }
 
   /** A pass of `key` starts: events that concern it are held until it ends. */
   started(key: string): void {
@@ -104,7 +107,7 @@ export class Echoes {
     return wake;
   }
 
-  /** How many followed versions are waiting for their event (for tests and metrics). */
+  /** How many followed versions are waiting for their event (for tests). */
   get awaiting(): number {
     return this.awaited.size;
   }

@@ -88,7 +88,7 @@ export async function explore(
   const events: ObservedEvent[] = [];
   const conditions: ObservedCondition[] = [];
   for (const from of [undefined, ...states]) {
-    const snapshot = (from ? restoreState(from) : undefined) ?? initialState();
+    const snapshot = restoreState(from) ?? initialState();
     for (const tick of ticks) {
       const [next, actions] = transition(postgresClusterMachine, snapshot, tick);
       const to = encodeState(next.value);

@@ -51,7 +51,7 @@ describe('Echoes', () => {
   });
 
   it('drops an awaited echo once it came, and remembers a bounded number, the oldest dropped first', () => {
-    const echoes = new Echoes(2);
+    const echoes = new Echoes({ bound: 2 });
     for (const name of ['one', 'two', 'three']) {
       echoes.started('db/a');
       echoes.ended('db/a', followed('5', name));
