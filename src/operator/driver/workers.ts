@@ -7,7 +7,13 @@ import type { WorkQueue } from './workqueue.ts';
 
 export class WorkerPool {
   private abort: AbortController | undefined;
-  private loops: Promise<void>[] = [];
+  /**
+   * Every worker loop still running, of this term or of an earlier one still finishing its key. A set each
+   * loop leaves itself, not the current term's array: a pool started again while an earlier stop still
+   * waits (leadership lost and regained within one pass) would otherwise have its new loops forgotten when
+   * that stop ends, and a later stop (the graceful shutdown) would not wait for their passes.
+   */
+  private readonly loops = new Set<Promise<void>>();
 
   constructor(
     private readonly queue: WorkQueue,
@@ -23,15 +29,21 @@ export class WorkerPool {
     if (this.abort) return;
     const abort = new AbortController();
     this.abort = abort;
-    this.loops = Array.from({ length: this.count }, () => this.loop(abort.signal));
+    for (let i = 0; i < this.count; i++) {
+      const loop: Promise<void> = this.loop(abort.signal).finally(() => this.loops.delete(loop));
+      this.loops.add(loop);
+    }
   }
 
-  /** Stops taking keys; resolves when every worker finished the key it was holding. */
+  /**
+   * Stops taking keys; resolves when every worker running now, of this term or an earlier one, finished
+   * the key it was holding. Workers of a term started after this call are not waited for: they are that
+   * term's stop's to wait for.
+   */
   async stop(): Promise<void> {
     this.abort?.abort();
     this.abort = undefined;
-    await Promise.all(this.loops);
-    this.loops = [];
+    await Promise.all([...this.loops]);
   }
 
   private async loop(signal: AbortSignal): Promise<void> {

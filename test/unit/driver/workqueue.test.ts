@@ -221,6 +221,33 @@ describe('WorkerPool', () => {
     await pool.stop();
   });
 
+  it('a stop waits for the workers of a term started while an earlier stop was still waiting', async () => {
+    // Leadership lost and regained within one pass: the first stop still waits for that pass when the
+    // pool starts again. The graceful shutdown's stop must then wait for the new term's passes too.
+    vi.useRealTimers();
+    const q = new WorkQueue();
+    const release = new Map<string, () => void>();
+    const pool = new WorkerPool(q, 1, (key) => new Promise<void>((resolve) => release.set(key, resolve)));
+    pool.start();
+    q.add('old');
+    await vi.waitFor(() => expect(release.has('old')).toBe(true));
+    const firstStop = pool.stop();
+    pool.start();
+    q.add('new');
+    release.get('old')?.();
+    await firstStop;
+    await vi.waitFor(() => expect(release.has('new')).toBe(true));
+    let stopped = false;
+    const secondStop = pool.stop().then(() => {
+      stopped = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(stopped).toBe(false);
+    release.get('new')?.();
+    await secondStop;
+    expect(q.inFlight).toBe(0);
+  });
+
   it('survives a handler that throws', async () => {
     vi.useRealTimers();
     const q = new WorkQueue();
