@@ -168,6 +168,12 @@ afterEach((context) => {
     writeFileSync(file, operator.lines.join('\n'));
     console.log(`${operator.lines.slice(-40).join('\n')}\n(the whole log: ${file})`);
   }
+  // What the proxy did to each request (faults included), to line up with the operator's log.
+  if (proxy) {
+    const file = join(tmpdir(), `pgfsm-faults-proxy-${process.pid}.jsonl`);
+    writeFileSync(file, proxy.log.map((r) => JSON.stringify(r)).join('\n'));
+    console.log(`(the proxy's request log: ${file})`);
+  }
 });
 
 afterAll(async () => {

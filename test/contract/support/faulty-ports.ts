@@ -136,3 +136,74 @@ export function failingWrite(target: 'createSecret' | 'applyCluster', lands: boo
   };
   return fault;
 }
+
+/** What `randomFaults` did to the writes, by kind. */
+export interface InjectedFaults {
+  /** Refused before the write: nothing written (a 409, 429 or 503 the API server or a proxy answered). */
+  instead: number;
+  /** Written, then the answer lost (a timeout, a connection reset after the request went out). */
+  answerLost: number;
+  /** A status write that times out and lands only later, before a later write (a slow API server). */
+  landsLate: number;
+  /** Refused because the replica did not hold the lease. */
+  notLeader: number;
+}
+
+/**
+ * Every write of `ports` fails at random with probability `rate`, seeded: refused instead of made, or made
+ * with its answer lost; a status write may also land late, just before some later write. Events are only
+ * ever refused: the in-memory sink has no names, so an Event whose answer was lost could not be recognised
+ * when sent again, as the Kubernetes sink does (kubernetes/events.ts). While `lease.leading` is false every
+ * write is refused with `notLeader`, as the fenced ports refuse it.
+ */
+export function randomFaults(random: () => number, rate: number, lease: { leading: boolean }) {
+  const injected: InjectedFaults = { instead: 0, answerLost: 0, landsLate: 0, notLeader: 0 };
+  const late: Array<() => Promise<unknown>> = [];
+  const refusals = ['conflict', 'unavailable', 'tooManyRequests'] as const;
+  const faulty =
+    <A extends unknown[], R>(what: string, write: (...args: A) => Promise<R>, may: { land: boolean; late?: boolean }) =>
+    async (...args: A): Promise<R> => {
+      // What landed late lands before this write, as often as not.
+      while (late.length > 0 && random() < 0.5)
+        await late
+          .shift()?.()
+          .catch(() => undefined);
+      if (!lease.leading) {
+        injected.notLeader++;
+        throw new PortError('notLeader', `injected: ${what} refused, not leading`);
+      }
+      if (random() >= rate) return write(...args);
+      const kind = random();
+      if (kind < 0.5 || !may.land) {
+        injected.instead++;
+        const errorClass = refusals[Math.floor(random() * refusals.length)] ?? 'unavailable';
+        throw new PortError(errorClass, `injected: ${what} refused (${errorClass})`);
+      }
+      if (kind < 0.8 || !may.late) {
+        injected.answerLost++;
+        await write(...args);
+        throw new PortError('timeout', `injected: ${what} made, its answer lost`);
+      }
+      injected.landsLate++;
+      late.push(() => write(...args));
+      throw new PortError('timeout', `injected: ${what} timed out, to land later`);
+    };
+  const land = { land: true };
+  const ports = (base: Ports): Ports => ({
+    ...base,
+    clusters: override(base.clusters, {
+      addFinalizer: faulty('add finalizer', (c, f) => base.clusters.addFinalizer(c, f), land),
+      writeStatus: faulty('status write', (c, s) => base.clusters.writeStatus(c, s), { land: true, late: true }),
+    }),
+    secrets: override(base.secrets, { create: faulty('create Secret', (t) => base.secrets.create(t), land) }),
+    cnpgClusters: override(base.cnpgClusters, {
+      apply: faulty('apply Cluster', (o, p, s) => base.cnpgClusters.apply(o, p, s), land),
+    }),
+    poolers: override(base.poolers, { apply: faulty('apply Pooler', (o, s) => base.poolers.apply(o, s), land) }),
+    configMaps: override(base.configMaps, {
+      apply: faulty('apply ConfigMap', (o, s) => base.configMaps.apply(o, s), land),
+    }),
+    events: { emit: faulty('Event', (r, e) => base.events.emit(r, e), { land: false }) },
+  });
+  return { ports, injected };
+}
