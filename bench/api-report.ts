@@ -55,6 +55,13 @@ export interface RunFigures {
   profile?: ProfileSplit;
   /** A repetition run beside the floor clients (floor.ts): what the operator's traffic costs a bare client. */
   floor?: FloorFigures;
+  /** The batch taken to Ready and deleted before the window (`--warm-up`); absent without one. */
+  warmUp?: {
+    clusters: number;
+    /** Operator CPU over the batch's creates to its last Ready (plus the settle time), ÷ its size: cold. */
+    cpuPerClusterMs: number;
+    readyAfterMs: number;
+  };
 }
 
 /** Seconds from one second up, so that the cells of one row (times to Ready of 9 to 14 s) share their unit. */
@@ -101,7 +108,18 @@ function rows(): Row[] {
       figure: 'operator CPU per cluster to Ready',
       value: (r) => r.cpuPerClusterMs,
       format: one,
-      note: 'ms; utime+stime of the `pgfsm run` process over the same window ÷ N (start-up excluded)',
+      note:
+        'ms; utime+stime of the `pgfsm run` process over the same window ÷ N (start-up excluded); when the run has a ' +
+        'warm-up (next row), after it: the cost of a cluster to an operator that has been running, its code compiled',
+    },
+    {
+      figure: '… the warm-up batch, cold',
+      value: (r) => r.warmUp?.cpuPerClusterMs ?? Number.NaN,
+      format: one,
+      note:
+        'ms; the same for the batch of clusters taken to Ready and deleted before the window (`--warm-up`, each ' +
+        "repetition's first clusters after `pgfsm run` started): V8 compiling and optimising the operator's code is " +
+        'in it, once per process start',
     },
     {
       figure: '… of which in the kernel',

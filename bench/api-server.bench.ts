@@ -30,7 +30,7 @@
  * the operator spends.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -128,7 +128,17 @@ export interface ApiBenchOptions {
   floorSizes: number[];
   /** Repetitions of each floor size. */
   floorReps: number;
+  /**
+   * Clusters taken to Ready and deleted before the measured window (`--warm-up N`, default
+   * {@link DEFAULT_WARM_UP}): the measured clusters then meet an operator whose code V8 has compiled, as a
+   * long-running operator's is and as the floor's client is (its dry runs). The batch's own CPU per cluster is
+   * reported too: what the first clusters after a start cost, compilation included. 0: no warm-up.
+   */
+  warmUp: number;
 }
+
+/** Enough for V8 to have optimised the passes' code: the per-cluster CPU of runs of 100 and 1,000 met here. */
+export const DEFAULT_WARM_UP = 200;
 
 export function parseApiBenchArgs(argv: readonly string[]): ApiBenchOptions {
   const value = (flag: string) => {
@@ -163,6 +173,7 @@ export function parseApiBenchArgs(argv: readonly string[]): ApiBenchOptions {
     operatorProfileSizes: profiled,
     floorSizes: floor,
     floorReps: number('--floor-reps', 1),
+    warmUp: number('--warm-up', DEFAULT_WARM_UP),
   };
 }
 
@@ -240,12 +251,16 @@ async function operatorPasses(port: number): Promise<number> {
   return sumCounter(text, 'controller_runtime_reconcile_total');
 }
 
-function clusterBody(name: string, pooled: boolean) {
+function clusterBody(name: string, pooled: boolean, clusterDeletionPolicy?: 'Delete') {
   return {
     apiVersion: 'pgfsm.io/v1alpha1',
     kind: 'PostgresCluster',
     metadata: { name, namespace: NS },
-    spec: { class: 'standard', connectionPoolerEnabled: pooled },
+    spec: {
+      class: 'standard',
+      connectionPoolerEnabled: pooled,
+      ...(clusterDeletionPolicy ? { clusterDeletionPolicy } : {}),
+    },
   };
 }
 
@@ -441,8 +456,12 @@ async function runOnce(
     const isReady = new Map<string, boolean>();
     let flaps = 0;
     const watch = new Informer(keepAlive(), { resource: RESOURCES.clusters, namespace: NS });
+    const gone = new Set<string>();
     watch.on(({ type, object }) => {
-      if (type === 'delete') return;
+      if (type === 'delete') {
+        gone.add(object.metadata.name);
+        return;
+      }
       const ready = (object as { status?: { state?: string } }).status?.state === 'Ready';
       const name = object.metadata.name;
       if (ready && !readyAt.has(name)) readyAt.set(name, Date.now());
@@ -493,6 +512,54 @@ async function runOnce(
         ),
       );
     await sleep(1_000);
+
+    // ---- warm-up: a batch to Ready and deleted, before anything is measured ----------------------------
+    let warmUp: RunFigures['warmUp'];
+    if (options.warmUp > 0) {
+      const warmNames = Array.from({ length: options.warmUp }, (_, i) => `w${i}`);
+      const cpuBefore = cpuMsOf(pid);
+      const warmStart = Date.now();
+      await inParallel(warmNames, CREATE_CONCURRENCY, async (name) => {
+        const pooled = options.pooledEvery > 0 && Number(name.slice(1)) % options.pooledEvery === 0;
+        await custom.createNamespacedCustomObject({
+          ...GROUP,
+          namespace: NS,
+          plural: 'postgresclusters',
+          body: clusterBody(name, pooled, 'Delete'),
+        });
+      });
+      await until(
+        `${options.warmUp} warm-up clusters Ready`,
+        () => (warmNames.every((n) => readyAt.has(n)) ? true : undefined),
+        120_000 + options.warmUp * 1_000,
+      );
+      await sleep(SETTLE_MS);
+      warmUp = {
+        clusters: options.warmUp,
+        cpuPerClusterMs: (cpuMsOf(pid) - cpuBefore) / options.warmUp,
+        readyAfterMs: Math.max(...warmNames.map((n) => readyAt.get(n) ?? 0)) - warmStart,
+      };
+      await inParallel(warmNames, CREATE_CONCURRENCY, async (name) => {
+        await custom.deleteNamespacedCustomObject({ ...GROUP, namespace: NS, plural: 'postgresclusters', name });
+      });
+      await until(
+        'the warm-up clusters to be deleted',
+        () => (warmNames.every((n) => gone.has(n)) ? true : undefined),
+        120_000 + options.warmUp * 500,
+      );
+      // Their last Events and the children's deletions die down; none of it is the measured clusters'.
+      await sleep(SETTLE_MS);
+      for (const n of warmNames) {
+        readyAt.delete(n);
+        isReady.delete(n);
+      }
+      // Leaving Ready on the way to deletion is no flap.
+      flaps = 0;
+      log(
+        `  warm-up: ${options.warmUp} clusters Ready in ${(warmUp.readyAfterMs / 1000).toFixed(1)} s, ` +
+          `${warmUp.cpuPerClusterMs.toFixed(1)} ms of operator CPU per cluster (cold), then deleted`,
+      );
+    }
 
     // ---- N clusters at once, to Ready ------------------------------------------------------------------
     const audit = new AuditLogReader(auditPath);
@@ -662,6 +729,7 @@ async function runOnce(
       : undefined;
     figures = {
       size,
+      ...(warmUp ? { warmUp } : {}),
       allReadyMs: allReady - start,
       readyP50Ms: quantile(times, 0.5),
       readyP99Ms: quantile(times, 0.99),
@@ -711,8 +779,15 @@ async function runOnce(
     }
     if (figures && profileDir && window) {
       const [file] = existsSync(profileDir) ? readdirSync(profileDir) : [];
-      if (file) figures.profile = splitProfile(readProfile(join(profileDir, file)), window.fromUs, window.toUs);
-      else log('  the profiled operator wrote no profile');
+      if (file) {
+        figures.profile = splitProfile(readProfile(join(profileDir, file)), window.fromUs, window.toUs);
+        // The raw profile, to open in a viewer (Chrome's DevTools, speedscope) when the split is not enough.
+        const keep = process.env.PGFSM_BENCH_KEEP_PROFILE;
+        if (keep) {
+          copyFileSync(join(profileDir, file), keep);
+          log(`  the operator's CPU profile: ${keep} (window to Ready: ${window.fromUs}–${window.toUs} µs)`);
+        }
+      } else log('  the profiled operator wrote no profile');
     }
     for (const stop of stops.reverse()) await stop();
     await cp.stop();
@@ -766,6 +841,7 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
       `- machine: ${cpu.length} cores (\`os.cpus().length\`), ${cpu[0]?.model ?? 'unknown CPU'}; Node ${process.version}`,
       `- set-up: kube-apiserver and etcd on loopback with CloudNativePG's CRDs and webhooks, the CNPG simulator (all delays 0, timers every ${SIMULATOR_TICK_MS} ms) in the bench process, \`pgfsm run\` as its own process (${options.fromSource ? 'from the TypeScript sources through tsx: RSS includes the loader' : 'compiled as `npm run build` does, run as the image runs it: `node --conditions=development …/cli/main.js run`, NODE_ENV=production'}, with the Deployment's heap budget \`--max-old-space-size=${deployedHeapBudgetMb()}\`) with the pgfsm ServiceAccount token, ${options.workers} workers, leader election on`,
       `- clusters: ${options.pooledEvery > 0 ? `every ${options.pooledEvery === 1 ? '' : `${ordinal(options.pooledEvery)} `}cluster with the connection pooler (2 Poolers each), the others without` : 'none with the connection pooler'}; class \`standard\`, 1 instance; created ${CREATE_CONCURRENCY} at a time`,
+      `- warm-up: ${options.warmUp > 0 ? `in each repetition, after \`pgfsm run\` leads and before anything is measured, ${options.warmUp} clusters of the same mix (deletion policy Delete) were taken to Ready and deleted, so that the measured clusters meet an operator whose code V8 has compiled, as the floor's client is warmed by its dry runs; the batch's own CPU per cluster is the "warm-up batch, cold" row, and the peak RSS includes it` : 'none (`--warm-up 0`): the measured clusters are the first the operator sees, V8 compiling its code while they go to Ready'}`,
       `- load average when the bench started (1/5/15 min): ${loadAtStart.map((l) => l.toFixed(1)).join(' / ')}; other work on the machine shares its cores with everything measured here`,
       `- cells: median (min–max) over ${options.sizes.map((n) => `${repsOf(n, options)} repetition(s) of ${n}`).join(', ')}, each on a fresh control plane; ${options.changes} reactions and ${options.idleSeconds} s idle per repetition`,
       '',
