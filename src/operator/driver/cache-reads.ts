@@ -283,6 +283,27 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     return answer;
   };
   const ownWrites = new OwnWrites(sources.clusters);
+  /**
+   * A finalizer write answered with the version it led to: the cluster at that version is the one the write was
+   * conditional on with only its finalizers changed, so it is known exactly and kept as an own write until the
+   * watch delivers it. Without it, the next pass read the cluster from a cache that had not caught up and,
+   * seeing no finalizer, went to Pending and added it again (a conflict), deciding on that stale view. Built
+   * from the cached object at the version written against (never the pass's, whose status may be one held
+   * for it: core/announcements.ts); when the cache holds another version, nothing is kept.
+   */
+  const finalizersWritten = (
+    cluster: PostgresCluster,
+    version: string | undefined,
+    edit: (finalizers: string[]) => string[],
+  ): string | undefined => {
+    const { namespace = '', name } = cluster.metadata;
+    const read = ownWrites.newest(sources.clusters.get(namespace, name) as PostgresCluster | undefined);
+    if (version !== undefined && read && read.metadata.resourceVersion === cluster.metadata.resourceVersion) {
+      const finalizers = edit(read.metadata.finalizers ?? []);
+      ownWrites.written({ ...read, metadata: { ...read.metadata, finalizers, resourceVersion: version } });
+    }
+    return version;
+  };
   const secretContent = new ContentByVersion(sources.secrets, (ref) => ports.secrets.get(ref));
   const configMapContent = new ContentByVersion(sources.configMaps, (ref) => ports.configMaps.get(ref));
   const cachedPooler = cached<Pooler>(expected.poolers);
@@ -311,8 +332,12 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
       configMaps: expecting(direct.configMaps, expected.configMaps),
     },
     clusters: {
-      addFinalizer: (cluster, finalizer) => ports.clusters.addFinalizer(cluster, finalizer),
-      removeFinalizer: (cluster, finalizer) => ports.clusters.removeFinalizer(cluster, finalizer),
+      addFinalizer: async (cluster, finalizer) =>
+        finalizersWritten(cluster, await ports.clusters.addFinalizer(cluster, finalizer), (f) => [...f, finalizer]),
+      removeFinalizer: async (cluster, finalizer) =>
+        finalizersWritten(cluster, await ports.clusters.removeFinalizer(cluster, finalizer), (f) =>
+          f.filter((x) => x !== finalizer),
+        ),
       async writeStatus(cluster, status) {
         const written = await ports.clusters.writeStatus(cluster, status);
         ownWrites.written(written);

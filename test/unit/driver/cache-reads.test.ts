@@ -9,6 +9,7 @@ import type { PostgresCluster } from '../../../src/operator/api/schema.ts';
 import { PortError } from '../../../src/operator/core/errors.ts';
 import type { Ports } from '../../../src/operator/core/ports.ts';
 import type { ObjectRef } from '../../../src/operator/domain/objects.ts';
+import { FINALIZER } from '../../../src/operator/domain/vocabulary.ts';
 import { EXPECTED_CREATION_MS, readingFromCaches } from '../../../src/operator/driver/cache-reads.ts';
 import {
   allSources,
@@ -271,6 +272,27 @@ describe('a pass after a status write its watch has not delivered yet', () => {
     const caughtUp = (await ports.clusters.get({ namespace: NS, name: 'db' })) as PostgresCluster;
     expect(caughtUp.metadata.labels).toEqual({ team: 'a' });
     expect(caughtUp.status?.state).toBe('Provisioning.Cluster');
+  });
+
+  it('reads the finalizer it added, so that the next pass does not go back to Pending on a cache behind it', async () => {
+    const { api, ports, deliver } = lagging();
+    api.create(cluster({ status: { state: 'Pending' } }));
+    deliver();
+    const before = (await ports.clusters.get({ namespace: NS, name: 'db' })) as PostgresCluster;
+    const version = await ports.clusters.addFinalizer(before, FINALIZER);
+    expect(version).toBeDefined();
+    // The watch has not delivered the write: the next pass reads the cluster at that version, the rest as read.
+    const next = (await ports.clusters.get({ namespace: NS, name: 'db' })) as PostgresCluster;
+    expect(next.metadata.finalizers).toEqual([FINALIZER]);
+    expect(next.metadata.resourceVersion).toBe(version);
+    expect(next.status?.state).toBe('Pending');
+    // Exactly the stored object: a status write conditional on its version goes through.
+    await ports.clusters.writeStatus(next, { state: 'Provisioning.Secret' } as PostgresCluster['status'] & object);
+    // Taken away again, once the watch has delivered it: the next read shows it gone.
+    deliver();
+    const withStatus = (await ports.clusters.get({ namespace: NS, name: 'db' })) as PostgresCluster;
+    await ports.clusters.removeFinalizer(withStatus, FINALIZER);
+    expect((await ports.clusters.get({ namespace: NS, name: 'db' }))?.metadata.finalizers).toEqual([]);
   });
 });
 
