@@ -14,14 +14,23 @@ import { seededRandom } from '../../src/tools/simulation/virtual-timers.ts';
 import { type InjectedFaults, randomFaults } from './support/faulty-ports.ts';
 
 const NAMES = ['a', 'b', 'c', 'd'];
-const SEEDS = 60;
+/** More seeds, or other watch lags, for a longer search: PGFSM_FUZZ_SEEDS=1000 PGFSM_FUZZ_LAGS=0,20,200. */
+const SEEDS = Number(process.env.PGFSM_FUZZ_SEEDS ?? 60);
+/**
+ * How late the watches deliver, in ms of virtual time (each change 0..lag later): at once, and late enough that
+ * a pass reads a cache behind its own last writes (what a real watch does, and where a view goes stale).
+ */
+const LAGS = (process.env.PGFSM_FUZZ_LAGS ?? '0,50').split(',').map(Number);
 const FAULT_RATE = 0.25;
 
 /** Four clusters, every second one pooled, to Ready; with `faults`, lease losses during provisioning. */
-async function fleet(faults?: { ports: (ports: Ports) => Ports; lease: { leading: boolean }; random: () => number }) {
+async function fleet(
+  lag: number,
+  faults?: { ports: (ports: Ports) => Ports; lease: { leading: boolean }; random: () => number },
+) {
   const sim = simulationWith(
     NAMES.map((name, i) => clusterObject(name, i % 2 === 1 ? { connectionPoolerEnabled: true } : {})),
-    faults ? { ports: faults.ports } : {},
+    { ...(faults ? { ports: faults.ports } : {}), watchLagMs: lag },
   );
   if (faults) {
     for (let i = 0; i < 40; i++) {
@@ -46,9 +55,9 @@ const announced = (sim: Simulation, name: string) =>
     .map((e) => e.reason)
     .sort();
 
-describe('random faults on every write, and lease losses', () => {
+describe.each(LAGS)('random faults on every write, and lease losses, watches %i ms late at most', (lag) => {
   it(`lose no event and repeat none, over ${SEEDS} seeds`, async () => {
-    const calm = await fleet();
+    const calm = await fleet(lag);
     const expected = NAMES.map((name) => `${name}: ${announced(calm, name).join(', ')}`);
     const total: InjectedFaults = { instead: 0, answerLost: 0, landsLate: 0, notLeader: 0 };
     const differing: string[] = [];
@@ -56,7 +65,7 @@ describe('random faults on every write, and lease losses', () => {
       const random = seededRandom(seed);
       const lease = { leading: true };
       const { ports, injected } = randomFaults(random, FAULT_RATE, lease);
-      const sim = await fleet({ ports, lease, random });
+      const sim = await fleet(lag, { ports, lease, random });
       const got = NAMES.map((name) => `${name}: ${announced(sim, name).join(', ')}`);
       differing.push(...got.filter((line, i) => line !== expected[i]).map((line) => `seed ${seed}: ${line}`));
       for (const key of Object.keys(total) as Array<keyof InjectedFaults>) total[key] += injected[key];

@@ -149,12 +149,15 @@ export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSin
 
   /**
    * Updates the stored cluster's finalizers as of the version the caller read (a stale caller conflicts,
-   * as on the real API); `edit` returns undefined when there is nothing to change.
+   * as on the real API); `edit` returns undefined when there is nothing to change. What to change is decided
+   * on the caller's view of the finalizers, as kubernetes/postgres-cluster.ts decides it: a caller whose view
+   * lags (a cache that has not caught up with the finalizer added) writes, and conflicts, rather than finding
+   * the live object already as it wants it.
    */
   const editFinalizers = (cluster: PostgresCluster, edit: (finalizers: string[]) => string[] | undefined) => {
     const { namespace, name } = cluster.metadata;
     const live = api.get<StoredObject>({ kind: 'PostgresCluster', namespace, name });
-    const finalizers = live && edit(live.metadata.finalizers ?? []);
+    const finalizers = live && edit(cluster.metadata.finalizers ?? []);
     if (!live || !finalizers) return undefined;
     live.metadata.finalizers = finalizers;
     live.metadata.resourceVersion = cluster.metadata.resourceVersion;

@@ -12,6 +12,7 @@
 import type { Clock } from '../../operator/core/ports.ts';
 import type { KubeObject } from '../../operator/domain/objects.ts';
 import type { ObjectSource, SourceEvent, WatchSources } from '../../operator/driver/sources.ts';
+import type { Timers } from '../../operator/driver/workqueue.ts';
 import {
   cachedFormOf,
   selectedBy,
@@ -41,6 +42,8 @@ export class MemoryObjectSource<T extends KubeObject> implements ObjectSource<T>
     private readonly api: MemoryApiServer,
     private readonly clock: Clock,
     private readonly shape: Shape<T>,
+    /** How a change reaches the cache: at once (the default), or later, in order (WatchLag). */
+    private readonly deliver: (observe: () => void) => void = (observe) => observe(),
   ) {
     this.resource = shape.resource;
   }
@@ -70,7 +73,7 @@ export class MemoryObjectSource<T extends KubeObject> implements ObjectSource<T>
   start(): void {
     if (this.unsubscribe) return;
     this.unsubscribe = this.api.onChange((change) => {
-      if (change.object.kind === this.shape.kind) this.observe(change.type, change.object);
+      if (change.object.kind === this.shape.kind) this.deliver(() => this.observe(change.type, change.object));
     });
     for (const object of this.api.list(this.shape.kind)) this.observe('added', object);
     this.synced = true;
@@ -115,16 +118,46 @@ export class MemoryObjectSource<T extends KubeObject> implements ObjectSource<T>
   }
 }
 
-/** The watch sources `pgfsm run` would have, shaped as it shapes them, over the in-memory API. */
-export function memoryWatchSources(api: MemoryApiServer, clock: Clock): WatchSources {
+/**
+ * A watch that delivers each change some time after the API stored it, as a real watch does (the API server's
+ * watch cache, the network, the informer's queue): a cache that lags behind what was just written is where
+ * a controller decides on a stale view. Changes of one kind keep their order, as one watch stream does; the
+ * kinds lag independently, as separate watches do.
+ */
+export interface WatchLag {
+  timers: Pick<Timers, 'setTimeout'>;
+  /** The lag of one change, in ms (drawn per change, e.g. from a seeded random source). */
+  delayMs: () => number;
+}
+
+/** `deliver` for one watch stream: each change after its lag, never before the change before it. */
+function lagging(lag: WatchLag, clock: Clock): (observe: () => void) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  return (observe) => {
+    const now = clock.now();
+    last = Math.max(last, now + lag.delayMs());
+    lag.timers.setTimeout(observe, last - now);
+  };
+}
+
+/**
+ * The watch sources `pgfsm run` would have, shaped as it shapes them, over the in-memory API; with `lag`,
+ * every change reaches them late (WatchLag), without it at once.
+ */
+export function memoryWatchSources(api: MemoryApiServer, clock: Clock, lag?: WatchLag): WatchSources {
   return watchSourcesFrom(
     <T extends KubeObject>(shape: WatchShape) =>
-      new MemoryObjectSource<T>(api, clock, {
-        kind: shape.resource.kind,
-        resource: shape.resource.plural,
-        transform: (object) => cachedFormOf(shape)(object) as T,
-        // The label selector the API server would apply, then the client's filter: as `pgfsm run` sees them.
-        filter: (object) => selectedBy(shape, object) && (shape.filter?.(object) ?? true),
-      }),
+      new MemoryObjectSource<T>(
+        api,
+        clock,
+        {
+          kind: shape.resource.kind,
+          resource: shape.resource.plural,
+          transform: (object) => cachedFormOf(shape)(object) as T,
+          // The label selector the API server would apply, then the client's filter: as `pgfsm run` sees them.
+          filter: (object) => selectedBy(shape, object) && (shape.filter?.(object) ?? true),
+        },
+        lag ? lagging(lag, clock) : undefined,
+      ),
   );
 }

@@ -22,7 +22,7 @@ import { type ProcessPasses, processPasses } from '../../operator/driver/passes.
 import { allSources, type WatchSources } from '../../operator/driver/sources.ts';
 import { MemoryApiServer } from '../memory/api-server.ts';
 import { ManualClock, MemoryEventSink, memoryPorts } from '../memory/ports.ts';
-import { memoryWatchSources } from '../memory/watch-sources.ts';
+import { memoryWatchSources, type WatchLag } from '../memory/watch-sources.ts';
 import { CnpgSimulator, defaultDelays, type SimulatorDelays } from './cnpg-simulator.ts';
 import { seededRandom, VirtualTimers } from './virtual-timers.ts';
 
@@ -48,6 +48,12 @@ export interface SimulationOptions {
   logs?: 'full' | number;
   /** Whether a pass follows its own writes (core/reconcile.ts, `followWrites`), as `pgfsm run`'s do: on by default. */
   followWrites?: boolean;
+  /**
+   * The most a watch event lags behind the write it reports, in ms of virtual time: each change reaches the
+   * operator's caches a seeded random 0..watchLagMs later, in order per kind (memory/watch-sources.ts,
+   * WatchLag). 0, the default: at once, as the in-memory API always did.
+   */
+  watchLagMs?: number;
 }
 
 const DEFAULT_LOG_ENTRIES = 1_000;
@@ -98,6 +104,7 @@ export class Simulation {
   private readonly onPass: SimulationOptions['onPass'];
   private readonly wrapPorts: (ports: Ports) => Ports;
   private readonly followWrites: boolean | undefined;
+  private readonly watchLag: WatchLag | undefined;
   private operator: OperatorProcess;
   /** Shut-down processes still finishing (a restart drains the old process like SIGTERM does). */
   private stopping: Promise<void>[] = [];
@@ -118,6 +125,9 @@ export class Simulation {
     this.onPass = options.onPass;
     this.wrapPorts = options.ports ?? ((ports) => ports);
     this.followWrites = options.followWrites;
+    const lagRandom = seededRandom((options.seed ?? 20261130) + 1);
+    const maxLag = options.watchLagMs ?? 0;
+    this.watchLag = maxLag > 0 ? { timers: this.timers, delayMs: () => lagRandom() * maxLag } : undefined;
     this.keepLogs = options.logs === 'full' ? Number.POSITIVE_INFINITY : (options.logs ?? DEFAULT_LOG_ENTRIES);
     this.closeGate();
     this.operator = this.startProcess();
@@ -190,7 +200,7 @@ export class Simulation {
   }
 
   private startProcess(): OperatorProcess {
-    const sources = memoryWatchSources(this.api, this.clock);
+    const sources = memoryWatchSources(this.api, this.clock, this.watchLag);
     // As startOperator does: a pass reads its world from this process's caches, and writes to the API.
     const ports = readingFromCaches(this.wrapPorts(memoryPorts(this.api, this.clock, this.events)), sources);
     const passes = processPasses(ports, this.settings, {
