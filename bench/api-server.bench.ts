@@ -501,17 +501,6 @@ async function runOnce(
       },
       60_000,
     );
-    // The floor's watches, open before the first create (with the bench's admin identity, so that the audit
-    // log's count of the operator's requests stays the operator's).
-    const floorWatch = extra === 'floor' ? await startFloorWatch(cp.url, floorAuthOf(admin), dir) : undefined;
-    if (floorWatch)
-      stops.push(() =>
-        floorWatch.stop().then(
-          () => undefined,
-          () => undefined,
-        ),
-      );
-    await sleep(1_000);
 
     // ---- warm-up: a batch to Ready and deleted, before anything is measured ----------------------------
     let warmUp: RunFigures['warmUp'];
@@ -560,6 +549,19 @@ async function runOnce(
           `${warmUp.cpuPerClusterMs.toFixed(1)} ms of operator CPU per cluster (cold), then deleted`,
       );
     }
+
+    // The floor's watches, open before the first measured create and after the warm-up, whose events would
+    // otherwise be counted as the window's (with the bench's admin identity, so that the audit log's count of the
+    // operator's requests stays the operator's).
+    const floorWatch = extra === 'floor' ? await startFloorWatch(cp.url, floorAuthOf(admin), dir) : undefined;
+    if (floorWatch)
+      stops.push(() =>
+        floorWatch.stop().then(
+          () => undefined,
+          () => undefined,
+        ),
+      );
+    await sleep(1_000);
 
     // ---- N clusters at once, to Ready ------------------------------------------------------------------
     const audit = new AuditLogReader(auditPath);
