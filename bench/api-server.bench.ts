@@ -55,7 +55,7 @@ import {
 } from '../src/tools/install/manifests.ts';
 import { CnpgSimulator, type SimulatorDelays } from '../src/tools/simulation/cnpg-simulator.ts';
 import { KubernetesSimulatorApi } from '../src/tools/simulation/kubernetes-api.ts';
-import { details, floorReport, profileReport, type RunFigures, SETTLE_MS, table } from './api-report.ts';
+import { details, floorReport, OPERATOR, profileReport, type RunFigures, SETTLE_MS, table } from './api-report.ts';
 import { type AuditEntry, AuditLogReader, countRequests } from './audit-log.ts';
 import { readProfile, splitProfile } from './cpu-profile.ts';
 import { deployedHeapBudgetMb } from './fleet.ts';
@@ -740,7 +740,7 @@ async function runOnce(
       apiServerCpuPerClusterMs: serverCpu / size,
       etcdCpuPerClusterMs: etcdCpu / size,
       cpuByProcessMs: {
-        'pgfsm run': cpu,
+        [OPERATOR]: cpu,
         ...controlPlaneUsed,
         'this process (simulator, creates, watch)': (benchCpu.user + benchCpu.system) / 1000,
       },
