@@ -138,8 +138,8 @@ export interface ApiBenchOptions {
 }
 
 /**
- * Twice the smallest fleet measured, so that even it meets compiled code. Not shown to be the least that does: the
- * last run's figures after it were 15.8, 14.9 and 17.0 ms per cluster at 100, 300 and 1,000 clusters.
+ * Twice the smallest fleet measured, so that even it meets compiled code. Not shown to be the least that does:
+ * bench/results.md has the figures after it beside the batch's own ("the warm-up batch, cold").
  */
 export const DEFAULT_WARM_UP = 200;
 

@@ -9,7 +9,8 @@
  * Writes its sections of bench/results.md (between `<!-- engine:… -->` and `<!-- fleet:… -->` markers).
  *
  * Flags: --engine-reps N (5), --engine-warmup-ms MS (2000), --engine-rep-ms MS (300), --fleet-sizes a,b,c
- * (1000,5000,10000), --fleet-reps N (3), --fleet-large-reps N (3; 1 makes a shorter run: one of 10,000 takes about half a minute on 2 cores),
+ * (1000,5000,10000), --fleet-reps N (3), --fleet-large-reps N (3; 1 makes a shorter run: one of 10,000 takes
+ * about half a minute on 2 cores),
  * every fleet run with the V8 heap budget deploy/manager/deployment.yaml gives the operator (NODE_OPTIONS),
  * --no-fleet-contrast to skip the one more run of the largest size without it, --no-engine, --no-fleet, --no-api, --no-results; the API server's own flags pass through.
  */

@@ -1,7 +1,6 @@
-import { cpus } from 'node:os';
 import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { floorReport, OPERATOR as OPERATOR_PROCESS, type RunFigures, table } from '../../../bench/api-report.ts';
+import { floorReport, type RunFigures } from '../../../bench/api-report.ts';
 import { floorAuditPolicy, floorAuthOf, floorWatches, replayRequests } from '../../../bench/floor.ts';
 import { WATCH_SHAPES } from '../../../src/operator/kubernetes/watch-sources.ts';
 
@@ -177,19 +176,5 @@ describe('the floor’s report', () => {
 
   it('is empty when no repetition ran beside the floor clients', () => {
     expect(floorReport([{ ...run(30, 400), floor: undefined } as RunFigures], [])).toBe('');
-  });
-});
-
-describe('the table: how soon the rest of the machine lets a fleet be Ready', () => {
-  it("divides every other process's CPU by the cores, leaving pgfsm's out", () => {
-    const run = {
-      size: 1000,
-      reactions: [],
-      cpuByProcessMs: { [OPERATOR_PROCESS]: 17_000, 'kube-apiserver': 110_000, etcd: 18_000 },
-    } as unknown as RunFigures;
-    const row = table([run], [1000])
-      .split('\n')
-      .find((l) => l.startsWith('| … soonest if pgfsm cost nothing |'));
-    expect(row).toContain(`| ${(128 / cpus().length).toFixed(1)} s |`);
   });
 });
