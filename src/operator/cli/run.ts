@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Settings } from '../domain/observation.ts';
+import type { Logger } from '../driver/logger.ts';
 import type { Leadership } from '../driver/sources.ts';
 import { parseNamespaceList } from '../kubernetes/multi-namespace.ts';
 import { duration, envOption as option, wholeNumber } from './arguments.ts';
@@ -75,6 +76,20 @@ export const settingsOf = (options: RunOptions): Settings => ({
 });
 
 /**
+ * Installs `pgfsm run`'s last resort for errors nothing handled (handleStrayErrors says why): the process
+ * carries on after a failure of the connection to the API server, the failures errors.ts calls transient (a
+ * reset, refused or aborted connection, a timeout), and exits on anything else.
+ */
+export async function installLastResort(log: Logger): Promise<void> {
+  const [{ handleStrayErrors }, { toPortError }, { isTransient }] = await Promise.all([
+    import('../driver/operator.ts'),
+    import('../kubernetes/errors.ts'),
+    import('../core/errors.ts'),
+  ]);
+  handleStrayErrors(log, (error) => isTransient(toPortError(error, { what: 'stray' }).errorClass));
+}
+
+/**
  * Builds the adapters and starts the operator; resolves once it runs (signals stop it). Everything is
  * imported here, not at the top, so that other pgfsm commands start without loading the client.
  */
@@ -96,6 +111,7 @@ export async function runOperator(options: RunOptions): Promise<void> {
     import('../driver/sources.ts'),
   ]);
   const log = createLogger({ level: options.logLevel });
+  await installLastResort(log);
   const kc = loadKubeConfig({
     ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
     ...(options.context ? { context: options.context } : {}),

@@ -21,7 +21,7 @@
  * busy ones (a watch) when their response ends. Proxied clusters (`proxy-url`) keep the library's own proxy
  * agent per request: those are subclasses we do not rebuild.
  */
-import { Agent as HttpAgent } from 'node:http';
+import { type ClientRequest, Agent as HttpAgent, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, type AgentOptions as HttpsAgentOptions } from 'node:https';
 import type { Cluster, KubeConfig, RequestContext } from '@kubernetes/client-node';
 
@@ -203,6 +203,38 @@ function reusePooledAgents(kc: KubeConfig, pool: ConnectionPool): void {
   if (typeof create !== 'function') return;
   library.createAgent = (cluster, options) =>
     (!cluster?.proxyUrl && pool.pooledFor(cluster?.server, options)) || create.call(kc, cluster, options);
+}
+
+/**
+ * Aborts `request` when `signal` aborts, as Node's own `signal` option of a request does, except once its
+ * response has arrived whole: that one is left to end (and drained if nobody reads it), so its connection goes
+ * back to the pool.
+ *
+ * Why not Node's option: it destroys the socket with an AbortError even then. A short answer that arrived in
+ * one read, such as a watch's in-band 410 (HTTP 200, one ERROR event, the end), is complete before its reader
+ * sees the event that makes the informer abort; the response's 'end', still to come, hands the kept-alive
+ * socket back to the agent and takes the request's 'error' listener off it, and the AbortError the socket
+ * emits a tick later has no listener left: the process dies (issue 28; Node 20 flags the gap in
+ * `responseKeepAlive`). A response still arriving is cut, as before: its socket is not given back until it
+ * ends, so the request's listener is still there to take the error. The request must be read (given a
+ * response callback): the listener added here would otherwise keep Node from draining an unread answer.
+ */
+export function abortOnSignal(request: ClientRequest, signal: AbortSignal): void {
+  let response: IncomingMessage | undefined;
+  request.once('response', (res: IncomingMessage) => {
+    response = res;
+  });
+  const abort = () => {
+    if (response?.complete) response.resume();
+    else request.destroy(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+  };
+  if (signal.aborted) {
+    abort();
+    return;
+  }
+  signal.addEventListener('abort', abort, { once: true });
+  // One controller outlives many requests (an informer's watches): each takes its listener off as it ends.
+  request.once('close', () => signal.removeEventListener('abort', abort));
 }
 
 /** The pool `withKeepAlive` installed on `kc`, if any. */

@@ -21,7 +21,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject } from '../domain/objects.ts';
 import type { ObjectSource, SourceEvent } from '../driver/sources.ts';
 import { readBody } from './body.ts';
-import { connectionPoolOf } from './connection.ts';
+import { abortOnSignal, connectionPoolOf } from './connection.ts';
 import { type ResourceType, resourcePath } from './resources.ts';
 
 /** The subset of a pino logger the informer writes to. */
@@ -98,6 +98,8 @@ export class Informer<T extends KubeObject> implements ObjectSource<T> {
   private phase: 'idle' | 'listing' | 'watching' | 'waiting' = 'idle';
   private resourceVersion = '';
   private failures = 0;
+  /** 410s answered in a row with no event delivered in between (see `expired`). */
+  private expiredInARow = 0;
   private watchStarted = 0;
   private abort: AbortController | undefined;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -292,10 +294,28 @@ export class Informer<T extends KubeObject> implements ObjectSource<T> {
     });
   }
 
-  /** 410 Gone: our resourceVersion is older than what the server keeps (compacted); only a relist helps. */
+  /**
+   * 410 Gone: our resourceVersion is older than what the server keeps (compacted); only a relist helps. The
+   * first at once; one that follows a relist whose watch delivered nothing waits as a failure does (backoff),
+   * so that a server or proxy answering every watch with 410 is not sent a list in a tight loop.
+   */
   private expired(): void {
     this.stats.expired++;
-    this.restart('resourceVersion expired');
+    if (this.expiredInARow++ === 0) {
+      this.restart('resourceVersion expired');
+      return;
+    }
+    if (!this.running) return;
+    this.session++;
+    this.abort?.abort();
+    this.phase = 'waiting';
+    const delay = Math.min(
+      jitter(this.options.backoffBaseMs * 2 ** (this.expiredInARow - 2)),
+      this.options.backoffMaxMs,
+    );
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.relistTimer);
+    this.retryTimer = setTimeout(() => void this.relist('resourceVersion expired again'), delay);
   }
 
   private onWatchEvent({ type, object }: WatchLine): void {
@@ -306,6 +326,7 @@ export class Informer<T extends KubeObject> implements ObjectSource<T> {
       return;
     }
     this.touch();
+    this.expiredInARow = 0;
     const version = object.metadata?.resourceVersion;
     if (version) this.resourceVersion = version;
     if (type === 'BOOKMARK') return;
@@ -408,8 +429,11 @@ export class Informer<T extends KubeObject> implements ObjectSource<T> {
     const accept = this.options.metadataOnly ? `application/json;as=${partialAs};${PARTIAL}` : 'application/json';
     const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
     return new Promise((resolve, reject) => {
-      const req = send(url, { ...options, method: 'GET', headers: { ...options.headers, accept }, signal }, resolve);
+      // Not Node's `signal` option: aborting a watch whose answer already came whole would crash the process
+      // (abortOnSignal says why).
+      const req = send(url, { ...options, method: 'GET', headers: { ...options.headers, accept } }, resolve);
       req.on('error', reject);
+      abortOnSignal(req, signal);
       req.end();
     });
   }

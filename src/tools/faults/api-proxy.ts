@@ -5,13 +5,19 @@
  * - while faults are on, it answers a share of the requests itself with 409, 429 (with Retry-After),
  *   500 or 503, or resets the connection before forwarding, or forwards and then resets instead of
  *   answering (the write happened, its response is lost), and it cuts watches mid-stream;
- * - during an outage, it answers every request to the paths it names with 503 (the Lease's, say).
+ * - during an outage, it answers every request to the paths it names with 503 (the Lease's, say);
+ * - with a watch lag, it holds each watch event back a random while, in order, as a busy API server does;
+ * - opt-in (expireWatchesInBand), it answers a share of the watches with an in-band 410 (issue 28).
  *
  * Hand-written because it must sit between one client and the API server and decide per request, which
  * no library here does; it is small, and it never rewrites a body.
  */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Agent, createServer, request, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Writable } from 'node:stream';
+import { seededRandom } from '../simulation/virtual-timers.ts';
 
 export type Fault = '409' | '429' | '500' | '503' | 'reset-before' | 'reset-after';
 
@@ -21,7 +27,7 @@ export interface ProxiedRequest {
   method: string;
   path: string;
   /** The status the client got, or the fault injected instead. */
-  outcome: number | Fault | 'watch-cut';
+  outcome: number | Fault | 'watch-cut' | 'in-band-410';
   at: number;
 }
 
@@ -33,6 +39,8 @@ export interface ApiProxyOptions {
   serving: { cert: Buffer; key: Buffer };
   /** A random source in [0, 1) for the faults; seeded in tests that must replay. */
   random?: () => number;
+  /** Each watch event reaches the client up to `maxMs` late; the same `seed` gives each watch the same lags. */
+  watchLag?: { maxMs: number; seed: number };
 }
 
 /** Hop-by-hop headers a proxy must not forward. */
@@ -59,6 +67,23 @@ function statusBody(code: number): string {
   });
 }
 
+/**
+ * What the API server's watch cache sends on a watch from a resourceVersion it no longer holds, before it
+ * ends the response: the 410 comes in the body of an HTTP 200, not as the status.
+ */
+const EXPIRED_EVENT = `${JSON.stringify({
+  type: 'ERROR',
+  object: {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message: 'injected fault: too old resource version',
+    reason: 'Expired',
+    code: 410,
+  },
+})}\n`;
+
 const isWatch = (url: string) => /[?&]watch=(true|1)\b/.test(url);
 
 export class ApiProxy {
@@ -66,15 +91,24 @@ export class ApiProxy {
   requests = 0;
   readonly log: ProxiedRequest[] = [];
   url = '';
+  /** Watch events the lag held back. */
+  laggedEvents = 0;
   /** Share of requests (not watches) answered with a fault while `faulty`. */
   private faultRate = 0;
   /** Requests whose path matches are all answered 503 (an outage of one resource), whatever the rate. */
   private outage: RegExp | undefined;
   private watchCutMs: [number, number] = [1000, 8000];
+  /** Share of watches answered with an in-band 410 (expireWatchesInBand), faults on or off. */
+  private inBandExpiryRate = 0;
+  /** Watches answered with an in-band 410 so far. */
+  inBandExpired = 0;
   private readonly server: Server;
   private readonly upstream: Agent;
   private readonly random: () => number;
   private readonly sockets = new Set<Socket>();
+  private readonly watchLag: { maxMs: number; seed: number } | undefined;
+  /** Watches opened so far per resource, so that a watch's lags do not depend on when the others opened. */
+  private readonly watchesOpened = new Map<string, number>();
   readonly injected: Record<Fault | 'watch-cut', number> = {
     '409': 0,
     '429': 0,
@@ -87,6 +121,7 @@ export class ApiProxy {
 
   constructor(options: ApiProxyOptions) {
     this.random = options.random ?? Math.random;
+    this.watchLag = options.watchLag;
     this.upstream = new Agent({ keepAlive: true, ca: options.targetCa });
     this.server = createServer({ ...options.serving, keepAliveTimeout: 90_000 }, (req, res) => {
       this.requests++;
@@ -96,6 +131,10 @@ export class ApiProxy {
       this.log.push(entry);
       const watch = isWatch(url);
       const down = this.outage?.test(url) === true;
+      if (watch && !down && this.inBandExpiryRate > 0 && this.random() < this.inBandExpiryRate) {
+        this.answerExpired(res, entry);
+        return;
+      }
       const fault = down
         ? '503'
         : !watch && this.faultRate > 0 && this.random() < this.faultRate
@@ -129,7 +168,8 @@ export class ApiProxy {
           }
           entry.outcome = answer.statusCode ?? 502;
           res.writeHead(answer.statusCode ?? 502, withoutHopByHop(answer.headers));
-          answer.pipe(res);
+          if (watch && answer.statusCode === 200 && this.watchLag) this.lagEvents(url, answer, res, this.watchLag);
+          else answer.pipe(res);
           answer.on('error', () => res.destroy());
           if (watch && this.faultRate > 0) this.cutLater(req.socket, entry);
         },
@@ -172,6 +212,15 @@ export class ApiProxy {
     this.outage = undefined;
   }
 
+  /**
+   * From now on `rate` of the watches (0: none) are answered by the proxy itself as the watch cache answers
+   * an expired resourceVersion: HTTP 200, one ERROR event with a 410 Expired Status, and the end, all in one
+   * write, so the client reads the answer whole, as it does behind a proxy that buffers short answers.
+   */
+  expireWatchesInBand(rate: number): void {
+    this.inBandExpiryRate = rate;
+  }
+
   get injectedTotal(): number {
     return Object.values(this.injected).reduce((a, b) => a + b, 0);
   }
@@ -181,6 +230,14 @@ export class ApiProxy {
     for (const socket of this.sockets) socket.destroy();
     this.server.close();
     this.upstream.destroy();
+  }
+
+  private answerExpired(res: ServerResponse, entry: ProxiedRequest): void {
+    this.inBandExpired++;
+    entry.outcome = 'in-band-410';
+    res.writeHead(200, { 'content-type': 'application/json' });
+    // end() corks the socket: the head, the chunk and the last chunk go out as one write (one TLS record).
+    res.end(EXPIRED_EVENT);
   }
 
   private pickFault(): Fault {
@@ -200,5 +257,86 @@ export class ApiProxy {
     );
     timer.unref();
     socket.once('close', () => clearTimeout(timer));
+  }
+
+  private lagEvents(
+    url: string,
+    answer: IncomingMessage,
+    res: ServerResponse,
+    lag: { maxMs: number; seed: number },
+  ): void {
+    const resource = url.split('?')[0] ?? url;
+    const opened = (this.watchesOpened.get(resource) ?? 0) + 1;
+    this.watchesOpened.set(resource, opened);
+    const seed = createHash('sha256').update(`${lag.seed} ${resource} ${opened}`).digest().readUInt32LE(0);
+    const events = new LaggedWatch(res, lag.maxMs, seededRandom(seed), () => this.laggedEvents++);
+    // Decoded as text, so that a character split across two chunks is not split in two.
+    answer.setEncoding('utf8');
+    answer.on('data', (text: string) => events.push(text));
+    answer.on('end', () => events.end());
+  }
+}
+
+/**
+ * One watch stream on its way to the client, each event (a line of JSON, wherever the chunks split or join
+ * them) held back by a random lag of up to `maxMs`, but never past the event before it: a watch falls
+ * behind, it never reorders.
+ */
+export class LaggedWatch {
+  private partial = '';
+  private readonly queue: Array<{ line: string; at: number }> = [];
+  private lastAt = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private upstreamEnded = false;
+
+  constructor(
+    private readonly out: Writable,
+    private readonly maxMs: number,
+    private readonly random: () => number,
+    private readonly onEvent: () => void = () => {},
+  ) {
+    // The client went away, or the watch was cut: what is still held back goes nowhere.
+    out.once('close', () => this.cancel());
+  }
+
+  /** More of the stream: its whole lines are queued, a trailing partial one waits for the rest. */
+  push(text: string): void {
+    const lines = (this.partial + text).split('\n');
+    this.partial = lines.pop() ?? '';
+    const now = Date.now();
+    for (const line of lines) {
+      this.lastAt = Math.max(this.lastAt, now + this.random() * this.maxMs);
+      this.queue.push({ line: `${line}\n`, at: this.lastAt });
+      this.onEvent();
+    }
+    if (!this.timer) this.release();
+  }
+
+  /** The upstream ended: the client still gets each held event at its time, then the end. */
+  end(): void {
+    if (this.partial) this.queue.push({ line: this.partial, at: this.lastAt });
+    this.partial = '';
+    this.upstreamEnded = true;
+    if (!this.timer) this.release();
+  }
+
+  private readonly release = (): void => {
+    this.timer = undefined;
+    if (this.out.destroyed || this.out.writableEnded) return;
+    const now = Date.now();
+    for (let head = this.queue[0]; head && head.at <= now; head = this.queue[0]) {
+      this.queue.shift();
+      this.out.write(head.line);
+    }
+    const next = this.queue[0];
+    if (next) this.timer = setTimeout(this.release, next.at - now);
+    else if (this.upstreamEnded) this.out.end();
+  };
+
+  private cancel(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.queue.length = 0;
+    this.partial = '';
   }
 }

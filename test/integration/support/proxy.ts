@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createPki } from '../../../src/tools/control-plane/certs.ts';
 import type { ControlPlane } from '../../../src/tools/control-plane/index.ts';
-import { ApiProxy } from '../../../src/tools/faults/api-proxy.ts';
+import { ApiProxy, type ApiProxyOptions } from '../../../src/tools/faults/api-proxy.ts';
 
 export interface ProxiedApi {
   proxy: ApiProxy;
@@ -18,10 +18,15 @@ export interface ProxiedApi {
   kubeConfigFile(token: string, name: string): string;
 }
 
-/** Starts a proxy to `cp` whose certificates live under `dir`. */
-export async function proxyTo(cp: ControlPlane, dir: string): Promise<ProxiedApi> {
+/** Starts a proxy to `cp` whose certificates live under `dir`; `options` seed its faults or lag its watches. */
+export async function proxyTo(
+  cp: ControlPlane,
+  dir: string,
+  options: Pick<ApiProxyOptions, 'random' | 'watchLag'> = {},
+): Promise<ProxiedApi> {
   const pki = await createPki(join(dir, 'pki'));
   const proxy = new ApiProxy({
+    ...options,
     target: cp.url,
     targetCa: Buffer.from(cp.kubeConfig.getCurrentCluster()?.caData ?? '', 'base64'),
     serving: { cert: readFileSync(pki.serverCert), key: readFileSync(pki.serverKey) },
