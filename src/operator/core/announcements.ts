@@ -72,11 +72,25 @@ const normalised = (status: PostgresClusterStatus | undefined): PostgresClusterS
 export const notIn = (extra: readonly KubeEvent[], own: readonly KubeEvent[]): KubeEvent[] =>
   extra.filter((e) => !own.some((o) => o.reason === e.reason && o.message === e.message));
 
+/** Events of one object that the sink could not send; `triesSinceGone` counts the passes that found it gone. */
+interface Unsent {
+  regarding: PostgresCluster;
+  events: KubeEvent[];
+  triesSinceGone?: number;
+}
+
+/**
+ * How many passes try to send the Events of an object that is gone (the last of a deletion's, such as
+ * `CleanupComplete`), each after the queue's backoff, before they are dropped: an Event refused once or
+ * twice in a row is ordinary, one that keeps failing must not hold its key in the queue for ever.
+ */
+export const GONE_EVENT_TRIES = 10;
+
 export class Announcements {
   /** By cluster key, least recently held first (every hold re-inserts). */
   private readonly held = new Map<string, Held>();
   /** Events decided and stored but not sent, by cluster key. */
-  private readonly unsent = new Map<string, { regarding: PostgresCluster; events: KubeEvent[] }>();
+  private readonly unsent = new Map<string, Unsent>();
   /** The version of each object whose status write the API server refused, announced instead, by cluster key. */
   private readonly refused = new Map<string, { uid: string | undefined; resourceVersion: string | undefined }>();
 
@@ -125,8 +139,11 @@ export class Announcements {
     };
     // A pass that failed from the same stored status as the ones before it went on from theirs.
     const entry = this.held.get(key);
-    const earlier =
+    let earlier =
       entry && entry.uid === cluster.metadata.uid && isDeepStrictEqual(entry.from, from) ? entry.attempts : [];
+    // The same status tried again (a pass that conflicted on a cache still behind) replaces the attempt
+    // before it, whose announcements it took over: repeats must not push the first attempt out of the bound.
+    if (isDeepStrictEqual(earlier.at(-1)?.status, attempt.status)) earlier = earlier.slice(0, -1);
     this.remember(this.held, key, {
       uid: cluster.metadata.uid,
       from,
@@ -179,12 +196,29 @@ export class Announcements {
    * are about as it was last seen, to send once more: an Event may outlive what it is about, and the
    * last pass of a deletion (which removes the finalizer) has no next pass to leave them to.
    */
-  gone(key: ClusterKey): { regarding: PostgresCluster; events: KubeEvent[] } | undefined {
+  gone(key: ClusterKey): Unsent | undefined {
     this.held.delete(keyString(key));
     this.refused.delete(keyString(key));
     const entry = this.unsent.get(keyString(key));
     this.unsent.delete(keyString(key));
     return entry;
+  }
+
+  /**
+   * The Events of a gone object that a pass could not send (`gone` handed them over): kept for the next pass
+   * of its key, unless they have been tried GONE_EVENT_TRIES times. Answers whether they are kept.
+   */
+  keepUnsentOfGone(entry: Unsent, events: readonly KubeEvent[], counted = true): boolean {
+    const tries = (entry.triesSinceGone ?? 0) + (counted ? 1 : 0);
+    if (events.length === 0 || tries >= GONE_EVENT_TRIES) return false;
+    const key = keyString(entry.regarding.metadata);
+    this.remember(this.unsent, key, { regarding: entry.regarding, events: [...events], triesSinceGone: tries });
+    return true;
+  }
+
+  /** The keys of the objects with Events still to send, gone ones included. */
+  unsentKeys(): string[] {
+    return [...this.unsent.keys()];
   }
 
   /**

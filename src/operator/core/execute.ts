@@ -1,6 +1,9 @@
 /** Executes the writes the machine asked for, in order, through the ports. */
 import { isDeepStrictEqual } from 'node:util';
 import type { OwnerReference, PostgresCluster } from '../api/schema.ts';
+import { cnpgDrift } from '../domain/components/cluster.ts';
+import { configMapDrift } from '../domain/components/configmap.ts';
+import { poolerDrift } from '../domain/components/pooler.ts';
 import { type Effect, type KubeEvent, type Write, warning } from '../domain/effects.ts';
 import {
   type CnpgCluster,
@@ -121,7 +124,8 @@ async function readBack(cachedOrDirect: Ports, effect: Write): Promise<boolean |
       }
       case 'apply': {
         const ref = refOf(effect.object);
-        return holds(await childPort(ports, ref).get(ref), effect.object);
+        const read = await childPort(ports, ref).get(ref);
+        return holds(read, effect.object) && driftLeft(effect, read).length === 0;
       }
       case 'setOwner': {
         const object = await childPort(ports, effect.ref).get(effect.ref);
@@ -132,6 +136,25 @@ async function readBack(cachedOrDirect: Ports, effect: Write): Promise<boolean |
     }
   } catch {
     return 'unknown';
+  }
+}
+
+/**
+ * What the next pass would still judge drifted on an object read back after an apply: a field or key the apply
+ * was to remove (a parameter no longer set, the poolers' endpoints once the pooler is off) is still there
+ * when the apply did not land, which `holds` cannot see, since it lets others add what they like.
+ */
+function driftLeft(effect: Extract<Write, { type: 'apply' }>, read: KubeObject | undefined): string[] {
+  if (!read) return [];
+  switch (effect.component) {
+    case 'cluster':
+      return cnpgDrift(read as CnpgCluster, effect.object as CnpgCluster);
+    case 'pooler':
+      return poolerDrift(read as Pooler, effect.object as Pooler);
+    case 'configMap':
+      return configMapDrift(read as ConfigMap, effect.object as ConfigMap);
+    default:
+      return [];
   }
 }
 

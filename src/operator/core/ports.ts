@@ -41,12 +41,16 @@ export interface ClassPort {
   get(name: string): Promise<PostgresClusterClass | undefined>;
 }
 
-/** Operations every child kind supports. */
+/**
+ * Operations every child kind supports. An owner write answers the object as stored after it (or as it was,
+ * when nothing needed to change), when the adapter knows it: a cache-reading port serves it to the next pass
+ * until its watch has caught up (driver/own-writes.ts).
+ */
 export interface ChildPort<T extends KubeObject> {
   get(ref: ObjectRef): Promise<T | undefined>;
   delete(ref: ObjectRef): Promise<void>;
-  setOwner(ref: ObjectRef, owner: OwnerReference): Promise<void>;
-  releaseOwner(ref: ObjectRef, ownerUid: string): Promise<void>;
+  setOwner(ref: ObjectRef, owner: OwnerReference): Promise<T | undefined>;
+  releaseOwner(ref: ObjectRef, ownerUid: string): Promise<T | undefined>;
 }
 
 /**
@@ -68,15 +72,19 @@ export interface SecretPort extends ChildPort<SecretView> {
  */
 export type Seen = KubeObject | undefined;
 
-/** The CNPG Cluster. `part` names the field manager: the cluster spec and the roles are applied apart. */
+/**
+ * The CNPG Cluster. `part` names the field manager: the cluster spec and the roles are applied apart. An
+ * apply answers the object as stored, when the adapter knows it (as for the owner writes).
+ */
 export interface CnpgClusterPort extends ChildPort<CnpgCluster> {
-  apply(object: CnpgCluster, part: 'cluster' | 'managedRoles', seen?: Seen): Promise<void>;
+  apply(object: CnpgCluster, part: 'cluster' | 'managedRoles', seen?: Seen): Promise<CnpgCluster | undefined>;
 }
 
 export interface PoolerPort extends ChildPort<Pooler> {
   /** The pooler with the ready replicas of its Deployment. */
   view(ref: ObjectRef): Promise<PoolerView | undefined>;
-  apply(object: Pooler, seen?: Seen): Promise<void>;
+  /** Answers the Pooler as stored, when the adapter knows it. */
+  apply(object: Pooler, seen?: Seen): Promise<Pooler | undefined>;
 }
 
 /** An apply answers the ConfigMap as the API server stored it, when the adapter knows it. */

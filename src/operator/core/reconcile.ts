@@ -85,6 +85,11 @@ export interface ReconcileOutcome {
    * of the pass was taken on each, so their watch events tell it nothing new. Absent when there are none.
    */
   followed?: ObjectVersion[];
+  /**
+   * The version the status write left the cluster at (its answer's resourceVersion), when the pass wrote one:
+   * the watch event of that version shows the status this pass decided on, and wakes nothing (driver/echoes.ts).
+   */
+  statusVersion?: string;
 }
 
 export interface UnsentEvent {
@@ -310,10 +315,15 @@ function saidBySteps(
  * Sends `events` in order. The sink has retried each already: one it could not send must not fail the
  * pass nor repeat its writes, so it is reported as not sent (the driver logs it), not as an event.
  */
-async function send(ports: Ports, regarding: PostgresCluster, events: KubeEvent[]) {
+async function send(ports: Ports, regarding: PostgresCluster, events: KubeEvent[], inOrder = false) {
   const sent: KubeEvent[] = [];
   const unsent: UnsentEvent[] = [];
   for (const event of events) {
+    // In order: nothing overtakes an Event that failed (it and the rest are tried again together).
+    if (inOrder && unsent.length > 0) {
+      unsent.push({ event, error: unsent[0]?.error });
+      continue;
+    }
     try {
       await ports.events.emit(regarding, event);
       sent.push(event);
@@ -346,10 +356,21 @@ export async function reconcile(
     if (!cluster) {
       const leftover = announcements?.gone(key);
       // An Event may outlive what it is about, and the last pass of a deletion (the finalizer removed) has
-      // no next pass to leave unsent ones to: one last try, then they are dropped (logged as not sent by
-      // the pass that failed them first).
-      const { sent } = leftover ? await send(ports, leftover.regarding, leftover.events) : { sent: [] };
-      return outcome({ found: false, requeue: { kind: 'none' }, events: sent });
+      // no next pass of the object to leave unsent ones to: they are tried again, by passes of its key after
+      // the queue's backoff, a few times (announcements.ts, GONE_EVENT_TRIES), then dropped (logged as not
+      // sent by the pass that failed them first). One refusal must not lose a deletion's CleanupComplete.
+      if (!leftover) return outcome({ found: false, requeue: { kind: 'none' } });
+      const { sent, unsent } = await send(ports, leftover.regarding, leftover.events, true);
+      const failed = unsent.map((u) => u.event);
+      // Refused as not leading: no try is spent, and this replica's next term enqueues the key (driver/operator.ts).
+      const notLeading = unsent.some((u) => isNotLeader(u.error));
+      const again = announcements?.keepUnsentOfGone(leftover, failed, !notLeading) ?? false;
+      return outcome({
+        found: false,
+        requeue: again && !notLeading ? { kind: 'transient', error: unsent[0]?.error } : { kind: 'none' },
+        events: sent,
+        ...(unsent.length > 0 ? { unsent } : {}),
+      });
     }
     stored = cluster;
     // The pass before this one computed a status from this same stored status but could not store it:
@@ -437,6 +458,7 @@ export async function reconcile(
       : undefined;
 
   let statusWritten = false;
+  let statusVersion: string | undefined;
   let statusFailed = false;
   /** The API server's refusal of the status at admission: the same object will be refused again. */
   let statusRefusal: unknown;
@@ -461,8 +483,9 @@ export async function reconcile(
         // Conditional on the version the pass read, moved on only by its own finalizer writes, so a pass
         // decided on an old view conflicts. The patch is computed against the status as stored (not a
         // handed-over one), which that condition guarantees is the one it applies to.
-        await ports.clusters.writeStatus({ ...execution.cluster, status: stored.status }, status);
+        const written = await ports.clusters.writeStatus({ ...execution.cluster, status: stored.status }, status);
         statusWritten = true;
+        statusVersion = written?.metadata.resourceVersion;
       } catch (error) {
         errors.push(error);
         statusFailed = true;
@@ -565,5 +588,6 @@ export async function reconcile(
     ...(deliver ? { handedOver: true as const } : {}),
     ...(unsent.length > 0 ? { unsent } : {}),
     ...(followed.length > 0 ? { followed } : {}),
+    ...(statusVersion !== undefined ? { statusVersion } : {}),
   });
 }

@@ -14,21 +14,30 @@
  *   it saw absent, on its still being absent (the write creates it or conflicts); owner patches are
  *   conditional on the version the adapter reads, and a Secret is created (never applied): a stale child
  *   conflicts, it is never overwritten.
- * - A pass reads the cluster as its own last status write left it while the watch has not delivered that
- *   write yet (OwnWrites below), as client-go's MutationCache does: the next pass, woken by a child the
- *   last one wrote, would otherwise start from the version before and have its status write conflict.
- * - A child this process created is not read as absent while the watch has not delivered it (ExpectedInCache
- *   below): the pass ends in a conflict instead and runs again once the cache shows it.
+ * - A pass reads every object as this process's own last write left it — the cluster's status and
+ *   finalizers, a child applied, created or given an owner, a child deleted (read as absent) — while the
+ *   watch has not delivered that write yet (own-writes.ts), as client-go's MutationCache does. Deciding on
+ *   the version before would repeat the write and its announcement (roles applied again, a Pooler deleted
+ *   again), or have the status write conflict. A child that a read of the API (the read-back after a lost
+ *   answer) found is served the same way.
  * - What the caches keep as metadata only (Secrets, ConfigMaps) has its content — a Secret's key names,
  *   a ConfigMap's data — read by one GET each time its resourceVersion moves, and remembered under it.
  *   The cache says whether the object exists and which version it is; a version is immutable, so the
  *   content remembered under it is exact.
  */
-import { performance } from 'node:perf_hooks';
 import type { OwnerReference, PostgresCluster } from '../api/schema.ts';
-import { PortError } from '../core/errors.ts';
+import { classOf } from '../core/errors.ts';
 import type { ChildPort, ClusterKey, Ports, Seen } from '../core/ports.ts';
-import type { CnpgCluster, KubeObject, ObjectRef, Pooler, PoolerView } from '../domain/objects.ts';
+import type {
+  CnpgCluster,
+  ConfigMap,
+  KubeObject,
+  ObjectRef,
+  Pooler,
+  PoolerView,
+  SecretView,
+} from '../domain/objects.ts';
+import { OwnWrites } from './own-writes.ts';
 import type { ObjectSource, WatchSources } from './sources.ts';
 
 /**
@@ -51,109 +60,6 @@ function copy<T>(value: T): T {
   return out as T;
 }
 
-/** A resourceVersion as the number it is on etcd, or undefined when it is not one (then it is never compared). */
-const revision = (version: string | undefined) => (version && /^[0-9]+$/.test(version) ? BigInt(version) : undefined);
-
-/**
- * The PostgresClusters as this process's own status writes left them, kept only until the cache holds
- * that version or a later one. Versions are compared as the etcd revisions they are, as client-go's
- * MutationCache does; one that is not a number is never taken over the cache.
- */
-class OwnWrites {
-  private readonly objects = new Map<string, PostgresCluster>();
-
-  constructor(private readonly source: ObjectSource) {
-    source.on((event) => {
-      const key = keyOf(event.object.metadata.namespace ?? '', event.object.metadata.name);
-      const mine = this.objects.get(key);
-      if (mine && (event.type === 'delete' || !ahead(mine, event.object))) this.objects.delete(key);
-    });
-  }
-
-  written(object: PostgresCluster | undefined): void {
-    if (!object) return;
-    // The watch may have delivered the write before its answer came: then nothing is kept (nor left behind).
-    const namespace = object.metadata.namespace ?? '';
-    const seen = this.source.get(namespace, object.metadata.name);
-    if (seen ? !ahead(object, seen) : revision(object.metadata.resourceVersion) === undefined) return;
-    this.objects.set(keyOf(namespace, object.metadata.name), object);
-  }
-
-  /** `cached`, or this process's own later write of the same object when the cache is behind it. */
-  newest(cached: PostgresCluster | undefined): PostgresCluster | undefined {
-    if (!cached) return undefined;
-    const key = keyOf(cached.metadata.namespace ?? '', cached.metadata.name);
-    const mine = this.objects.get(key);
-    if (!mine) return cached;
-    if (mine.metadata.uid === cached.metadata.uid && ahead(mine, cached)) return mine;
-    this.objects.delete(key);
-    return cached;
-  }
-}
-
-/** Whether `mine` is at a later revision than `seen`; never when either version is not a number. */
-function ahead(mine: KubeObject, seen: KubeObject): boolean {
-  const written = revision(mine.metadata.resourceVersion);
-  const cached = revision(seen.metadata.resourceVersion);
-  return written !== undefined && cached !== undefined && written > cached;
-}
-
-/** How long a creation is expected in the cache before it is given up on (a watch that never delivers it). */
-export const EXPECTED_CREATION_MS = 30_000;
-
-/**
- * The children of one kind that this process created and its cache does not show yet, as the "expectations"
- * of kube-controller-manager's controllers. A pass that would read one as absent fails with a conflict
- * instead, and runs again when the watch delivers the object (its event wakes the cluster). Deciding on the
- * older view would create it again: the create-only apply conflicts, and should that answer be lost on the
- * way, the read-back after a lost answer (core/execute.ts) finds the earlier pass's object and counts the
- * write as its own, announcing a second creation (seen under the fault proxy). A creation whose own answer
- * was lost is expected too once that read-back has found it. An entry goes as soon as the cache has any
- * event of the object, or after EXPECTED_CREATION_MS; only objects not yet cached are kept. The children's
- * caches keep every object of their kind (no selector), so each expected one does arrive.
- */
-class ExpectedInCache {
-  private readonly expected = new Map<string, number>();
-
-  constructor(
-    private readonly source: ObjectSource,
-    private readonly kind: string,
-  ) {
-    source.on((event) => {
-      if (this.expected.size > 0)
-        this.expected.delete(keyOf(event.object.metadata.namespace ?? '', event.object.metadata.name));
-    });
-  }
-
-  /** `object` exists: this process's write created it (answered), or a read of the API just found it. */
-  exists(object: KubeObject | undefined): void {
-    const namespace = object?.metadata.namespace ?? '';
-    const name = object?.metadata.name;
-    if (!name || this.source.get(namespace, name)) return;
-    this.expected.set(keyOf(namespace, name), performance.now() + EXPECTED_CREATION_MS);
-  }
-
-  /**
-   * The cached object; absent only when the cache is not known to lag behind: a child known to exist that
-   * the cache lacks throws a conflict.
-   */
-  get<T extends KubeObject>(ref: ObjectRef): T | undefined {
-    const cached = this.source.get(ref.namespace, ref.name) as T | undefined;
-    if (cached || this.expected.size === 0) return cached;
-    const key = keyOf(ref.namespace, ref.name);
-    const until = this.expected.get(key);
-    if (until === undefined) return undefined;
-    if (performance.now() >= until) {
-      this.expected.delete(key);
-      return undefined;
-    }
-    throw new PortError(
-      'conflict',
-      `${this.kind} ${ref.namespace}/${ref.name} exists (this operator wrote or read it) but is not in its cache yet`,
-    );
-  }
-}
-
 /**
  * Content that only a GET can give, remembered per object under the resourceVersion it was read at.
  * Entries go when the object leaves the cache, so memory follows what exists.
@@ -162,7 +68,7 @@ class ContentByVersion<T extends KubeObject> {
   private readonly read = new Map<string, T>();
 
   constructor(
-    private readonly source: ObjectSource,
+    source: ObjectSource,
     private readonly fetch: (ref: ObjectRef) => Promise<T | undefined>,
   ) {
     source.on((event) => {
@@ -177,12 +83,12 @@ class ContentByVersion<T extends KubeObject> {
       this.read.set(keyOf(object.metadata.namespace ?? '', object.metadata.name), object);
   }
 
-  async get(ref: ObjectRef): Promise<T | undefined> {
-    const cached = this.source.get(ref.namespace, ref.name);
-    if (!cached) return undefined;
+  /** The content of `shown`, the object as the cache (or this process's own write of it) shows it. */
+  async get(ref: ObjectRef, shown: KubeObject | undefined): Promise<T | undefined> {
+    if (!shown) return undefined;
     const key = keyOf(ref.namespace, ref.name);
     const known = this.read.get(key);
-    if (known && known.metadata.resourceVersion === cached.metadata.resourceVersion) return copy(known);
+    if (known && known.metadata.resourceVersion === shown.metadata.resourceVersion) return copy(known);
     const fresh = await this.fetch(ref);
     if (fresh) this.read.set(key, fresh);
     else this.read.delete(key);
@@ -225,8 +131,12 @@ class Sightings {
     }
   }
 
-  note(_ref: ObjectRef, object: KubeObject | undefined): void {
-    if (!object) return;
+  /** What the pass saw of `ref`: the object, or nothing (then an apply creates it only if still absent). */
+  note(ref: ObjectRef, object: KubeObject | undefined): void {
+    if (!object) {
+      if (this.seen.size > 0) this.seen.delete([ref.kind, ref.namespace, ref.name].join('/'));
+      return;
+    }
     const { resourceVersion, ownerReferences } = object.metadata;
     this.seen.set(this.keyOf(object), { resourceVersion, ownerReferences });
   }
@@ -262,27 +172,35 @@ const readyReplicasOf = (deployment: KubeObject | undefined): number => {
 /** `ports` with every read a pass makes served from `sources` (see the module comment for the exceptions). */
 export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
   const sightings = new Sightings([sources.cnpgClusters, sources.poolers, sources.configMaps]);
-  const expected = {
-    cnpgClusters: new ExpectedInCache(sources.cnpgClusters, 'Cluster'),
-    poolers: new ExpectedInCache(sources.poolers, 'Pooler'),
-    configMaps: new ExpectedInCache(sources.configMaps, 'ConfigMap'),
-    secrets: new ExpectedInCache(sources.secrets, 'Secret'),
+  const own = {
+    clusters: new OwnWrites<PostgresCluster>(sources.clusters),
+    cnpgClusters: new OwnWrites<CnpgCluster>(sources.cnpgClusters),
+    poolers: new OwnWrites<Pooler>(sources.poolers),
+    configMaps: new OwnWrites<ConfigMap>(sources.configMaps),
+    secrets: new OwnWrites<SecretView>(sources.secrets),
+  };
+  /** A child as the pass sees it — the cache, or this process's own newer write of it — noted for the apply. */
+  const shown = <T extends KubeObject>(writes: OwnWrites<T>, ref: ObjectRef): T | undefined => {
+    const object = writes.get(ref.namespace, ref.name);
+    sightings.note(ref, object);
+    return object;
   };
   const cached =
-    <T extends KubeObject>(cache: ExpectedInCache) =>
+    <T extends KubeObject>(writes: OwnWrites<T>) =>
     async (ref: ObjectRef): Promise<T | undefined> => {
-      const object = cache.get<T>(ref);
-      sightings.note(ref, object);
+      const object = shown(writes, ref);
       return object && copy(object);
     };
-  /** An apply as the pass saw the object: one it saw absent creates it, which the cache is then expected to show. */
-  const applied = async <T>(object: KubeObject, creations: ExpectedInCache, apply: (seen: Seen) => Promise<T>) => {
-    const seen = sightings.take(object);
-    const answer = await apply(seen);
-    if (!seen) creations.exists(object);
+  /** An apply decided on what the pass saw; its answer is what the next pass reads until the watch delivers it. */
+  const applied = async <T extends KubeObject>(
+    object: KubeObject,
+    writes: OwnWrites<T>,
+    apply: (seen: Seen) => Promise<T | undefined>,
+  ) => {
+    const answer = await apply(sightings.take(object));
+    writes.written(answer);
     return answer;
   };
-  const ownWrites = new OwnWrites(sources.clusters);
   /**
    * A finalizer write answered with the version it led to: the cluster at that version is the one the write was
    * conditional on with only its finalizers changed, so it is known exactly and kept as an own write until the
@@ -297,27 +215,48 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     edit: (finalizers: string[]) => string[],
   ): string | undefined => {
     const { namespace = '', name } = cluster.metadata;
-    const read = ownWrites.newest(sources.clusters.get(namespace, name) as PostgresCluster | undefined);
+    const read = own.clusters.get(namespace, name);
     if (version !== undefined && read && read.metadata.resourceVersion === cluster.metadata.resourceVersion) {
       const finalizers = edit(read.metadata.finalizers ?? []);
-      ownWrites.written({ ...read, metadata: { ...read.metadata, finalizers, resourceVersion: version } });
+      own.clusters.written({ ...read, metadata: { ...read.metadata, finalizers, resourceVersion: version } });
     }
     return version;
   };
+  const readAfterConflict = async (cluster: PostgresCluster) => {
+    const { namespace = '', name } = cluster.metadata;
+    try {
+      own.clusters.written(await ports.clusters.get({ namespace, name }));
+    } catch {
+      // The next pass reads the cache as it is: only its status write conflicts again.
+    }
+  };
   const secretContent = new ContentByVersion(sources.secrets, (ref) => ports.secrets.get(ref));
   const configMapContent = new ContentByVersion(sources.configMaps, (ref) => ports.configMaps.get(ref));
-  const cachedPooler = cached<Pooler>(expected.poolers);
+  /** Secrets and ConfigMaps are cached as metadata: an answer also says their content at its version. */
+  const withContent =
+    <T extends KubeObject>(writes: OwnWrites<T>, content: ContentByVersion<T>) =>
+    (object: T | undefined) => {
+      writes.written(object);
+      content.written(object);
+    };
+  const secretWritten = withContent(own.secrets, secretContent);
+  const configMapWritten = withContent(own.configMaps, configMapContent);
+  const cachedPooler = cached(own.poolers);
 
   const direct = ports.direct ?? ports;
-  /** A read of the API (the read-back after a lost answer) that finds a child: the cache is expected to show it. */
-  const expecting = <P extends { get(ref: ObjectRef): Promise<KubeObject | undefined> }>(
+  /**
+   * A read of the API (the read-back after a lost answer) says what the object is now: served to the next
+   * pass like an own write until the watch delivers it, so a creation whose answer was lost is not read as
+   * absent and made again.
+   */
+  const remembering = <P extends { get(ref: ObjectRef): Promise<KubeObject | undefined> }>(
     port: P,
-    creations: ExpectedInCache,
+    remember: (object: Awaited<ReturnType<P['get']>>) => void,
   ): P =>
     Object.assign(Object.create(port) as P, {
       get: async (ref: ObjectRef) => {
-        const object = await port.get(ref);
-        creations.exists(object);
+        const object = (await port.get(ref)) as Awaited<ReturnType<P['get']>>;
+        remember(object);
         return object;
       },
     });
@@ -326,10 +265,10 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     ...ports,
     direct: {
       ...direct,
-      secrets: expecting(direct.secrets, expected.secrets),
-      cnpgClusters: expecting(direct.cnpgClusters, expected.cnpgClusters),
-      poolers: expecting(direct.poolers, expected.poolers),
-      configMaps: expecting(direct.configMaps, expected.configMaps),
+      secrets: remembering(direct.secrets, secretWritten),
+      cnpgClusters: remembering(direct.cnpgClusters, (o) => own.cnpgClusters.written(o)),
+      poolers: remembering(direct.poolers, (o) => own.poolers.written(o)),
+      configMaps: remembering(direct.configMaps, configMapWritten),
     },
     clusters: {
       addFinalizer: async (cluster, finalizer) =>
@@ -339,12 +278,22 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
           f.filter((x) => x !== finalizer),
         ),
       async writeStatus(cluster, status) {
-        const written = await ports.clusters.writeStatus(cluster, status);
-        ownWrites.written(written);
-        return written;
+        try {
+          const written = await ports.clusters.writeStatus(cluster, status);
+          own.clusters.written(written);
+          return written;
+        } catch (error) {
+          // A conflict says the cache is behind this cluster (a write whose answer was lost may have landed):
+          // read it now, so that the next pass starts from the version that won instead of conflicting
+          // again on every pass until the watch delivers it.
+          if (classOf(error) === 'conflict') await readAfterConflict(cluster);
+          throw error;
+        }
       },
       async get(key: ClusterKey) {
-        const cluster = ownWrites.newest(sources.clusters.get(key.namespace, key.name) as PostgresCluster | undefined);
+        // Only over a cluster the cache holds: one it does not is deleted, or not yet this process's to see.
+        if (!sources.clusters.get(key.namespace, key.name)) return undefined;
+        const cluster = own.clusters.get(key.namespace, key.name);
         if (!cluster) return undefined;
         return cluster.metadata.deletionTimestamp ? ports.clusters.get(key) : copy(cluster);
       },
@@ -361,28 +310,23 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
       },
     },
     secrets: {
-      ...writesOf(ports.secrets),
-      get: async (ref) => {
-        // Only for its refusal while the cache lags behind a Secret known to exist: the content is read below.
-        expected.secrets.get(ref);
-        return secretContent.get(ref);
-      },
+      ...writesOf(ports.secrets, own.secrets, secretWritten),
+      get: async (ref) => secretContent.get(ref, own.secrets.get(ref.namespace, ref.name)),
       create: async (template) => {
         const secret = await ports.secrets.create(template);
-        secretContent.written(secret);
-        expected.secrets.exists(secret ?? { apiVersion: 'v1', kind: 'Secret', metadata: template.ref });
+        secretWritten(secret);
         return secret;
       },
     },
     cnpgClusters: {
-      ...writesOf(ports.cnpgClusters),
-      get: cached<CnpgCluster>(expected.cnpgClusters),
+      ...writesOf(ports.cnpgClusters, own.cnpgClusters, (o) => own.cnpgClusters.written(o)),
+      get: cached(own.cnpgClusters),
       apply: (object, part) =>
-        applied(object, expected.cnpgClusters, (seen) => ports.cnpgClusters.apply(object, part, seen)),
+        applied(object, own.cnpgClusters, (seen) => ports.cnpgClusters.apply(object, part, seen)),
     },
     poolers: {
-      ...writesOf(ports.poolers),
-      apply: (object) => applied(object, expected.poolers, (seen) => ports.poolers.apply(object, seen)),
+      ...writesOf(ports.poolers, own.poolers, (o) => own.poolers.written(o)),
+      apply: (object) => applied(object, own.poolers, (seen) => ports.poolers.apply(object, seen)),
       get: cachedPooler,
       async view(ref: ObjectRef): Promise<PoolerView | undefined> {
         const pooler = await cachedPooler(ref);
@@ -392,13 +336,10 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
       },
     },
     configMaps: {
-      ...writesOf(ports.configMaps),
-      get: async (ref) => {
-        sightings.note(ref, expected.configMaps.get(ref));
-        return configMapContent.get(ref);
-      },
+      ...writesOf(ports.configMaps, own.configMaps, configMapWritten),
+      get: async (ref) => configMapContent.get(ref, shown(own.configMaps, ref)),
       apply: async (object) => {
-        const answer = await applied(object, expected.configMaps, (seen) => ports.configMaps.apply(object, seen));
+        const answer = await applied(object, own.configMaps, (seen) => ports.configMaps.apply(object, seen));
         configMapContent.written(answer);
         return answer;
       },
@@ -406,11 +347,29 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
   };
 }
 
-/** The writes of a child port, unchanged (the adapters are classes: their methods stay bound to them). */
-function writesOf(port: ChildPort<KubeObject>) {
+/**
+ * The writes of a child port, each answer kept as an own write (`written`), and a delete answered read as
+ * absent until the watch delivers it (the adapters are classes: their methods stay bound to them).
+ */
+function writesOf<T extends KubeObject>(
+  port: ChildPort<T>,
+  writes: OwnWrites<T>,
+  written: (object: T | undefined) => void,
+) {
   return {
-    delete: (ref: ObjectRef) => port.delete(ref),
-    setOwner: (ref: ObjectRef, owner: OwnerReference) => port.setOwner(ref, owner),
-    releaseOwner: (ref: ObjectRef, ownerUid: string) => port.releaseOwner(ref, ownerUid),
+    delete: async (ref: ObjectRef) => {
+      await port.delete(ref);
+      writes.deleted(ref.namespace, ref.name);
+    },
+    setOwner: async (ref: ObjectRef, owner: OwnerReference) => {
+      const answer = await port.setOwner(ref, owner);
+      written(answer);
+      return answer;
+    },
+    releaseOwner: async (ref: ObjectRef, ownerUid: string) => {
+      const answer = await port.releaseOwner(ref, ownerUid);
+      written(answer);
+      return answer;
+    },
   };
 }

@@ -4,16 +4,18 @@
  * simulation (src/tools/simulation/simulation.ts) runs this very class on a virtual clock.
  *
  * Watch events enqueue at once, whether or not this replica leads: the queue de-duplicates, and only a
- * leader runs workers. On becoming leader every cached cluster is enqueued, because nothing survives a
- * restart or a hand-over except what is stored in the API.
+ * leader runs workers. The echoes of a cluster's own writes enqueue nothing (echoes.ts), and a status someone
+ * else wrote enqueues its cluster at most once a second (`repairStatus`). On becoming leader every cached
+ * cluster is enqueued, because nothing survives a restart or a hand-over except what is stored in the API.
  */
 import { classOf } from '../core/errors.ts';
+import type { ObjectVersion } from '../core/follow.ts';
 import { type ClusterKey, keyString } from '../core/ports.ts';
 import type { ReconcileOutcome, UnsentEvent } from '../core/reconcile.ts';
 import type { KubeEvent } from '../domain/effects.ts';
 import { Echoes } from './echoes.ts';
 import { clusterFields, describeError, type Logger, transitionOf } from './logger.ts';
-import { clustersFor, type MappingLookups, RoleSecretIndex } from './mapping.ts';
+import { clustersFor, isStatusUpdate, type MappingLookups, RoleSecretIndex } from './mapping.ts';
 import type { OperatorMetrics } from './metrics.ts';
 import { allSources, type SourceEvent, type WatchSources } from './sources.ts';
 import { WorkerPool } from './workers.ts';
@@ -39,7 +41,23 @@ export interface ControllerOptions {
    * simulation passes a seeded one so that the same inputs give the same run.
    */
   random?: () => number;
+  /**
+   * Keys with something still to send that the clusters' cache may not list any more (core/announcements.ts,
+   * the Events of a cluster whose deletion ended while this replica could not send them): enqueued with every
+   * cluster, so that a new term of the same replica sends them.
+   */
+  pendingKeys?: () => Iterable<string>;
 }
+
+/**
+ * How soon someone else's status may wake a cluster again after it last did (see `repairStatus`): the conflict
+ * backoff's cap (workqueue.ts), the same bound on what a writer fighting the operator costs.
+ */
+export const STATUS_REPAIR_INTERVAL_MS = 1_000;
+
+/** The cluster at the version the pass's own status write left it: the one status event that wakes nothing. */
+const statusWrittenBy = ({ key, statusVersion }: ReconcileOutcome): ObjectVersion[] =>
+  statusVersion === undefined ? [] : [{ kind: 'PostgresCluster', ...key, resourceVersion: statusVersion }];
 
 export function parseKey(key: string): ClusterKey {
   const slash = key.indexOf('/');
@@ -56,6 +74,10 @@ export class Controller {
   private readonly roleSecrets = new RoleSecretIndex();
   /** The events of a cluster's own followed writes, which wake it for nothing (echoes.ts). */
   private readonly echoes: Echoes;
+  /** The same for its own status writes, kept apart: a status event that is no echo is someone else's. */
+  private readonly statusEchoes = new Echoes();
+  /** By key, when someone else's status last woke it (or will), for as long as that holds back the next. */
+  private readonly statusRepairs = new Map<string, number>();
   private readonly random: () => number;
   private unsubscribers: Array<() => void> = [];
   private resyncHandle: unknown;
@@ -90,9 +112,12 @@ export class Controller {
     if (this.unsubscribers.length > 0) return;
     this.unsubscribers = allSources(this.options.sources).map((source) =>
       source.on((event) => {
+        const statusOnly = isStatusUpdate(event);
         for (const key of this.keysFor(event)) {
           const queued = keyString(key);
-          if (this.echoes.wakes(queued, event)) this.queue.add(queued);
+          if (!statusOnly) {
+            if (this.echoes.wakes(queued, event)) this.queue.add(queued);
+          } else if (this.statusEchoes.wakes(queued, event)) this.repairStatus(queued);
         }
       }),
     );
@@ -117,10 +142,34 @@ export class Controller {
     }
   }
 
+  /**
+   * Someone else's status wakes the cluster at once: its pass writes back what the world says, and writes
+   * nothing when the status already says it (core/reconcile.ts), so a writer that agrees with the operator
+   * (another replica around a hand-over) costs one pass. One that keeps putting its own status back each time
+   * the operator repairs it would make a loop as fast as the two can write: a second wake within
+   * STATUS_REPAIR_INTERVAL_MS of the last waits out the rest of it, one pass and one write a second at most.
+   */
+  private repairStatus(key: string): void {
+    const now = this.timers.now();
+    // Kept only while they hold a wake back: those that no longer do go, oldest set first, up to one that does.
+    for (const [earlier, at] of this.statusRepairs) {
+      if (now - at < STATUS_REPAIR_INTERVAL_MS) break;
+      this.statusRepairs.delete(earlier);
+    }
+    const last = this.statusRepairs.get(key);
+    // A wake already due later covers this one too (asked again: a watch event may have taken it early).
+    const due = last === undefined ? now : last > now ? last : Math.max(now, last + STATUS_REPAIR_INTERVAL_MS);
+    this.statusRepairs.delete(key);
+    this.statusRepairs.set(key, due);
+    this.queue.addAfter(key, due - now);
+  }
+
   /** Enqueues every cached cluster; returns how many. */
   enqueueAll(): number {
     const clusters = this.options.sources.clusters.list();
     for (const c of clusters) this.queue.add(keyString({ namespace: c.metadata.namespace, name: c.metadata.name }));
+    // A cluster that is gone may still have Events to send (the end of its deletion): only its key's pass does.
+    for (const key of this.options.pendingKeys?.() ?? []) this.queue.add(key);
     return clusters.length;
   }
 
@@ -168,22 +217,31 @@ export class Controller {
   private async process(key: string): Promise<void> {
     const finished = this.options.metrics?.reconcileStarted();
     this.echoes.started(key);
+    this.statusEchoes.started(key);
     let outcome: ReconcileOutcome;
     try {
       outcome = await this.options.reconcile(parseKey(key));
     } catch (error) {
       // reconcile() reports errors in its outcome; a throw is a bug, retried with backoff like a panic.
-      if (this.echoes.ended(key)) this.queue.add(key);
+      this.passEnded(key);
       finished?.(undefined);
       this.log.error({ ...clusterFields(parseKey(key)), reason: 'ReconcileThrew', err: error }, 'reconcile threw');
       this.queue.addRetry(key, 'persistent');
       return;
     }
     // Before the key is done: an event the pass did not see queues it again once it is (workqueue.ts).
-    if (this.echoes.ended(key, outcome.followed)) this.queue.add(key);
+    this.passEnded(key, outcome);
     finished?.(outcome);
     this.report(outcome);
     this.schedule(key, outcome);
+  }
+
+  /** Wakes `key` again for what the events held during its pass showed that the pass did not write itself. */
+  private passEnded(key: string, outcome?: ReconcileOutcome): void {
+    const woken = this.echoes.ended(key, outcome?.followed);
+    const repair = this.statusEchoes.ended(key, outcome ? statusWrittenBy(outcome) : []);
+    if (woken) this.queue.add(key);
+    else if (repair) this.repairStatus(key);
   }
 
   /**
@@ -192,9 +250,15 @@ export class Controller {
    */
   private schedule(key: string, outcome: ReconcileOutcome): void {
     const { requeue } = outcome;
-    // Gone: nothing to retry. A backoff requeue keeps its count, or a backoff state would loop at 5 ms.
-    if (!outcome.found || (outcome.error === undefined && requeue.kind !== 'backoff')) this.queue.forget(key);
-    if (!outcome.found) return;
+    // Gone: nothing to retry but the Events the end of its deletion could not send yet, after a transient
+    // backoff that keeps its count (core/reconcile.ts bounds the tries). A backoff requeue keeps its count
+    // too, or a backoff state would loop at 5 ms.
+    if (!outcome.found) {
+      if (requeue.kind === 'transient') this.queue.addRetry(key, 'transient');
+      else this.queue.forget(key);
+      return;
+    }
+    if (outcome.error === undefined && requeue.kind !== 'backoff') this.queue.forget(key);
     switch (requeue.kind) {
       case 'none':
         this.queue.forget(key);

@@ -16,11 +16,15 @@
  * remembered is bounded: an echo that comes after the entry was dropped wakes a pass that finds nothing to
  * do, as before. Only wakes are dropped, never writes: the informers' caches take every event, and the
  * periodic resync enqueues every cluster whatever is remembered here.
+ *
+ * The status a pass writes is the same case, apart (controller.ts): the version its write left the cluster
+ * at is the one status-only update that wakes nothing. Anyone else's status wakes the cluster, so that its
+ * pass writes back what the world says (mapping.ts, `clusterUpdateOf`).
  */
 import type { ObjectVersion } from '../core/follow.ts';
 import type { SourceEvent } from './sources.ts';
 
-/** Followed versions whose event has not come yet, at most: 4 per cluster for a thousand clusters. */
+/** Objects whose followed versions have not all come back yet, at most: 4 per cluster for a thousand clusters. */
 export const MAX_AWAITED_ECHOES = 4096;
 
 /**
@@ -32,6 +36,20 @@ function sightingOf({ type, object }: SourceEvent): Sighting | undefined {
   if (typeof name !== 'string') return undefined;
   const version = type !== 'delete' && typeof resourceVersion === 'string' ? resourceVersion : undefined;
   return { object: { kind: object.kind, namespace, name }, ...(version !== undefined ? { version } : {}) };
+}
+
+/**
+ * Whether `version` is one of the versions `awaited` holds for `id`, which it then uses up together with those
+ * written before it: the watch delivers an object's versions in order, so those can no longer come. Any other
+ * version is the object's next event, after which none of them can come either: all are forgotten.
+ */
+function useUp(awaited: Map<string, readonly string[]>, id: string, version: string | undefined): boolean {
+  const versions = awaited.get(id);
+  if (versions === undefined) return false;
+  const at = version === undefined ? -1 : versions.indexOf(version);
+  if (at < 0 || at === versions.length - 1) awaited.delete(id);
+  else awaited.set(id, versions.slice(at + 1));
+  return at >= 0;
 }
 
 interface Sighting {
@@ -46,8 +64,12 @@ const idOf = (key: string, { kind, namespace, name }: Omit<ObjectVersion, 'resou
 export class Echoes {
   /** Per key whose pass is running: what the events that concerned it meanwhile showed, in order. */
   private readonly held = new Map<string, Array<Sighting | undefined>>();
-  /** By key and object, the version a pass followed whose event has not come yet; oldest first. */
-  private readonly awaited = new Map<string, string>();
+  /**
+   * By key and object, the versions passes followed whose events have not come yet, in the order they were
+   * written (the next pass may write the object again before the event of the last one's write came); least
+   * recently awaited first.
+   */
+  private readonly awaited = new Map<string, readonly string[]>();
 
   private readonly bound: number;
   /** Told of each event recognised as an echo (the metrics count them). */
@@ -66,15 +88,9 @@ export class Echoes {
   /** Whether `event`, which concerns `key`, wakes it now (false also when it is held for the running pass). */
   wakes(key: string, event: SourceEvent): boolean {
     const sighting = sightingOf(event);
-    if (sighting) {
-      const id = idOf(key, sighting.object);
-      const awaited = this.awaited.get(id);
-      // The object's next event: whichever version it shows, no later one can be the version followed.
-      if (awaited !== undefined) this.awaited.delete(id);
-      if (awaited !== undefined && awaited === sighting.version) {
-        this.dropped();
-        return false;
-      }
+    if (sighting && useUp(this.awaited, idOf(key, sighting.object), sighting.version)) {
+      this.dropped();
+      return false;
     }
     const held = this.held.get(key);
     if (!held) return true;
@@ -90,20 +106,17 @@ export class Echoes {
   ended(key: string, followed: readonly ObjectVersion[] = []): boolean {
     const held = this.held.get(key) ?? [];
     this.held.delete(key);
-    const unseen = new Map(followed.map((v) => [idOf(key, v), v.resourceVersion]));
+    const unseen = new Map<string, readonly string[]>();
+    for (const version of followed) {
+      const id = idOf(key, version);
+      unseen.set(id, [...(unseen.get(id) ?? []), version.resourceVersion]);
+    }
     let wake = false;
     for (const sighting of held) {
-      if (!sighting) {
-        wake = true;
-        continue;
-      }
-      const id = idOf(key, sighting.object);
-      const expected = unseen.get(id);
-      unseen.delete(id);
-      if (expected === undefined || expected !== sighting.version) wake = true;
-      else this.dropped();
+      if (sighting && useUp(unseen, idOf(key, sighting.object), sighting.version)) this.dropped();
+      else wake = true;
     }
-    for (const [id, resourceVersion] of unseen) this.await(id, resourceVersion);
+    for (const [id, versions] of unseen) for (const version of versions) this.await(id, version);
     return wake;
   }
 
@@ -113,8 +126,9 @@ export class Echoes {
   }
 
   private await(id: string, resourceVersion: string): void {
+    const earlier = this.awaited.get(id) ?? [];
     this.awaited.delete(id);
-    this.awaited.set(id, resourceVersion);
+    this.awaited.set(id, [...earlier, resourceVersion]);
     if (this.awaited.size <= this.bound) return;
     const oldest = this.awaited.keys().next();
     if (!oldest.done) this.awaited.delete(oldest.value);

@@ -30,8 +30,8 @@ function fenceOf(leadership: Pick<Leadership, 'isLeader' | 'identity'>) {
 type Fence = ReturnType<typeof fenceOf>;
 
 /** The writes every child port has. */
-function fencedChild(
-  port: Pick<ChildPort<KubeObject>, 'delete' | 'setOwner' | 'releaseOwner'>,
+function fencedChild<T extends KubeObject>(
+  port: Pick<ChildPort<T>, 'delete' | 'setOwner' | 'releaseOwner'>,
   kind: string,
   fence: Fence,
 ) {

@@ -3,6 +3,7 @@
  * caches; the controller enqueues whatever they return. Reconciles are level-based, so a superfluous key
  * costs one idempotent pass while a missed one leaves a cluster waiting for its next requeue.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { GROUP, type PostgresCluster } from '../api/schema.ts';
 import type { ClusterKey } from '../core/ports.ts';
 import { namedClass, referencedRoleSecrets } from '../domain/config.ts';
@@ -92,20 +93,39 @@ const sameList = (a: string[] | undefined, b: string[] | undefined) =>
   arrayOf(a).length === arrayOf(b).length && arrayOf(a).every((x, i) => x === arrayOf(b)[i]);
 
 /**
- * Our own status writes (and label or annotation edits) must not wake the cluster again: only a new
- * generation (spec), a deletion timestamp or a finalizer change does. Applied to PostgresCluster only:
- * CNPG objects report progress through status without bumping their generation.
+ * What an update of a PostgresCluster changed, as far as its pass goes:
+ * - `lifecycle`: what the pass acts on — a new generation (the spec), a deletion timestamp, the finalizers, or
+ *   another object under the same name (a uid of its own); also when the generations are missing and nothing
+ *   can be told.
+ * - `status`: the status and nothing else the pass reads. Either the echo of pgfsm's own status write, which
+ *   wakes nothing (the controller knows its versions: echoes.ts), or someone else's, which wakes the cluster so
+ *   that its pass writes back what the world says: `kubectl get`, GitOps health checks and alerts read the
+ *   status, and a hand-written one must not stand until the next resync.
+ * - `unread`: nothing the pass reads, so nothing to wake it for: labels, annotations (the cluster's own are
+ *   never read; `pgfsm.io/adopt` is read on children), managedFields.
+ * Applied to PostgresCluster only: CNPG objects report progress through status without bumping their generation.
  */
-export function isStatusOnlyUpdate(old: KubeObject, next: KubeObject): boolean {
+export type ClusterUpdate = 'lifecycle' | 'status' | 'unread';
+
+export function clusterUpdateOf(old: KubeObject, next: KubeObject): ClusterUpdate {
   const a = recordOf(recordOf(old).metadata);
   const b = recordOf(recordOf(next).metadata);
-  if (a.generation === undefined || b.generation === undefined) return false;
-  return (
+  if (a.generation === undefined || b.generation === undefined) return 'lifecycle';
+  const same =
+    a.uid === b.uid &&
     a.generation === b.generation &&
     a.deletionTimestamp === b.deletionTimestamp &&
-    sameList(a.finalizers as string[] | undefined, b.finalizers as string[] | undefined)
-  );
+    sameList(a.finalizers as string[] | undefined, b.finalizers as string[] | undefined);
+  if (!same) return 'lifecycle';
+  return isDeepStrictEqual(recordOf(old).status, recordOf(next).status) ? 'unread' : 'status';
 }
+
+/** A PostgresCluster update that changed its status and nothing else a pass reads. */
+export const isStatusUpdate = ({ type, object, old }: SourceEvent): boolean =>
+  type === 'update' &&
+  object.kind === 'PostgresCluster' &&
+  old !== undefined &&
+  clusterUpdateOf(old, object) === 'status';
 
 const isOurs = (owner: Record<string, unknown>) =>
   owner.kind === 'PostgresCluster' && (stringOf(owner.apiVersion)?.startsWith(`${GROUP}/`) ?? false);
@@ -159,7 +179,7 @@ export function clustersFor(event: SourceEvent, lookups: MappingLookups): Cluste
   if (!keyOf(object)) return [];
   switch (object.kind) {
     case 'PostgresCluster': {
-      if (event.type === 'update' && event.old && isStatusOnlyUpdate(event.old, object)) return [];
+      if (event.type === 'update' && event.old && clusterUpdateOf(event.old, object) === 'unread') return [];
       const key = keyOf(object);
       return key ? [key] : [];
     }

@@ -42,7 +42,7 @@ const isPostgresCluster = (owner: OwnerReference | undefined) =>
 class KubernetesChildPort<T extends KubeObject> implements ChildPort<T> {
   constructor(
     protected readonly client: ObjectClient,
-    private readonly project: (raw: RawObject) => T,
+    protected readonly project: (raw: RawObject) => T,
   ) {}
 
   protected context(verb: string, ref: ObjectRef) {
@@ -59,26 +59,33 @@ class KubernetesChildPort<T extends KubeObject> implements ChildPort<T> {
     await unlessGone(this.context('delete', ref), () => this.client.remove(ref));
   }
 
-  async setOwner(ref: ObjectRef, owner: OwnerReference): Promise<void> {
-    await this.changeOwners(ref, (owners) => [...owners.filter((o) => o.uid !== owner.uid), owner]);
+  async setOwner(ref: ObjectRef, owner: OwnerReference): Promise<T | undefined> {
+    return this.changeOwners(ref, (owners) => [...owners.filter((o) => o.uid !== owner.uid), owner]);
   }
 
-  async releaseOwner(ref: ObjectRef, ownerUid: string): Promise<void> {
-    await this.changeOwners(ref, (owners) => owners.filter((o) => o.uid !== ownerUid));
+  async releaseOwner(ref: ObjectRef, ownerUid: string): Promise<T | undefined> {
+    return this.changeOwners(ref, (owners) => owners.filter((o) => o.uid !== ownerUid));
   }
 
   /**
    * Read, change, write back with the resourceVersion that was read: the merge patch replaces the whole
    * list, so a concurrent change to it must fail (409) rather than be overwritten. Gone means no owners.
+   * Answers the object as stored after it (as read, when nothing needed to change; undefined when gone).
    */
-  private async changeOwners(ref: ObjectRef, change: (owners: OwnerReference[]) => OwnerReference[]) {
+  private async changeOwners(
+    ref: ObjectRef,
+    change: (owners: OwnerReference[]) => OwnerReference[],
+  ): Promise<T | undefined> {
     const live = await this.get(ref);
-    if (!live) return;
+    if (!live) return undefined;
     const owners = live.metadata.ownerReferences ?? [];
     const ownerReferences = change(owners);
-    if (isDeepStrictEqual(owners, ownerReferences)) return;
+    if (isDeepStrictEqual(owners, ownerReferences)) return live;
     const body = { metadata: { resourceVersion: live.metadata.resourceVersion, ownerReferences } };
-    await unlessGone(this.context('update owners of', ref), () => this.client.mergePatch(ref, body));
+    const stored = await unlessGone(this.context('update owners of', ref), () =>
+      this.client.mergePatch(ref, body, { answer: true }),
+    );
+    return stored ? this.project(stored) : undefined;
   }
 
   /**
@@ -181,9 +188,13 @@ export class KubernetesCnpgClusterPort extends KubernetesChildPort<CnpgCluster> 
     super(client, customObjectOf<CnpgCluster>);
   }
 
-  /** Two field managers, so that the spec and the roles are applied apart without dropping each other. */
-  async apply(object: CnpgCluster, part: 'cluster' | 'managedRoles', seen?: Seen): Promise<void> {
-    await this.applyAs(object, part === 'cluster' ? FIELD_MANAGER : ROLES_FIELD_MANAGER, seen);
+  /**
+   * Two field managers, so that the spec and the roles are applied apart without dropping each other.
+   * Answers the Cluster as stored (the pass reads its own write until the watch delivers it).
+   */
+  async apply(object: CnpgCluster, part: 'cluster' | 'managedRoles', seen?: Seen): Promise<CnpgCluster | undefined> {
+    const stored = await this.applyAs(object, part === 'cluster' ? FIELD_MANAGER : ROLES_FIELD_MANAGER, seen, true);
+    return stored && this.project(stored);
   }
 }
 
@@ -195,8 +206,10 @@ export class KubernetesPoolerPort extends KubernetesChildPort<Pooler> implements
     this.deployments = objectClient(rest, RESOURCES.deployments);
   }
 
-  async apply(object: Pooler, seen?: Seen): Promise<void> {
-    await this.applyAs(object, FIELD_MANAGER, seen);
+  /** Answers the Pooler as stored (the pass reads its own write until the watch delivers it). */
+  async apply(object: Pooler, seen?: Seen): Promise<Pooler | undefined> {
+    const stored = await this.applyAs(object, FIELD_MANAGER, seen, true);
+    return stored && this.project(stored);
   }
 
   /** CNPG runs each pooler as a Deployment of the same name; its ready replicas are the readiness signal. */

@@ -269,6 +269,6 @@ async function orUndefined<T>(context: ErrorContext, request: () => Promise<T>):
  * A write whose target being gone already means the job is done (delete, finalizer removal). Tried once:
  * whether a write is safe to repeat is the pass's business, not this helper's.
  */
-export async function unlessGone(context: ErrorContext, request: () => Promise<unknown>): Promise<void> {
-  await orUndefined(context, request);
+export async function unlessGone<T>(context: ErrorContext, request: () => Promise<T>): Promise<T | undefined> {
+  return orUndefined(context, request);
 }

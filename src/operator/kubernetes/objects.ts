@@ -26,8 +26,11 @@ export interface ObjectClient {
   /** Secrets: errors must not repeat what the server said about the request. */
   readonly sensitive: boolean;
   read(ref: ObjectRef): Promise<RawObject>;
-  /** JSON merge patch (RFC 7386); a `metadata.resourceVersion` in the body makes it conditional. */
-  mergePatch(ref: ObjectRef, body: object): Promise<void>;
+  /**
+   * JSON merge patch (RFC 7386); a `metadata.resourceVersion` in the body makes it conditional. Answers the
+   * object as stored when asked to (`answer`).
+   */
+  mergePatch(ref: ObjectRef, body: object, options?: { answer: boolean }): Promise<RawObject | undefined>;
   /** Answers the object as the API server stored it, when asked to (`answer`). */
   apply(ref: ObjectRef, body: object, options: ApplyOptions): Promise<RawObject | undefined>;
   remove(ref: ObjectRef): Promise<void>;
@@ -44,15 +47,14 @@ export function objectClient(rest: RestClient, type: ResourceType): ObjectClient
     kind: type.kind,
     sensitive: secret,
     read: (ref) => rest.request<RawObject>({ method: 'GET', path: path(ref) }),
-    mergePatch: async (ref, body) => {
-      await rest.request({
+    mergePatch: (ref, body, options) =>
+      rest.request<RawObject | undefined>({
         method: 'PATCH',
         path: path(ref),
         body,
         contentType: CONTENT.mergePatch,
-        ignoreAnswer: true,
-      });
-    },
+        ignoreAnswer: !options?.answer,
+      }),
     apply: async (ref, body, options) => {
       if (secret) throw new Error('Secrets are created, not applied');
       return rest.request<RawObject>({

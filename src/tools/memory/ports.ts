@@ -77,15 +77,21 @@ class MemoryChildPort<T extends KubeObject> implements ChildPort<T> {
   async delete(ref: ObjectRef): Promise<void> {
     if (this.api.get(ref)) this.api.delete(ref);
   }
-  async setOwner(ref: ObjectRef, owner: OwnerReference): Promise<void> {
+  async setOwner(ref: ObjectRef, owner: OwnerReference): Promise<T | undefined> {
     const object = this.api.get(ref);
-    if (!object) return;
-    this.api.update(ownerPatch(object, (owners) => [...owners.filter((o) => o.uid !== owner.uid), owner]));
+    if (!object) return undefined;
+    return this.stored(
+      this.api.update(ownerPatch(object, (owners) => [...owners.filter((o) => o.uid !== owner.uid), owner])),
+    );
   }
-  async releaseOwner(ref: ObjectRef, ownerUid: string): Promise<void> {
+  async releaseOwner(ref: ObjectRef, ownerUid: string): Promise<T | undefined> {
     const object = this.api.get(ref);
-    if (!object) return;
-    this.api.update(ownerPatch(object, (owners) => owners.filter((o) => o.uid !== ownerUid)));
+    if (!object) return undefined;
+    return this.stored(this.api.update(ownerPatch(object, (owners) => owners.filter((o) => o.uid !== ownerUid))));
+  }
+  /** A write's answer, as the API would send it: a copy, so that nothing the caller keeps changes the store. */
+  protected stored(object: StoredObject): T {
+    return this.project(structuredClone(object));
   }
 }
 
@@ -123,8 +129,9 @@ export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSin
   })(api, secretViewOf);
 
   const cnpgClusters = new (class extends MemoryChildPort<CnpgCluster> {
-    async apply(object: CnpgCluster, part: 'cluster' | 'managedRoles'): Promise<void> {
-      this.api.apply(object as unknown as StoredObject, part === 'cluster' ? FIELD_MANAGER : `${FIELD_MANAGER}-roles`);
+    async apply(object: CnpgCluster, part: 'cluster' | 'managedRoles'): Promise<CnpgCluster> {
+      const manager = part === 'cluster' ? FIELD_MANAGER : `${FIELD_MANAGER}-roles`;
+      return this.stored(this.api.apply(object as unknown as StoredObject, manager));
     }
   })(api);
 
@@ -136,14 +143,14 @@ export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSin
       const readyReplicas = (deployment?.status as { readyReplicas?: number } | undefined)?.readyReplicas ?? 0;
       return { pooler, readyReplicas };
     }
-    async apply(object: Pooler): Promise<void> {
-      this.api.apply(object as unknown as StoredObject, FIELD_MANAGER);
+    async apply(object: Pooler): Promise<Pooler> {
+      return this.stored(this.api.apply(object as unknown as StoredObject, FIELD_MANAGER));
     }
   })(api);
 
   const configMaps = new (class extends MemoryChildPort<ConfigMap> {
     async apply(object: ConfigMap): Promise<ConfigMap> {
-      return structuredClone(this.api.apply(object as unknown as StoredObject, FIELD_MANAGER)) as unknown as ConfigMap;
+      return this.stored(this.api.apply(object as unknown as StoredObject, FIELD_MANAGER));
     }
   })(api);
 

@@ -222,6 +222,7 @@ export class Simulation {
         logger: pino({ level: 'silent' }),
         timers: this.timers,
         random: this.random,
+        pendingKeys: () => passes.announcements.unsentKeys(),
       }),
     };
     // As startOperator does: watch, then list (the initial list enqueues every cluster), then lead.

@@ -6,7 +6,7 @@ import { PortError } from '../../../src/operator/core/errors.ts';
 import type { ClusterKey } from '../../../src/operator/core/ports.ts';
 import type { ReconcileOutcome, Requeue } from '../../../src/operator/core/reconcile.ts';
 import type { KubeObject } from '../../../src/operator/domain/objects.ts';
-import { Controller } from '../../../src/operator/driver/controller.ts';
+import { Controller, STATUS_REPAIR_INTERVAL_MS } from '../../../src/operator/driver/controller.ts';
 import type { ObjectSource, SourceEvent, WatchSources } from '../../../src/operator/driver/sources.ts';
 
 class FakeSource<T extends KubeObject> implements ObjectSource<T> {
@@ -113,8 +113,8 @@ describe('Controller', () => {
     src.clusters.put(pgc('a'));
     await settle();
     expect(passes).toEqual(['a']);
-    // A status-only update (same generation) does not wake it; a spec change does.
-    src.clusters.put({ ...pgc('a'), status: { state: 'Ready' } });
+    // A label does not wake it (a pass never reads the cluster's own); a spec change does.
+    src.clusters.put({ ...pgc('a'), metadata: { ...pgc('a').metadata, labels: { team: 'a' } } });
     await settle();
     expect(passes).toEqual(['a']);
     src.clusters.put(pgc('a', 2));
@@ -172,6 +172,74 @@ describe('Controller', () => {
     src.configMaps.put(configMap('b', '3', 'a'));
     await settle();
     expect(passes).toEqual(['a', 'a', 'b', 'a']);
+  });
+
+  describe('a status that only changed', () => {
+    /** The cluster `a` with `state` in its status, at `resourceVersion` (the generation stays 1). */
+    const withStatus = (state: string, resourceVersion: string): PostgresCluster => ({
+      ...pgc('a'),
+      metadata: { ...pgc('a').metadata, resourceVersion },
+      status: { state } as PostgresCluster['status'],
+    });
+
+    it('wakes the cluster when someone else wrote it; the echo of its own status write, while its pass runs or after, does not', async () => {
+      let release: () => void = () => {};
+      // The first pass writes Ready at version 5 and is held open; every later one writes Ready at the next version.
+      decide = (key) =>
+        passes.length === 1
+          ? new Promise((resolve) => {
+              release = () => resolve(outcomeFor(key, { kind: 'none' }, { statusWritten: true, statusVersion: '5' }));
+            })
+          : outcomeFor(key, { kind: 'none' }, { statusWritten: true, statusVersion: String(passes.length + 5) });
+      controller.startWorkers();
+      src.clusters.put(pgc('a'));
+      await settle();
+      // The watch delivers the status write before its answer: held, then recognised once the pass ends.
+      src.clusters.put(withStatus('Ready', '5'));
+      release();
+      await settle();
+      expect(passes).toEqual(['a']);
+
+      // Written by hand: the cluster is woken at once, and the echo of the status its pass writes back is not.
+      src.clusters.put(withStatus('Failed', '6'));
+      await settle();
+      expect(passes).toEqual(['a', 'a']);
+      src.clusters.put(withStatus('Ready', '7'));
+      await settle();
+      expect(passes).toEqual(['a', 'a']);
+    });
+
+    it('someone who keeps writing it back wakes the cluster once a second at most, not as fast as both can write', async () => {
+      decide = (key) =>
+        outcomeFor(key, { kind: 'none' }, { statusWritten: true, statusVersion: `own-${passes.length}` });
+      controller.startWorkers();
+      src.clusters.put(pgc('a'));
+      await settle();
+      expect(passes).toEqual(['a']);
+      // Every millisecond for two seconds, another writer's status (the operator's own answers never match it).
+      for (let ms = 0; ms < 2_000; ms++) {
+        src.clusters.put(withStatus(ms % 2 ? 'Failed' : 'Pending', `their-${ms}`));
+        await settle(1);
+      }
+      await settle(STATUS_REPAIR_INTERVAL_MS);
+      // The first at once, then one at the end of each interval the writes went on into.
+      expect(passes.length - 1).toBe(3);
+      // A spec change is no status: it wakes the cluster at once, whatever the status writes hold back.
+      const before = passes.length;
+      src.clusters.put({ ...pgc('a', 2), status: { state: 'Failed' } as PostgresCluster['status'] });
+      await settle();
+      expect(passes.length).toBe(before + 1);
+    });
+
+    it('a standby queues what it sees without passing it; on becoming leader every cluster is passed anyway', async () => {
+      src.clusters.put(pgc('a'));
+      src.clusters.put(withStatus('Failed', '2'));
+      await settle(STATUS_REPAIR_INTERVAL_MS);
+      expect(passes).toEqual([]);
+      controller.startWorkers();
+      await settle();
+      expect(passes).toEqual(['a']);
+    });
   });
 
   it('a mapping that throws for one event is logged and costs no other event', async () => {

@@ -50,6 +50,32 @@ describe('Echoes', () => {
     expect(echoes.awaiting).toBe(0);
   });
 
+  it('awaits every version passes wrote of one object, in order, until the event of one before the next pass', () => {
+    const echoes = new Echoes();
+    // Two passes, the second before the first's echo came (it read its own write): both versions are awaited.
+    for (const version of ['5', '6']) {
+      echoes.started('db/a');
+      expect(echoes.ended('db/a', followed(version))).toBe(false);
+    }
+    expect(echoes.wakes('db/a', added('5'))).toBe(false);
+    expect(echoes.wakes('db/a', added('6'))).toBe(false);
+    expect(echoes.awaiting).toBe(0);
+
+    // One pass writing the object twice: its events, held while it ran, are both its own.
+    echoes.started('db/a');
+    echoes.wakes('db/a', added('7'));
+    echoes.wakes('db/a', added('8'));
+    expect(echoes.ended('db/a', [...followed('7'), ...followed('8')])).toBe(false);
+
+    // The later version's event came first (the earlier one's was lost in a relist): none before it can come.
+    for (const version of ['9', '10']) {
+      echoes.started('db/a');
+      echoes.ended('db/a', followed(version));
+    }
+    expect(echoes.wakes('db/a', added('10'))).toBe(false);
+    expect(echoes.wakes('db/a', added('9'))).toBe(true);
+  });
+
   it('drops an awaited echo once it came, and remembers a bounded number, the oldest dropped first', () => {
     const echoes = new Echoes({ bound: 2 });
     for (const name of ['one', 'two', 'three']) {

@@ -13,7 +13,8 @@ import {
 } from '../../../src/operator/domain/vocabulary.ts';
 import {
   clustersFor,
-  isStatusOnlyUpdate,
+  clusterUpdateOf,
+  isStatusUpdate,
   type MappingLookups,
   RoleSecretIndex,
 } from '../../../src/operator/driver/mapping.ts';
@@ -83,18 +84,41 @@ describe('PostgresCluster events', () => {
     expect(keys({ type: 'delete', object: base })).toEqual(['team-a/inventory']);
   });
 
-  it('a status-only update (our own status write) wakes nothing', () => {
-    const next = withMeta({ resourceVersion: '2' }, { state: 'Ready', phase: 'Ready' });
-    expect(isStatusOnlyUpdate(base, next)).toBe(true);
-    expect(keys({ type: 'update', object: next, old: base })).toEqual([]);
+  it("a status-only update wakes the cluster: whose write it was is the controller's to tell (echoes.ts)", () => {
+    const ours = withMeta({ resourceVersion: '2' }, { state: 'Ready', phase: 'Ready' });
+    const byHand = withMeta({ resourceVersion: '3' }, { state: 'Failed', phase: 'Ready' });
+    for (const [old, next] of [
+      [base, ours],
+      [ours, byHand],
+    ] as const) {
+      expect(clusterUpdateOf(old, next)).toBe('status');
+      expect(isStatusUpdate({ type: 'update', object: next, old })).toBe(true);
+      expect(keys({ type: 'update', object: next, old })).toEqual(['team-a/inventory']);
+    }
+    // Only an update of a PostgresCluster is one: an add, or a CNPG status, is mapped as any other event.
+    expect(isStatusUpdate({ type: 'add', object: ours })).toBe(false);
+    const cnpg = object('Cluster', 'team-a', 'inventory', { generation: 1 });
+    expect(
+      isStatusUpdate({ type: 'update', object: { ...cnpg, status: { phase: 'x' } } as KubeObject, old: cnpg }),
+    ).toBe(false);
   });
 
-  it('label and annotation edits are status-only too (no new generation)', () => {
-    const next = withMeta({ resourceVersion: '2', labels: { team: 'a' }, annotations: { note: 'x' } });
-    expect(keys({ type: 'update', object: next, old: base })).toEqual([]);
+  it('labels, annotations and managedFields wake nothing: a pass never reads them on the cluster', () => {
+    const status = { state: 'Ready', phase: 'Ready' };
+    const before = withMeta({}, status);
+    for (const meta of [
+      { labels: { team: 'a' } },
+      { annotations: { 'pgfsm.io/adopt': 'true', note: 'x' } },
+      { managedFields: [{ manager: 'kubectl-label', operation: 'Update' }] },
+      {},
+    ]) {
+      const next = withMeta({ resourceVersion: '2', ...meta } as Partial<PostgresCluster['metadata']>, { ...status });
+      expect(clusterUpdateOf(before, next)).toBe('unread');
+      expect(keys({ type: 'update', object: next, old: before })).toEqual([]);
+    }
   });
 
-  it('a new generation, a deletion timestamp or a finalizer change wakes the cluster', () => {
+  it('a new generation, a deletion timestamp, a finalizer change or another uid wakes the cluster', () => {
     for (const meta of [
       { generation: 2 },
       { deletionTimestamp: '2026-11-30T12:00:00Z' },
@@ -104,6 +128,8 @@ describe('PostgresCluster events', () => {
         'team-a/inventory',
       ]);
     }
+    // Another object under the same name (a relist after a delete and create): whatever its generation says.
+    expect(clusterUpdateOf(base, withMeta({ uid: 'uid-other' }))).toBe('lifecycle');
     const finalized = withMeta({ finalizers: ['pgfsm.io/finalizer'] });
     expect(keys({ type: 'update', object: withMeta({ finalizers: [] }), old: finalized })).toEqual([
       'team-a/inventory',
@@ -113,7 +139,7 @@ describe('PostgresCluster events', () => {
   it('an update without the old object, or without generations, is never dropped', () => {
     expect(keys({ type: 'update', object: base })).toEqual(['team-a/inventory']);
     const bare = withMeta({ generation: undefined });
-    expect(isStatusOnlyUpdate(bare, bare)).toBe(false);
+    expect(clusterUpdateOf(bare, bare)).toBe('lifecycle');
   });
 });
 

@@ -1,0 +1,44 @@
+/**
+ * Exactly once when the world is late (issue 28): with every watch delivering each change up to seconds
+ * after the API stored it (in order per kind, as one watch stream does), and no fault, a fleet lives through
+ * what users do to it (support/fleet-story.ts) and every cluster announces exactly what it announces with
+ * watches at once, in the same order. A pass reads its own writes where the caches have not caught up
+ * (driver/own-writes.ts); without that, nearly every run here repeats an announcement.
+ */
+import { describe, expect, it } from 'vitest';
+import { simulationWith } from '../../src/tools/fixtures/simulation.ts';
+import { eventsByCluster, liveTheStory, storyObjects } from './support/fleet-story.ts';
+
+/** How late a watch delivers a change at most, in ms of virtual time: from a busy moment to a loaded cluster. */
+const LAGS = [20, 200, 1_000, 5_000];
+const SEEDS = Number(process.env.PGFSM_LAG_SEEDS ?? 10);
+
+async function story(lag: number, seed: number) {
+  const sim = simulationWith(storyObjects(), { watchLagMs: lag, seed });
+  await liveTheStory(sim);
+  return eventsByCluster(sim);
+}
+
+describe('watches that deliver late, no fault', () => {
+  it(`the fleet announces what it announces with watches at once, each event once and in order (${SEEDS} seeds a lag)`, async () => {
+    const atOnce = await story(0, 1);
+    // The story is one that announces: roles applied, poolers deleted, the spec rolled out, both deletions.
+    const reasons = Object.values(atOnce)
+      .flat()
+      .map((line) => line.split(':')[0]);
+    for (const reason of ['ManagedRolesApplied', 'PoolerDeleted', 'ClusterUpdateStarted', 'ClusterReady']) {
+      expect(reasons).toContain(`Normal ${reason}`);
+    }
+    const differing: string[] = [];
+    for (const lag of LAGS) {
+      for (let seed = 1; seed <= SEEDS; seed++) {
+        const late = await story(lag, seed);
+        for (const [name, events] of Object.entries(late)) {
+          if (JSON.stringify(events) !== JSON.stringify(atOnce[name]))
+            differing.push(`lag ${lag} ms, seed ${seed}, ${name}:\n  ${events.join('\n  ')}`);
+        }
+      }
+    }
+    expect(differing.slice(0, 3).join('\n'), `${differing.length} runs differ`).toBe('');
+  });
+});
