@@ -2,13 +2,14 @@
  * Adopt only what is ours to adopt. An object of a child's name that nobody owns may be anyone's: a Secret
  * a team keeps its own credentials in, a ConfigMap of another tool, a CNPG Cluster made by hand (a
  * database), a Pooler. pgfsm adopts such an orphan only when it carries proof that it is meant for it: a
- * person's hand-over (the annotation `pgfsm.io/adopt: "true"`), or pgfsm's own mark (the labels it puts on
- * every child it creates, which a Retain deletion leaves on what it releases). Without either the step
+ * person's hand-over (the annotation `pgfsm.io/adopt: "true"`), or its return with the database a Retain
+ * deletion kept (pgfsm's labels on it, and on the CNPG Cluster of the name, which no one else controls).
+ * pgfsm's labels alone are no proof: anyone who may create the object may copy them. Without proof the step
  * fails (Stalled, one Warning, the message naming the annotation), nothing is written to the object, and
  * deleting the PostgresCluster under the Delete policy leaves it alone: only what this cluster owns is deleted.
  */
 import { describe, expect, it } from 'vitest';
-import { ADOPT_ANNOTATION } from '../../src/operator/domain/vocabulary.ts';
+import { ADOPT_ANNOTATION, childLabels } from '../../src/operator/domain/vocabulary.ts';
 import {
   clusterObject,
   conditionOf,
@@ -182,7 +183,7 @@ describe('an unowned object pgfsm did not create is not adopted, changed or dele
     expect(eventsOf(sim, 'orders').map((e) => e.action)).toContain('AdoptSecret');
   });
 
-  it('what a Retain deletion released carries pgfsm’s mark and is re-adopted without the annotation', async () => {
+  it('what a Retain deletion released comes back with its database, without the annotation', async () => {
     const sim = simulationWith([pooled('Retain')]);
     await untilReady(sim, 'orders');
     sim.api.delete({ kind: 'PostgresCluster', namespace: NS, name: 'orders' });
@@ -207,6 +208,50 @@ describe('an unowned object pgfsm did not create is not adopted, changed or dele
     for (const [kind, name] of retained) {
       expect(child(sim, kind, name)?.metadata.ownerReferences?.map((o) => o.uid)).toEqual([uid]);
     }
+  });
+
+  it('a Secret planted with pgfsm’s labels chooses no password: it is adopted only once annotated', async () => {
+    const planted = objectOf('secret');
+    planted.metadata.labels = childLabels('orders');
+    const sim = simulationWith([planted, pooled('Delete')]);
+    await sim.run(5 * 60_000);
+    expect(statusOf(sim, 'orders').state).toBe('Failed.Secret');
+    expect(conditionOf(sim, 'orders', 'SecretsReady')).toMatchObject({
+      status: 'False',
+      reason: 'SecretNotAdoptable',
+      message: expect.stringContaining("it carries pgfsm's labels, but labels anyone may copy hand nothing over"),
+    });
+    expect(conditionOf(sim, 'orders', 'SecretsReady').message).toContain(
+      `kubectl annotate -n ${NS} secret orders-superuser ${ADOPT_ANNOTATION}=true`,
+    );
+    expect(conditionOf(sim, 'orders', 'Stalled')).toMatchObject({ status: 'True', reason: 'SecretNotAdoptable' });
+    expect(contentOf(liveOf(sim, 'secret'))).toMatchObject(contentOf(planted) ?? {});
+    expect(child(sim, 'Cluster', 'orders'), 'no database made with the planted password').toBeUndefined();
+
+    const live = liveOf(sim, 'secret');
+    if (!live) throw new Error('Secret gone');
+    sim.api.put({ ...live, metadata: { ...live.metadata, annotations: { [ADOPT_ANNOTATION]: 'true' } } });
+    await untilReady(sim, 'orders');
+    const uid = getCluster(sim, 'orders')?.metadata.uid;
+    expect(liveOf(sim, 'secret')?.metadata.ownerReferences?.map((o) => o.uid)).toEqual([uid]);
+    expect(eventsOf(sim, 'orders').map((e) => e.action)).toContain('AdoptSecret');
+  });
+
+  it('what a Retain deletion released does not come back without its database', async () => {
+    const sim = simulationWith([pooled('Retain')]);
+    await untilReady(sim, 'orders');
+    sim.api.delete({ kind: 'PostgresCluster', namespace: NS, name: 'orders' });
+    await sim.run(60_000);
+    // A person drops the database and keeps the rest: the Secret's labels alone vouch for nothing.
+    sim.api.delete({ kind: 'Cluster', namespace: NS, name: 'orders' });
+    await sim.run(60_000);
+    sim.api.create(pooled('Retain'));
+    await sim.run(5 * 60_000);
+    expect(statusOf(sim, 'orders').state).toBe('Failed.Secret');
+    expect(conditionOf(sim, 'orders', 'SecretsReady')).toMatchObject({
+      reason: 'SecretNotAdoptable',
+      message: expect.stringContaining(`kubectl annotate -n ${NS} secret orders-superuser ${ADOPT_ANNOTATION}=true`),
+    });
   });
 
   it('pgfsm’s labels for another cluster are no mark for this one', async () => {

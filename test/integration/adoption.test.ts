@@ -1,7 +1,8 @@
 /**
  * Adopt only what is ours to adopt, against a real API server and real garbage collection: an ownerless
  * Secret or ConfigMap of a child's name that pgfsm did not create is not adopted, changed or deleted (not
- * under the Delete policy), until a person hands it over with `pgfsm.io/adopt=true`.
+ * under the Delete policy), until a person hands it over with `pgfsm.io/adopt=true`. pgfsm's labels on it
+ * change nothing, unless it comes back with the database a Retain deletion kept (operator.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
@@ -33,6 +34,14 @@ const gone = async (read: () => Promise<unknown>) =>
       throw error;
     },
   );
+
+const cnpgCluster = (name: string) => ({
+  group: 'postgresql.cnpg.io',
+  version: 'v1',
+  namespace: NS,
+  plural: 'clusters',
+  name,
+});
 
 const deleteCluster = (name: string) =>
   world.custom.deleteNamespacedCustomObject({
@@ -85,6 +94,36 @@ describe('adopt only what is ours to adopt, on a real API server', () => {
       (await getCluster(world, 'ledger'))?.metadata.uid,
     ]);
     expect(Object.keys(adopted.data ?? {}).sort()).toEqual(['password', 'team-api-token', 'username']);
+  });
+
+  it('a Secret planted with pgfsm’s labels before its cluster is not adopted until annotated', async () => {
+    const labels = { 'app.kubernetes.io/managed-by': 'pgfsm', 'pgfsm.io/cluster': 'payroll' };
+    await world.core.createNamespacedSecret({
+      namespace: NS,
+      body: {
+        metadata: { name: 'payroll-superuser', labels },
+        stringData: { username: 'postgres', password: 'chosen' },
+      },
+    });
+    await createCluster(world, 'payroll', { class: 'standard', clusterDeletionPolicy: 'Delete' });
+    await untilState(world, 'payroll', 'Failed.Secret');
+    const condition = (await getCluster(world, 'payroll'))?.status?.conditions?.find((c) => c.type === 'SecretsReady');
+    expect(condition).toMatchObject({ status: 'False', reason: 'SecretNotAdoptable' });
+    expect(condition?.message).toContain(`kubectl annotate -n ${NS} secret payroll-superuser pgfsm.io/adopt=true`);
+    const secret = await world.core.readNamespacedSecret({ name: 'payroll-superuser', namespace: NS });
+    expect(secret.metadata?.ownerReferences ?? []).toEqual([]);
+    expect(await gone(() => world.custom.getNamespacedCustomObject(cnpgCluster('payroll')))).toBe(true);
+
+    await world.core.patchNamespacedSecret({
+      name: 'payroll-superuser',
+      namespace: NS,
+      body: [{ op: 'add', path: '/metadata/annotations', value: { 'pgfsm.io/adopt': 'true' } }],
+    });
+    await untilState(world, 'payroll', 'Ready');
+    const adopted = await world.core.readNamespacedSecret({ name: 'payroll-superuser', namespace: NS });
+    expect(adopted.metadata?.ownerReferences?.map((o) => o.uid)).toEqual([
+      (await getCluster(world, 'payroll'))?.metadata.uid,
+    ]);
   });
 
   it('an unowned ConfigMap of the endpoints name survives a Delete deletion; what the cluster owns is deleted', async () => {

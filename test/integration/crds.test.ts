@@ -430,7 +430,14 @@ describe('pgfsm CRDs on a real API server', () => {
 
     it('bounds pgHBA, managedRoles and resources', async () => {
       const roles = (count: number) => Array.from({ length: count }, (_, i) => ({ name: `role${i}` }));
-      const resources = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`r${i}`, '1']));
+      // Names a PostgreSQL pod can be given (the CRD refuses others): cpu, memory, ephemeral-storage, huge pages.
+      const names = [
+        'cpu',
+        'memory',
+        'ephemeral-storage',
+        ...['2', '4', '8', '16', '32'].flatMap((n) => ['Ki', 'Mi', 'Gi'].map((u) => `hugepages-${n}${u}`)),
+      ];
+      const resources = (count: number) => Object.fromEntries(names.slice(0, count).map((name) => [name, '1']));
       await createCluster(unique('lists-ok'), {
         class: 'c',
         pgHBA: Array.from({ length: 256 }, () => `host all all 10.0.0.0/8 ${'x'.repeat(1000)}`),

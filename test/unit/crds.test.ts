@@ -221,8 +221,11 @@ describe('size bounds: no child pgfsm writes can outgrow the API server', () => 
         'v'.repeat(LIMITS.parameterValue),
       ]),
     );
+  // The longest names a PostgreSQL pod's resources may have: huge pages of three-digit page sizes first.
+  const pageSizes = ['128', '256', '512', '16', '32', '64'].flatMap((n) => ['Ki', 'Mi', 'Gi'].map((u) => `${n}${u}`));
+  const resourceNames = ['ephemeral-storage', 'memory', 'cpu', ...pageSizes.map((size) => `hugepages-${size}`)];
   const resources = Object.fromEntries(
-    Array.from({ length: LIMITS.resources }, (_, i) => [`example.com/r${i}`.padEnd(40, 'x'), '9'.repeat(60)]),
+    resourceNames.slice(0, LIMITS.resources).map((name) => [name, '9'.repeat(60)] as const),
   );
   const largestSpec: PostgresClusterSpec = {
     ...validClusterSpec,

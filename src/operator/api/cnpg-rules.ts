@@ -6,6 +6,9 @@
  * The lists are facts about CNPG (the names it reserves), read from its v1.28.0 sources: reserved roles in
  * pkg/postgres/roles.go, fixed parameters in pkg/postgres/configuration.go, PgBouncer parameters in
  * internal/webhook/v1/pooler_webhook.go. When CNPG is upgraded, re-read them there.
+ *
+ * Beside them, a few inputs CNPG's webhook lets through that fail only on a node (a volume too small for
+ * PostgreSQL, a resource no Pod can have, a role name PostgreSQL refuses or cuts short), refused just as early.
  */
 
 /** CNPG supports PostgreSQL 13 and later. */
@@ -21,6 +24,23 @@ export const RESERVED_ROLE_PREFIXES = ['cnpg_', 'pg_'] as const;
 export const isReservedRole = (name: string): boolean =>
   (RESERVED_ROLE_NAMES as readonly string[]).includes(name) ||
   RESERVED_ROLE_PREFIXES.some((prefix) => name.startsWith(prefix));
+
+/**
+ * Role names PostgreSQL itself refuses to create (`role name "public" is reserved`), which CNPG's webhook lets
+ * through: CNPG then fails to create the role on every reconciliation of the running instance. PostgreSQL compares
+ * the name as CNPG sends it, quoted, so only these exact spellings are refused: `"Public"` is a role like any other.
+ */
+export const POSTGRES_RESERVED_ROLE_NAMES = ['public', 'none'] as const;
+
+/**
+ * PostgreSQL cuts an identifier to NAMEDATALEN - 1 = 63 bytes (not characters): a longer role name creates a role
+ * of the cut name, which CNPG never finds under the name it was given, so it tries to create it again and again.
+ * Within this bound no two distinct names can be cut to the same role.
+ */
+export const MAX_ROLE_NAME_BYTES = 63;
+
+export const isPostgresReservedRole = (name: string): boolean =>
+  (POSTGRES_RESERVED_ROLE_NAMES as readonly string[]).includes(name);
 
 /**
  * PostgreSQL parameters CNPG sets itself or blocks. CNPG lets one through only when its value equals the one CNPG
@@ -198,6 +218,26 @@ export const SINGLE_LINE_PATTERN = '^[^\\r\\n\\x00]*$';
 
 /** A role name without control characters, which no client can type and which break the files CNPG writes. */
 export const ROLE_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]*$';
+
+/**
+ * The smallest volume a cluster may ask for. CNPG checks only that the size parses, so `0`, `1m` (a thousandth of a
+ * byte) or `100k` reach the volume claim and PostgreSQL fails on the node. A fresh data directory takes about 40 MiB,
+ * and the same volume holds the WAL (pgfsm writes no separate WAL volume), of which CNPG keeps 512 MB by default
+ * (`wal_keep_size`) beside PostgreSQL's own `min_wal_size` of 80 MB. 1Gi is the round size above that, and the
+ * smallest CNPG's own examples use.
+ */
+export const MIN_STORAGE = '1Gi';
+
+/**
+ * The resources a PostgreSQL pod can be given: cpu, memory, ephemeral-storage, and huge pages of one page size,
+ * named as the kubelet names them (`hugepages-2Mi`, `hugepages-1Gi`: a power of two below 1024 of Ki, Mi or Gi).
+ * Any other standard-looking name (`storage`, `gpu`) is refused by the API server only when CNPG creates the Pod;
+ * an extended resource (`vendor.example/device`) is of no use to PostgreSQL and leaves every instance Pending on
+ * nodes that do not offer it; `hugepages-2048Ki` names a resource no node offers.
+ */
+export const RESOURCE_NAME_PATTERN =
+  '^(cpu|memory|ephemeral-storage|hugepages-(1|2|4|8|16|32|64|128|256|512)(Ki|Mi|Gi))$';
+export const isPodResourceName = (name: string): boolean => new RegExp(RESOURCE_NAME_PATTERN).test(name);
 
 /** Resources whose request CNPG refuses above the limit (a zero on either side is not compared). */
 export const COMPARED_RESOURCES = ['cpu', 'memory', 'ephemeral-storage'] as const;

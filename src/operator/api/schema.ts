@@ -14,14 +14,18 @@ import {
   FIXED_PARAMETERS,
   HUGEPAGES_PREFIX,
   LIMITS,
+  MAX_ROLE_NAME_BYTES,
   MEMORY_PARAMETERS,
   MEMORY_VALUE_PATTERN,
   MIN_MAJOR_UPGRADE_TARGET,
   MIN_POSTGRES_MAJOR,
+  MIN_STORAGE,
   PARAMETER_NAME_PATTERN,
   PGBOUNCER_PARAMETERS,
+  POSTGRES_RESERVED_ROLE_NAMES,
   RESERVED_ROLE_NAMES,
   RESERVED_ROLE_PREFIXES,
+  RESOURCE_NAME_PATTERN,
   ROLE_NAME_PATTERN,
   SINGLE_LINE_PATTERN,
   TRUE_SPELLINGS,
@@ -64,9 +68,31 @@ export const Quantity = Type.String({
   description: 'A Kubernetes quantity, e.g. 10Gi',
 });
 
+/** The size of each instance's volume: a quantity, and enough for PostgreSQL (MIN_STORAGE). */
+const StorageSize = Type.String({
+  ...Quantity,
+  description: `Size of each instance's volume, a Kubernetes quantity of at least ${MIN_STORAGE}, e.g. 10Gi`,
+  'x-kubernetes-validations': [
+    cel(
+      // isQuantity: what the pattern refuses must not also fail to evaluate here.
+      `!isQuantity(self) || quantity(self).compareTo(quantity('${MIN_STORAGE}')) >= 0`,
+      `storage must be at least ${MIN_STORAGE}: PostgreSQL keeps its data and its WAL on this volume (CloudNativePG keeps 512MB of WAL by default)`,
+    ),
+  ],
+});
+
 const StringMap = Type.Record(Type.String(), Type.String());
 
-const ResourceMap = Type.Record(Type.String(), Quantity, { maxProperties: LIMITS.resources });
+const ResourceMap = Type.Record(Type.String(), Quantity, {
+  maxProperties: LIMITS.resources,
+  'x-kubernetes-validations': [
+    celNaming(
+      `self.all(k, k.matches(r'${RESOURCE_NAME_PATTERN}'))`,
+      `self.filter(k, !k.matches(r'${RESOURCE_NAME_PATTERN}'))[0] + ' is no resource of a PostgreSQL pod: only cpu, memory, ephemeral-storage and hugepages-<page size> (e.g. hugepages-2Mi) can be set'`,
+      'only cpu, memory, ephemeral-storage and hugepages-<page size> (e.g. hugepages-2Mi) can be set',
+    ),
+  ],
+});
 
 const hasHugepages = (map: string) =>
   `(has(self.${map}) && self.${map}.exists(k, k.startsWith('${HUGEPAGES_PREFIX}')))`;
@@ -209,7 +235,7 @@ export const ConnectionPoolerConfig = Type.Object({
 export const ClassConfig = Type.Object(
   {
     instances: Type.Optional({ ...Instances, default: 1 }),
-    storage: Type.Optional(Quantity),
+    storage: Type.Optional(StorageSize),
     postgresVersion: Type.Optional(PostgresVersion),
     resources: Type.Optional(ResourceRequirements),
     postgresqlConfig: Type.Optional(PostgresqlConfig),
@@ -251,7 +277,16 @@ export const ManagedRole = Type.Object({
     'x-kubernetes-validations': [
       cel(
         `!(self in ${celList(RESERVED_ROLE_NAMES)}) && ${RESERVED_ROLE_PREFIXES.map((prefix) => `!self.startsWith('${prefix}')`).join(' && ')}`,
-        `managed role name cannot be ${RESERVED_ROLE_NAMES.join(' or ')} nor start with ${RESERVED_ROLE_PREFIXES.join(' or ')}: CloudNativePG and PostgreSQL reserve them; any other name is allowed`,
+        `managed role name cannot be ${RESERVED_ROLE_NAMES.join(' or ')} nor start with ${RESERVED_ROLE_PREFIXES.join(' or ')}: CloudNativePG and PostgreSQL reserve them`,
+      ),
+      cel(
+        `!(self in ${celList(POSTGRES_RESERVED_ROLE_NAMES)})`,
+        `managed role name cannot be ${POSTGRES_RESERVED_ROLE_NAMES.join(' or ')}: PostgreSQL reserves them (public stands for every role)`,
+      ),
+      cel(
+        // maxLength counts characters; PostgreSQL counts the bytes of the name in UTF-8.
+        `bytes(self).size() <= ${MAX_ROLE_NAME_BYTES}`,
+        `managed role name must be at most ${MAX_ROLE_NAME_BYTES} bytes in UTF-8: PostgreSQL cuts longer names, so the role would be created under another name`,
       ),
     ],
   }),
@@ -294,7 +329,7 @@ export const PostgresClusterSpec = Type.Object(
     }),
     instances: Type.Optional(Instances),
     postgresVersion: Type.Optional(PostgresVersion),
-    storage: Type.Optional(Quantity),
+    storage: Type.Optional(StorageSize),
     resources: Type.Optional(ResourceRequirements),
     postgresqlConfig: Type.Optional(PostgresqlConfig),
     pgHBA: Type.Optional(PgHBA),

@@ -16,11 +16,15 @@ import {
   HUGEPAGES_PREFIX,
   isDns1123Subdomain,
   isParameterName,
+  isPodResourceName,
+  isPostgresReservedRole,
   isReservedRole,
   LIMITS,
+  MAX_ROLE_NAME_BYTES,
   MEMORY_PARAMETERS,
   MIN_MAJOR_UPGRADE_TARGET,
   MIN_POSTGRES_MAJOR,
+  MIN_STORAGE,
   PGBOUNCER_PARAMETERS,
   pgBoolean,
   pgMemoryBytes,
@@ -38,7 +42,7 @@ import {
   type ResourceRequirements,
 } from '../api/schema.ts';
 import type { Observation } from './observation.ts';
-import { quantityValue } from './quantity.ts';
+import { quantityValue, sameQuantity } from './quantity.ts';
 
 export interface PoolerConfig {
   instances: number;
@@ -206,6 +210,15 @@ function merge(observation: Observation): MergeResult {
   if (runningStorage && (quantityValue(storage) ?? 0) < (quantityValue(runningStorage) ?? 0)) {
     return invalid('spec.storage', `cannot shrink from ${runningStorage} to ${storage}`);
   }
+  // The CRDs refuse a smaller size since their rule exists; one stored before it is refused here, unless CNPG
+  // already runs volumes of that size: a running database is not stopped for a rule it has outlived.
+  const tooSmall = (quantityValue(storage) ?? 0) < (quantityValue(MIN_STORAGE) ?? 0);
+  if (tooSmall && !sameQuantity(storage, runningStorage)) {
+    return invalid(
+      spec.storage === undefined ? classField(clusterClass, 'config.storage') : 'spec.storage',
+      `${storage} is too small: at least ${MIN_STORAGE}, for PostgreSQL keeps its data and its WAL on this volume`,
+    );
+  }
   const runningVersion = typeof running?.imageName === 'string' ? running.imageName.split(':').at(-1) : undefined;
   if (runningVersion && /^[0-9]/.test(runningVersion) && major(postgresVersion) < major(runningVersion)) {
     return invalid('spec.postgresVersion', `major version cannot go down from ${runningVersion} to ${postgresVersion}`);
@@ -319,6 +332,16 @@ function cnpgAdmission(observation: Observation, config: MergedConfig): MergeRes
         `${role.name} is reserved by CloudNativePG or PostgreSQL (postgres, streaming_replica, cnpg_*, pg_*); choose another name`,
       );
     }
+    if (isPostgresReservedRole(role.name)) {
+      return invalid(`spec.managedRoles[${i}].name`, `${role.name} is reserved by PostgreSQL; choose another name`);
+    }
+    const bytes = Buffer.byteLength(role.name, 'utf8');
+    if (bytes > MAX_ROLE_NAME_BYTES) {
+      return invalid(
+        `spec.managedRoles[${i}].name`,
+        `${bytes} bytes is too long: at most ${MAX_ROLE_NAME_BYTES} bytes in UTF-8, as PostgreSQL cuts longer names`,
+      );
+    }
   }
 
   const parameters = config.postgresqlConfig;
@@ -405,6 +428,18 @@ function resourcesAdmission(
 ): MergeResult | undefined {
   const requests = config.resources.requests ?? {};
   const limits = config.resources.limits ?? {};
+  for (const [map, values] of [
+    ['requests', requests],
+    ['limits', limits],
+  ] as const) {
+    const name = Object.keys(values).find((key) => !isPodResourceName(key));
+    if (name !== undefined) {
+      return invalid(
+        `${field}.${map}.${name}`,
+        'is no resource of a PostgreSQL pod: only cpu, memory, ephemeral-storage and hugepages-<page size> (e.g. hugepages-2Mi) can be set',
+      );
+    }
+  }
   const amount = (value: string | undefined) => (value === undefined ? 0 : (quantityValue(value) ?? 0));
   for (const resource of COMPARED_RESOURCES) {
     const request = amount(requests[resource]);

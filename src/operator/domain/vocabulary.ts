@@ -81,18 +81,39 @@ export function ownershipOf(owners: OwnerReference[] | undefined, cluster: Postg
  */
 export const ADOPT_ANNOTATION = 'pgfsm.io/adopt';
 
-/**
- * Whether an orphan (no controller) may be adopted by this cluster. An object of a child's name may be
- * anyone's: a Secret a team keeps for itself, a CNPG Cluster made by hand — a database. pgfsm adopts only
- * what carries proof that it is meant for it: a person's hand-over (`pgfsm.io/adopt: "true"`), or pgfsm's
- * own mark, the labels it puts on every child it creates naming the cluster (`app.kubernetes.io/managed-by:
- * pgfsm`, `pgfsm.io/cluster: <name>`), which a Retain deletion leaves on what it releases so that a new
- * cluster of the same name takes it back.
- */
-export function mayAdopt(metadata: ObjectMeta, cluster: PostgresCluster): boolean {
-  if (metadata.annotations?.[ADOPT_ANNOTATION] === 'true') return true;
+/** pgfsm's labels naming this cluster: what it puts on every child it creates, and anyone may copy. */
+const carriesLabelsOf = (metadata: ObjectMeta, cluster: PostgresCluster): boolean => {
   const labels = metadata.labels ?? {};
   return labels[MANAGED_BY_LABEL] === 'pgfsm' && labels[CLUSTER_LABEL] === cluster.metadata.name;
+};
+
+/**
+ * Whether `database`, the CNPG Cluster of this cluster's name, may be one a Retain deletion of a PostgresCluster
+ * of the name kept: pgfsm's labels naming the cluster, and no other controller (released, or already taken
+ * back). A fresh name has none when its Secret is judged: pgfsm creates the CNPG Cluster only once the Secret
+ * is ready.
+ */
+const databaseMarkedFor = (database: ObjectMeta | undefined, cluster: PostgresCluster): boolean =>
+  database !== undefined &&
+  carriesLabelsOf(database, cluster) &&
+  ownershipOf(database.ownerReferences, cluster) !== 'foreign';
+
+/**
+ * Whether an orphan (no controller) may be adopted by this cluster. An object of a child's name may be
+ * anyone's: a Secret a team keeps for itself, a CNPG Cluster made by hand — a database. Labels alone prove
+ * nothing: whoever may create the object may copy them, and a Secret planted with pgfsm's labels would choose
+ * a future cluster's superuser password. So pgfsm adopts an orphan only
+ * - on a person's hand-over, the annotation `pgfsm.io/adopt: "true"`
+ *   (`kubectl annotate secret orders-superuser pgfsm.io/adopt=true`); or
+ * - when it comes back with its database after a Retain deletion: it carries pgfsm's labels naming this
+ *   cluster, and so does `database`, the CNPG Cluster of this name (for the CNPG Cluster, itself), which no
+ *   one else controls (`databaseMarkedFor`). A Retain deletion releases the CNPG Cluster, the Secret and the
+ *   ConfigMap together, labels left on each; it stamps nothing, as releasing only removes owner references.
+ *   A Secret planted for a name that has no such database is adopted only when handed over.
+ */
+export function mayAdopt(metadata: ObjectMeta, cluster: PostgresCluster, database: ObjectMeta | undefined): boolean {
+  if (metadata.annotations?.[ADOPT_ANNOTATION] === 'true') return true;
+  return carriesLabelsOf(metadata, cluster) && databaseMarkedFor(database, cluster);
 }
 
 /** The resource `kubectl` knows each child kind by, for the commands pgfsm's messages suggest. */
@@ -104,14 +125,22 @@ const KUBECTL_RESOURCE: Record<string, string> = {
 };
 
 /**
- * Why an orphan without a mark is left alone, and the one command that hands it over. No write follows:
+ * Why an orphan not handed over is left alone, and the one command that hands it over. No write follows:
  * the object is not adopted, overwritten, or deleted (not even under the Delete policy: it is not ours).
  */
-export function notAdoptableMessage(what: string, kind: string, namespace: string, name: string): string {
+export function notAdoptableMessage(
+  what: string,
+  kind: string,
+  metadata: ObjectMeta,
+  cluster: PostgresCluster,
+): string {
+  const why = carriesLabelsOf(metadata, cluster)
+    ? "exists without an owner; it carries pgfsm's labels, but labels anyone may copy hand nothing over"
+    : 'exists without an owner and was not created by pgfsm';
   return (
-    `${what} exists without an owner and was not created by pgfsm: it is not adopted, changed or deleted. ` +
-    `To hand it over to this PostgresCluster, annotate it: kubectl annotate -n ${namespace} ` +
-    `${KUBECTL_RESOURCE[kind] ?? kind} ${name} ${ADOPT_ANNOTATION}=true; otherwise delete or rename it`
+    `${what} ${why}: it is not adopted, changed or deleted. To hand it over to this PostgresCluster, annotate ` +
+    `it: kubectl annotate -n ${metadata.namespace ?? cluster.metadata.namespace} ` +
+    `${KUBECTL_RESOURCE[kind] ?? kind} ${metadata.name} ${ADOPT_ANNOTATION}=true; otherwise delete or rename it`
   );
 }
 

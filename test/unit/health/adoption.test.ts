@@ -1,7 +1,7 @@
 /**
  * Adoption rung of every component's ladder: an orphan (no controller) is adopted only when it carries a
- * person's hand-over (`pgfsm.io/adopt: "true"`) or pgfsm's own labels naming this cluster (what a Retain
- * deletion left behind). Anything else is a person's: Failed with `<Component>NotAdoptable`, a message that
+ * person's hand-over (`pgfsm.io/adopt: "true"`), or pgfsm's own labels naming this cluster beside the CNPG
+ * Cluster a Retain deletion kept (what that deletion left behind). Anything else is a person's: Failed with `<Component>NotAdoptable`, a message that
  * names the annotation and the command, and no write at all — not even a delete when the pooler is off or
  * the cluster is deleted under the Delete policy.
  */
@@ -87,9 +87,9 @@ describe('adopt only what is ours to adopt', () => {
     },
   );
 
-  it('the ConfigMap message says when the annotation is seen: ConfigMaps are watched by pgfsm’s label only', () => {
+  it('the ConfigMap message promises no resync: ConfigMaps are watched without a label selector', () => {
     const { health } = assess(world({ configMap: 'unmarked' }), defaultSettings);
-    expect(health.configMap?.message).toContain('at its next resync (10 minutes)');
+    expect(health.configMap?.message).not.toContain('resync');
   });
 
   it('a value other than "true" is no hand-over', () => {
@@ -99,14 +99,17 @@ describe('adopt only what is ours to adopt', () => {
     expect(assess(observation, defaultSettings).health.configMap?.reason).toBe(Reason.ConfigMapNotAdoptable);
   });
 
-  it('pgfsm’s labels are its mark only when they name this cluster', () => {
+  it('pgfsm’s labels are its mark only when they name this cluster, and only beside the database kept', () => {
     const cluster = world().cluster;
     const labels = (name: string) => ({ 'app.kubernetes.io/managed-by': 'pgfsm', 'pgfsm.io/cluster': name });
-    expect(mayAdopt({ name: 'orders-endpoints', labels: labels('orders') }, cluster)).toBe(true);
-    expect(mayAdopt({ name: 'orders-endpoints', labels: labels('billing') }, cluster)).toBe(false);
-    expect(mayAdopt({ name: 'orders-endpoints', labels: { 'pgfsm.io/cluster': 'orders' } }, cluster)).toBe(false);
-    expect(mayAdopt({ name: 'orders-endpoints' }, cluster)).toBe(false);
-    expect(mayAdopt({ name: 'orders-endpoints', annotations: { [ADOPT_ANNOTATION]: 'true' } }, cluster)).toBe(true);
+    const kept = { name: 'orders', labels: labels('orders') };
+    expect(mayAdopt({ name: 'orders-endpoints', labels: labels('orders') }, cluster, kept)).toBe(true);
+    expect(mayAdopt({ name: 'orders-endpoints', labels: labels('orders') }, cluster, undefined)).toBe(false);
+    expect(mayAdopt({ name: 'orders-endpoints', labels: labels('billing') }, cluster, kept)).toBe(false);
+    expect(mayAdopt({ name: 'orders-endpoints', labels: { 'pgfsm.io/cluster': 'orders' } }, cluster, kept)).toBe(false);
+    expect(mayAdopt({ name: 'orders-endpoints' }, cluster, kept)).toBe(false);
+    const handedOver = { name: 'orders-endpoints', annotations: { [ADOPT_ANNOTATION]: 'true' } };
+    expect(mayAdopt(handedOver, cluster, undefined)).toBe(true);
   });
 
   it('retained children (pgfsm’s labels, no owner) are re-adopted without the annotation', () => {

@@ -117,10 +117,11 @@ function adoptionBlocker(cnpg: CnpgCluster, desired: CnpgCluster): string | unde
 }
 
 /**
- * Missing: create it. Foreign, orphaned without a mark (`mayAdopt`: a CNPG Cluster nobody owns is a
+ * Missing: create it. Foreign, orphaned and not handed over (`mayAdopt`: a CNPG Cluster nobody owns is a
  * database someone runs; taking it over silently would rewrite its spec and, under the Delete policy,
- * delete it), or orphaned with another superuser Secret: a person's. Orphaned and marked: adopt it.
- * Drifted: repair it. Otherwise CNPG's phase and ready instances tell how it is.
+ * delete it), or orphaned with another superuser Secret: a person's. Orphaned and handed over, or left by
+ * a Retain deletion of this cluster: adopt it. Drifted: repair it. Otherwise CNPG's phase and ready
+ * instances tell how it is.
  */
 export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster): Judgment {
   const { cnpg, cluster } = observation;
@@ -139,10 +140,13 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
     return judgment(heldByOther(Reason.ClusterOwnedByOther, `CNPG cluster ${name}`, cnpg.metadata.ownerReferences));
   }
   if (ownership === 'orphan') {
-    if (!mayAdopt(cnpg.metadata, cluster)) {
-      const ns = desired.metadata.namespace ?? '';
+    if (!mayAdopt(cnpg.metadata, cluster, cnpg.metadata)) {
       return judgment(
-        verdict('Failed', Reason.ClusterNotAdoptable, notAdoptableMessage(`CNPG cluster ${name}`, 'Cluster', ns, name)),
+        verdict(
+          'Failed',
+          Reason.ClusterNotAdoptable,
+          notAdoptableMessage(`CNPG cluster ${name}`, 'Cluster', cnpg.metadata, cluster),
+        ),
       );
     }
     const blocker = adoptionBlocker(cnpg, desired);

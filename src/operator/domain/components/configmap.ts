@@ -83,8 +83,9 @@ export function configMapDrift(observed: ConfigMap, desired: ConfigMap): string[
 }
 
 /**
- * Missing: create it. Foreign, or orphaned without a mark (`mayAdopt`): a person's, never applied over.
- * Orphaned and marked: adopt it. Drifted: restore our keys.
+ * Missing: create it. Foreign, or orphaned and not handed over (`mayAdopt`): a person's, never applied over.
+ * Orphaned and handed over, or back with its database after a Retain deletion: adopt it. Drifted: restore
+ * our keys.
  */
 export function judgeConfigMap(observation: Observation, desired: ConfigMap): Judgment {
   const { configMap, cluster } = observation;
@@ -100,16 +101,12 @@ export function judgeConfigMap(observation: Observation, desired: ConfigMap): Ju
   if (ownership === 'foreign') {
     return judgment(heldByOther(Reason.ConfigMapOwnedByOther, `ConfigMap ${name}`, configMap.metadata.ownerReferences));
   }
-  if (ownership === 'orphan' && !mayAdopt(configMap.metadata, cluster)) {
-    const ns = desired.metadata.namespace ?? '';
-    // pgfsm watches ConfigMaps through its own label only (watching every ConfigMap would cost too much),
-    // so the annotation wakes nobody: say when it will be seen.
-    const seen = 'pgfsm watches ConfigMaps by its label only and sees the annotation at its next resync (10 minutes)';
+  if (ownership === 'orphan' && !mayAdopt(configMap.metadata, cluster, observation.cnpg?.metadata)) {
     return judgment(
       verdict(
         'Failed',
         Reason.ConfigMapNotAdoptable,
-        `${notAdoptableMessage(`ConfigMap ${name}`, 'ConfigMap', ns, name)}; ${seen}`,
+        notAdoptableMessage(`ConfigMap ${name}`, 'ConfigMap', configMap.metadata, cluster),
       ),
     );
   }

@@ -68,10 +68,10 @@ export function poolerDrift(observed: Pooler, desired: Pooler): string[] {
   return drift;
 }
 
-/** Ours, or an orphan marked for adoption (`mayAdopt`). */
+/** Ours, or an orphan ours to adopt (`mayAdopt`). */
 function isOursToTouch(view: PoolerView, observation: Observation): boolean {
   const ownership = ownershipOf(view.pooler.metadata.ownerReferences, observation.cluster);
-  if (ownership === 'orphan') return mayAdopt(view.pooler.metadata, observation.cluster);
+  if (ownership === 'orphan') return mayAdopt(view.pooler.metadata, observation.cluster, observation.cnpg?.metadata);
   return ownership === 'ours';
 }
 
@@ -80,8 +80,9 @@ const views = (observation: Observation) =>
 
 /**
  * Disabled: delete the poolers that are ours or ours to adopt. Enabled, per pooler: missing, create it;
- * foreign, or orphaned without a mark (`mayAdopt`), a person's (the whole step fails, the other pooler is
- * still repaired); orphaned and marked, adopt it; drifted, repair it; otherwise wait for its ready replicas.
+ * foreign, or orphaned and not handed over (`mayAdopt`), a person's (the whole step fails, the other pooler
+ * is still repaired); orphaned and handed over, or back with its database (`mayAdopt`), adopt it; drifted,
+ * repair it; otherwise wait for its ready replicas.
  */
 export function judgePoolers(observation: Observation, config: MergedConfig): Judgment {
   return config.pooler ? judgeEnabled(observation, config.pooler) : judgeDisabled(observation);
@@ -131,12 +132,11 @@ function judgeEnabled(observation: Observation, pooler: PoolerConfig): Judgment 
       foreign ??= heldByOther(Reason.PoolerOwnedByOther, `Pooler ${name}`, owners);
       continue;
     }
-    if (ownership === 'orphan' && !mayAdopt(view.pooler.metadata, cluster)) {
-      const ns = desired.metadata.namespace ?? '';
+    if (ownership === 'orphan' && !isOursToTouch(view, observation)) {
       foreign ??= verdict(
         'Failed',
         Reason.PoolerNotAdoptable,
-        notAdoptableMessage(`Pooler ${name}`, 'Pooler', ns, name),
+        notAdoptableMessage(`Pooler ${name}`, 'Pooler', view.pooler.metadata, cluster),
       );
       continue;
     }

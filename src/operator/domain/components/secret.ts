@@ -24,9 +24,10 @@ export const secretRef = (observation: Observation): ObjectRef => ({
 });
 
 /**
- * Missing: create it. Foreign, orphaned without a mark (`mayAdopt`), or without a password: a person's to
- * fix (a Secret pgfsm did not create may hold a team's own credentials and other keys; one without a
- * password stays its author's to fix, or delete). Orphaned and marked: adopt it. Otherwise ready.
+ * Missing: create it. Foreign, orphaned and not handed over (`mayAdopt`), or without a password: a person's
+ * to fix (a Secret pgfsm did not create may hold a team's own credentials and other keys, and whoever planted
+ * it would know the superuser password; one without a password stays its author's to fix, or delete).
+ * Orphaned and handed over, or back with its database after a Retain deletion: adopt it. Otherwise ready.
  */
 export function judgeSecret(observation: Observation): Judgment {
   const { secret, cluster } = observation;
@@ -49,12 +50,12 @@ export function judgeSecret(observation: Observation): Judgment {
       heldByOther(Reason.SuperUserSecretFailed, `Superuser secret ${ref.name}`, secret.metadata.ownerReferences),
     );
   }
-  if (ownership === 'orphan' && !mayAdopt(secret.metadata, cluster)) {
+  if (ownership === 'orphan' && !mayAdopt(secret.metadata, cluster, observation.cnpg?.metadata)) {
     return judgment(
       verdict(
         'Failed',
         Reason.SecretNotAdoptable,
-        notAdoptableMessage(`Superuser secret ${ref.name}`, 'Secret', ref.namespace, ref.name),
+        notAdoptableMessage(`Superuser secret ${ref.name}`, 'Secret', secret.metadata, cluster),
       ),
     );
   }
