@@ -24,6 +24,7 @@ import type { Ports } from '../../src/operator/core/ports.ts';
 import type { CnpgCluster, ConfigMap, ObjectRef, Pooler } from '../../src/operator/domain/objects.ts';
 import { ownerReferenceTo } from '../../src/operator/domain/vocabulary.ts';
 import { readingFromCaches } from '../../src/operator/driver/cache-reads.ts';
+import { fencedPorts } from '../../src/operator/driver/fenced-ports.ts';
 import { allSources, type WatchSources } from '../../src/operator/driver/sources.ts';
 import { kubernetesPorts } from '../../src/operator/kubernetes/index.ts';
 import { LeaseElector } from '../../src/operator/kubernetes/leader.ts';
@@ -51,6 +52,8 @@ interface Recorded {
   method: string;
   path: string;
   keys: string[];
+  /** What the client asked the answer to be: a metadata-only list or watch names PartialObjectMetadata. */
+  accept: string;
 }
 
 /**
@@ -96,7 +99,12 @@ function startFakeApi(): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
     const body = await readBody(req);
     const method = req.method ?? 'GET';
-    recorded.push({ method, path: url.pathname, keys: attributesOf(method, url, req.headers['content-type'] ?? '') });
+    recorded.push({
+      method,
+      path: url.pathname,
+      keys: attributesOf(method, url, req.headers['content-type'] ?? ''),
+      accept: req.headers.accept ?? '',
+    });
     const send = (status: number, object: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(object));
@@ -357,6 +365,81 @@ const USES: Record<string, { by: string; call: Call } | { admission: string; hol
   'coordination.k8s.io leases update': { by: 'LeaseElector (renew)', call: runLease },
 };
 
+/**
+ * A call of every method of every port, on ports composed as the operator composes them (the writes fenced,
+ * the reads from the caches, and `direct`: the reads of the API itself, after a write whose answer was lost).
+ * The table is checked against the methods the composed ports have, so that a port or a method added later
+ * fails here until it is called, and what it requests is then checked against the roles.
+ */
+const EVERY_PORT_CALL: Record<string, (p: Ports) => Promise<unknown>> = {
+  'clusters.get': (p) => p.clusters.get({ namespace: NS, name: 'orders' }),
+  'clusters.addFinalizer': (p) => p.clusters.addFinalizer(cluster, 'pgfsm.io/finalizer'),
+  'clusters.removeFinalizer': (p) =>
+    p.clusters.removeFinalizer(
+      { ...cluster, metadata: { ...cluster.metadata, finalizers: ['pgfsm.io/finalizer'] } },
+      'pgfsm.io/finalizer',
+    ),
+  'clusters.writeStatus': (p) => p.clusters.writeStatus(cluster, { state: 'Pending' } as never),
+  'classes.get': (p) => p.classes.get('not-cached'),
+  'secrets.get': (p) => p.secrets.get(secretRef),
+  'secrets.create': (p) => p.secrets.create({ ref: secretRef, username: 'postgres', labels: {}, owner }),
+  'secrets.setOwner': (p) => p.secrets.setOwner(secretRef, { ...owner, uid: 'uid-another' }),
+  'secrets.releaseOwner': (p) => p.secrets.releaseOwner(secretRef, owner.uid),
+  'secrets.delete': (p) => p.secrets.delete(secretRef),
+  'cnpgClusters.get': (p) => p.cnpgClusters.get(ref('postgresql.cnpg.io/v1', 'Cluster', 'orders')),
+  'cnpgClusters.apply': async (p) => {
+    await p.cnpgClusters.apply(cnpg, 'cluster');
+    await p.cnpgClusters.apply(cnpg, 'managedRoles');
+  },
+  'cnpgClusters.setOwner': (p) =>
+    p.cnpgClusters.setOwner(ref('postgresql.cnpg.io/v1', 'Cluster', 'orders'), { ...owner, uid: 'uid-another' }),
+  'cnpgClusters.releaseOwner': (p) =>
+    p.cnpgClusters.releaseOwner(ref('postgresql.cnpg.io/v1', 'Cluster', 'orders'), owner.uid),
+  'cnpgClusters.delete': (p) => p.cnpgClusters.delete(ref('postgresql.cnpg.io/v1', 'Cluster', 'orders')),
+  'poolers.get': (p) => p.poolers.get(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw')),
+  'poolers.view': (p) => p.poolers.view(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw')),
+  'poolers.apply': (p) => p.poolers.apply(pooler),
+  'poolers.setOwner': (p) =>
+    p.poolers.setOwner(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw'), { ...owner, uid: 'uid-another' }),
+  'poolers.releaseOwner': (p) =>
+    p.poolers.releaseOwner(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw'), owner.uid),
+  'poolers.delete': (p) => p.poolers.delete(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw')),
+  'configMaps.get': (p) => p.configMaps.get(ref('v1', 'ConfigMap', 'orders-endpoints')),
+  'configMaps.apply': (p) => p.configMaps.apply(configMap),
+  'configMaps.setOwner': (p) =>
+    p.configMaps.setOwner(ref('v1', 'ConfigMap', 'orders-endpoints'), { ...owner, uid: 'uid-another' }),
+  'configMaps.releaseOwner': (p) => p.configMaps.releaseOwner(ref('v1', 'ConfigMap', 'orders-endpoints'), owner.uid),
+  'configMaps.delete': (p) => p.configMaps.delete(ref('v1', 'ConfigMap', 'orders-endpoints')),
+  'events.emit': (p) => p.events.emit(cluster, { type: 'Normal', reason: 'Every', action: 'Test', message: 'call' }),
+};
+
+/**
+ * Methods of `direct` the operator never calls, and why (each reason is checked). `direct` is what the core
+ * reads the API itself with, and only after a write whose answer was lost, with `get` (core/execute.ts).
+ */
+const NEVER_CALLED_DIRECT: Record<string, { why: string; holds: () => boolean }> = {
+  'poolers.view': {
+    why:
+      "a pooler's readiness is read from the Deployments' cache (no get is granted on Deployments); only " +
+      '`pgfsm explain` reads it from the API, with the kubeconfig of whoever runs it',
+    holds: () =>
+      !readFileSync(new URL('../../src/operator/core/execute.ts', import.meta.url), 'utf8').includes('.view('),
+  },
+};
+
+/** `port.method` for every function a composed port has, its prototypes' included (the read wrappers' are). */
+function methodsOf(ports: Ports): string[] {
+  return Object.entries(ports).flatMap(([name, port]) => {
+    if (name === 'direct' || name === 'clock') return [];
+    const methods = new Set<string>();
+    for (let o: object | null = port; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+      for (const key of Object.getOwnPropertyNames(o))
+        if (key !== 'constructor' && typeof (port as Record<string, unknown>)[key] === 'function') methods.add(key);
+    }
+    return [...methods].map((method) => `${name}.${method}`);
+  });
+}
+
 beforeAll(async () => {
   await startFakeApi();
   const { port } = server.address() as AddressInfo;
@@ -403,13 +486,51 @@ describe('deploy/rbac grants exactly what the adapters request', () => {
   });
 
   it('reads the caches hold make no request (so no get is granted for Deployments, nor used for a cached class)', async () => {
+    // Ports of their own: the rows above deleted the pooler through `ports`, whose own writes read it as gone
+    // until a watch delivers the deletion, which this fake API never sends.
+    const cached = readingFromCaches(kubernetesPorts(kc, { reportingInstance: 'test' }), sources);
     const reads = await requestsOf(async () => {
-      expect(await ports.classes.get('standard')).toBeDefined();
-      const view = await ports.poolers.view(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw'));
+      expect(await cached.classes.get('standard')).toBeDefined();
+      const view = await cached.poolers.view(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw'));
       expect(view?.readyReplicas).toBe(1);
-      expect(await ports.cnpgClusters.get(ref('postgresql.cnpg.io/v1', 'Cluster', 'orders'))).toBeDefined();
+      expect(await cached.cnpgClusters.get(ref('postgresql.cnpg.io/v1', 'Cluster', 'orders'))).toBeDefined();
     });
     expect(reads).toEqual([]);
+  });
+
+  it('every method of every port, as the operator composes them, requests nothing the roles do not grant', async () => {
+    const leader = { identity: 'test', isLeader: () => true };
+    const composed = readingFromCaches(
+      fencedPorts(kubernetesPorts(kc, { reportingInstance: 'test' }), leader),
+      sources,
+    );
+    const direct = composed.direct ?? composed;
+    expect(methodsOf(composed).sort()).toEqual(Object.keys(EVERY_PORT_CALL).sort());
+    expect(methodsOf(direct).sort()).toEqual(Object.keys(EVERY_PORT_CALL).sort());
+    const ungranted: string[] = [];
+    for (const [ports, layer] of [
+      [composed, ''],
+      [direct, 'direct.'],
+    ] as const) {
+      for (const [method, call] of Object.entries(EVERY_PORT_CALL)) {
+        const never = layer === 'direct.' ? NEVER_CALLED_DIRECT[method] : undefined;
+        if (never) {
+          expect(never.holds(), `direct.${method}: ${never.why}`).toBe(true);
+          continue;
+        }
+        const made = await requestsOf(() => call(ports));
+        ungranted.push(...made.filter((k) => !grants.includes(k)).map((k) => `${layer}${method}: ${k}`));
+      }
+    }
+    expect(ungranted).toEqual([]);
+  });
+
+  it('lists and watches Secrets and ConfigMaps as metadata only: no value travels, though the grant would allow it', () => {
+    const collections = recorded.filter((r) => r.keys.some((k) => /^core (secrets|configmaps) (list|watch)$/.test(k)));
+    expect(new Set(collections.flatMap((r) => r.keys))).toEqual(
+      new Set(['core secrets list', 'core secrets watch', 'core configmaps list', 'core configmaps watch']),
+    );
+    for (const request of collections) expect(request.accept, request.path).toMatch(/;as=PartialObjectMetadata/);
   });
 
   it('every request the calls made is granted (none is missing from the roles)', () => {
