@@ -7,13 +7,13 @@
  * writes exactly that answer in one write, and the real informer on withKeepAlive's agents.
  */
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { KubeObject } from '../../../src/operator/domain/objects.ts';
 import { connectionPoolOf, withKeepAlive } from '../../../src/operator/kubernetes/connection.ts';
 import { Informer } from '../../../src/operator/kubernetes/informer.ts';
 import { RESOURCES } from '../../../src/operator/kubernetes/resources.ts';
+import { localKubeConfig } from './support/local-kubeconfig.ts';
 
 const EXPIRIES = 5;
 
@@ -70,15 +70,7 @@ let kc: KubeConfig;
 beforeAll(async () => {
   process.on('uncaughtException', record);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      { name: 'f', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true },
-    ],
-    users: [{ name: 'u', token: 't' }],
-    contexts: [{ name: 'f', cluster: 'f', user: 'u' }],
-    currentContext: 'f',
-  });
+  kc = localKubeConfig(server);
   withKeepAlive(kc);
 });
 

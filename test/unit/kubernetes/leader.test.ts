@@ -5,11 +5,10 @@
  * Lease's reads and never its writes; the real API server's election is in test/integration/leader.test.ts.
  */
 import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { expect, it } from 'vitest';
 import { withKeepAlive } from '../../../src/operator/kubernetes/connection.ts';
 import { LeaseElector } from '../../../src/operator/kubernetes/leader.ts';
+import { localKubeConfig } from './support/local-kubeconfig.ts';
 
 it('abandons each renewal a silent server holds at the renew deadline, freeing its connection', async () => {
   const writes: IncomingMessage[] = [];
@@ -30,15 +29,7 @@ it('abandons each renewal a silent server holds at the renew deadline, freeing i
     );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [
-      { name: 'f', server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, skipTLSVerify: true },
-    ],
-    users: [{ name: 'u', token: 't' }],
-    contexts: [{ name: 'f', cluster: 'f', user: 'u' }],
-    currentContext: 'f',
-  });
+  const kc = localKubeConfig(server);
   const elector = new LeaseElector(withKeepAlive(kc), {
     namespace: 'pgfsm-system',
     name: 'pgfsm-leader',
