@@ -109,6 +109,8 @@ export class ApiProxy {
   private readonly watchLag: { maxMs: number; seed: number } | undefined;
   /** Watches opened so far per resource, so that a watch's lags do not depend on when the others opened. */
   private readonly watchesOpened = new Map<string, number>();
+  /** The connections that carry a watch now, with its log entry (a watch holds its connection to itself). */
+  private readonly openWatches = new Map<Socket, ProxiedRequest>();
   readonly injected: Record<Fault | 'watch-cut', number> = {
     '409': 0,
     '429': 0,
@@ -171,6 +173,7 @@ export class ApiProxy {
           if (watch && answer.statusCode === 200 && this.watchLag) this.lagEvents(url, answer, res, this.watchLag);
           else answer.pipe(res);
           answer.on('error', () => res.destroy());
+          if (watch) this.openWatches.set(req.socket, entry);
           if (watch && this.faultRate > 0) this.cutLater(req.socket, entry);
         },
       );
@@ -178,13 +181,17 @@ export class ApiProxy {
       // The client gave up (an informer aborting its watch): so does the request upstream.
       res.on('close', () => {
         if (!res.writableFinished) forward.destroy();
+        if (this.openWatches.get(req.socket) === entry) this.openWatches.delete(req.socket);
       });
       req.pipe(forward);
     });
     this.server.on('secureConnection', (socket: Socket) => {
       this.handshakes++;
       this.sockets.add(socket);
-      socket.on('close', () => this.sockets.delete(socket));
+      socket.on('close', () => {
+        this.sockets.delete(socket);
+        this.openWatches.delete(socket);
+      });
     });
   }
 
@@ -195,8 +202,14 @@ export class ApiProxy {
 
   /** Faults on: `rate` of the requests fail, and every open watch is cut after a while. */
   startFaults(rate: number, watchCutMs: [number, number] = this.watchCutMs): void {
+    const wasOff = this.faultRate === 0;
     this.faultRate = rate;
     this.watchCutMs = watchCutMs;
+    // The watches opened before the faults are cut too: an operator's informers watch for minutes, and
+    // without this none of its watches would end (nor meet an in-band 410 when opened again) in the window.
+    if (wasOff && rate > 0) {
+      for (const [socket, entry] of this.openWatches) if (!socket.destroyed) this.cutLater(socket, entry);
+    }
   }
 
   stopFaults(): void {
