@@ -100,6 +100,8 @@ export class ApiProxy {
   private watchCutMs: [number, number] = [1000, 8000];
   /** Share of watches answered with an in-band 410 (expireWatchesInBand), faults on or off. */
   private inBandExpiryRate = 0;
+  /** The next watch is answered with an in-band 410 whatever the rate (see expireWatchesInBand). */
+  private inBandFirst = false;
   /** Watches answered with an in-band 410 so far. */
   inBandExpired = 0;
   private readonly server: Server;
@@ -133,7 +135,8 @@ export class ApiProxy {
       this.log.push(entry);
       const watch = isWatch(url);
       const down = this.outage?.test(url) === true;
-      if (watch && !down && this.inBandExpiryRate > 0 && this.random() < this.inBandExpiryRate) {
+      if (watch && !down && this.inBandExpiryRate > 0 && (this.inBandFirst || this.random() < this.inBandExpiryRate)) {
+        this.inBandFirst = false;
         this.answerExpired(res, entry);
         return;
       }
@@ -228,10 +231,12 @@ export class ApiProxy {
   /**
    * From now on `rate` of the watches (0: none) are answered by the proxy itself as the watch cache answers
    * an expired resourceVersion: HTTP 200, one ERROR event with a 410 Expired Status, and the end, all in one
-   * write, so the client reads the answer whole, as it does behind a proxy that buffers short answers.
+   * write, so the client reads the answer whole, as it does behind a proxy that buffers short answers. The
+   * first watch after it is turned on always is, so that a run with few new watches still meets one.
    */
   expireWatchesInBand(rate: number): void {
     this.inBandExpiryRate = rate;
+    this.inBandFirst = rate > 0;
   }
 
   get injectedTotal(): number {
