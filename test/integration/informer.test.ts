@@ -404,7 +404,8 @@ describe('watch sources', () => {
     });
     await expect.poll(() => woken, poll).toContain('Secret->orders');
     expect(JSON.stringify(sources.secrets.list(ns))).not.toContain('password');
-    // A status write of ours (same generation) wakes nothing.
+    // A status written by someone else (same generation) maps to its cluster: the controller lets only the
+    // echoes of the operator's own status writes go (driver/controller.ts, echoes.ts; status-repair tests).
     const before = woken.length;
     await custom.patchNamespacedCustomObjectStatus(
       {
@@ -418,6 +419,20 @@ describe('watch sources', () => {
       undefined,
     );
     await expect.poll(() => sources.clusters.get(ns, 'orders')?.status?.state, poll).toBe('Pending');
-    expect(woken.length).toBe(before);
+    expect(woken.slice(before)).toEqual(['PostgresCluster->orders']);
+    // A label edit, which no pass reads, maps to nothing.
+    await custom.patchNamespacedCustomObject(
+      {
+        group: 'pgfsm.io',
+        version: 'v1alpha1',
+        namespace: ns,
+        plural: 'postgresclusters',
+        name: 'orders',
+        body: [{ op: 'add', path: '/metadata/labels', value: { team: 'a' } }],
+      },
+      undefined,
+    );
+    await expect.poll(() => sources.clusters.get(ns, 'orders')?.metadata.labels?.team, poll).toBe('a');
+    expect(woken.slice(before)).toEqual(['PostgresCluster->orders']);
   });
 });
