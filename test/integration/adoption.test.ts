@@ -2,7 +2,7 @@
  * Adopt only what is ours to adopt, against a real API server and real garbage collection: an ownerless
  * Secret or ConfigMap of a child's name that pgfsm did not create is not adopted, changed or deleted (not
  * under the Delete policy), until a person hands it over with `pgfsm.io/adopt=true`. pgfsm's labels on it
- * change nothing, unless it comes back with the database a Retain deletion kept (operator.test.ts).
+ * change nothing; what a Retain deletion releases carries the annotation from the release (operator.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';

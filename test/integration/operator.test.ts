@@ -3,9 +3,11 @@
  * token bound to deploy/rbac (the API server enforces the role), the CNPG simulator plays CNPG, and
  * the lifecycle engine's behaviour contract is checked on real objects, status and events.
  */
+
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CnpgCluster } from '../../src/operator/domain/objects.ts';
+import { ADOPT_ANNOTATION } from '../../src/operator/domain/vocabulary.ts';
 import { type ControlPlane, describeControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 import {
   conditions,
@@ -283,6 +285,9 @@ describe('pgfsm against a real API server', () => {
     expect((await cnpgCluster('inventory')).metadata.ownerReferences ?? []).toEqual([]);
     const secret = await world.core.readNamespacedSecret({ name: 'inventory-superuser', namespace: NS });
     expect(secret.metadata?.ownerReferences ?? []).toEqual([]);
+    // Released and handed over in one patch: the annotation, not the labels, lets a new cluster take them back.
+    expect(secret.metadata?.annotations?.[ADOPT_ANNOTATION]).toBe('true');
+    expect((await cnpgCluster('inventory')).metadata.annotations?.[ADOPT_ANNOTATION]).toBe('true');
     expect(await exists(() => configMapData('inventory-endpoints'))).toBe(true);
 
     await createCluster(world, 'inventory', { class: 'standard' });

@@ -76,8 +76,9 @@ export function ownershipOf(owners: OwnerReference[] | undefined, cluster: Postg
 }
 
 /**
- * The annotation a person puts on an object pgfsm did not create, to hand it over to the PostgresCluster
- * whose child it would be by name (`kubectl annotate secret orders-superuser pgfsm.io/adopt=true`).
+ * The hand-over of an ownerless object to the PostgresCluster whose child it would be by name. A person puts
+ * it on an object pgfsm did not create (`kubectl annotate secret orders-superuser pgfsm.io/adopt=true`); a
+ * Retain deletion puts it on each child it releases, so that a new cluster of the name takes them back.
  */
 export const ADOPT_ANNOTATION = 'pgfsm.io/adopt';
 
@@ -88,32 +89,15 @@ const carriesLabelsOf = (metadata: ObjectMeta, cluster: PostgresCluster): boolea
 };
 
 /**
- * Whether `database`, the CNPG Cluster of this cluster's name, may be one a Retain deletion of a PostgresCluster
- * of the name kept: pgfsm's labels naming the cluster, and no other controller (released, or already taken
- * back). A fresh name has none when its Secret is judged: pgfsm creates the CNPG Cluster only once the Secret
- * is ready.
+ * Whether an orphan (no controller) may be adopted by this cluster: only when it is handed over, with the
+ * annotation `pgfsm.io/adopt: "true"`. An object of a child's name may be anyone's: a Secret a team keeps for
+ * itself, a CNPG Cluster made by hand — a database. Labels prove nothing: whoever may create the object may
+ * copy them, and a Secret planted with pgfsm's labels would choose a future cluster's superuser password.
+ * What a Retain deletion releases carries the annotation, put there by the release itself (the ports'
+ * `releaseOwner`), so that the round trip needs no one's hand.
  */
-const databaseMarkedFor = (database: ObjectMeta | undefined, cluster: PostgresCluster): boolean =>
-  database !== undefined &&
-  carriesLabelsOf(database, cluster) &&
-  ownershipOf(database.ownerReferences, cluster) !== 'foreign';
-
-/**
- * Whether an orphan (no controller) may be adopted by this cluster. An object of a child's name may be
- * anyone's: a Secret a team keeps for itself, a CNPG Cluster made by hand — a database. Labels alone prove
- * nothing: whoever may create the object may copy them, and a Secret planted with pgfsm's labels would choose
- * a future cluster's superuser password. So pgfsm adopts an orphan only
- * - on a person's hand-over, the annotation `pgfsm.io/adopt: "true"`
- *   (`kubectl annotate secret orders-superuser pgfsm.io/adopt=true`); or
- * - when it comes back with its database after a Retain deletion: it carries pgfsm's labels naming this
- *   cluster, and so does `database`, the CNPG Cluster of this name (for the CNPG Cluster, itself), which no
- *   one else controls (`databaseMarkedFor`). A Retain deletion releases the CNPG Cluster, the Secret and the
- *   ConfigMap together, labels left on each; it stamps nothing, as releasing only removes owner references.
- *   A Secret planted for a name that has no such database is adopted only when handed over.
- */
-export function mayAdopt(metadata: ObjectMeta, cluster: PostgresCluster, database: ObjectMeta | undefined): boolean {
-  if (metadata.annotations?.[ADOPT_ANNOTATION] === 'true') return true;
-  return carriesLabelsOf(metadata, cluster) && databaseMarkedFor(database, cluster);
+export function mayAdopt(metadata: ObjectMeta): boolean {
+  return metadata.annotations?.[ADOPT_ANNOTATION] === 'true';
 }
 
 /** The resource `kubectl` knows each child kind by, for the commands pgfsm's messages suggest. */

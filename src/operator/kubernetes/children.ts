@@ -17,7 +17,7 @@ import {
   refOf,
   type SecretView,
 } from '../domain/objects.ts';
-import { FIELD_MANAGER } from '../domain/vocabulary.ts';
+import { ADOPT_ANNOTATION, FIELD_MANAGER } from '../domain/vocabulary.ts';
 import { call, getOrUndefined, unlessGone } from './errors.ts';
 import {
   applyBodyOf,
@@ -33,6 +33,9 @@ import { RESOURCES, resourcePath } from './resources.ts';
 import type { RestClient } from './rest.ts';
 
 export const ROLES_FIELD_MANAGER = `${FIELD_MANAGER}-roles`;
+
+/** What a release merges into the object's annotations: the hand-over to a future cluster of the name. */
+const HANDED_OVER = { [ADOPT_ANNOTATION]: 'true' };
 
 const describe = (verb: string, ref: ObjectRef) => `${verb} ${ref.kind} ${ref.namespace}/${ref.name}`;
 const controllerOf = (owners: OwnerReference[] | undefined) => (owners ?? []).find((o) => o.controller);
@@ -63,8 +66,12 @@ class KubernetesChildPort<T extends KubeObject> implements ChildPort<T> {
     return this.changeOwners(ref, (owners) => [...owners.filter((o) => o.uid !== owner.uid), owner]);
   }
 
+  /**
+   * Also hands the object over (`pgfsm.io/adopt: "true"`, in the same patch): what a Retain deletion releases
+   * is what a new cluster of the name may take back, and only the annotation says so (vocabulary.ts, `mayAdopt`).
+   */
   async releaseOwner(ref: ObjectRef, ownerUid: string): Promise<T | undefined> {
-    return this.changeOwners(ref, (owners) => owners.filter((o) => o.uid !== ownerUid));
+    return this.changeOwners(ref, (owners) => owners.filter((o) => o.uid !== ownerUid), HANDED_OVER);
   }
 
   /**
@@ -75,13 +82,15 @@ class KubernetesChildPort<T extends KubeObject> implements ChildPort<T> {
   private async changeOwners(
     ref: ObjectRef,
     change: (owners: OwnerReference[]) => OwnerReference[],
+    annotations?: Record<string, string>,
   ): Promise<T | undefined> {
     const live = await this.get(ref);
     if (!live) return undefined;
     const owners = live.metadata.ownerReferences ?? [];
     const ownerReferences = change(owners);
     if (isDeepStrictEqual(owners, ownerReferences)) return live;
-    const body = { metadata: { resourceVersion: live.metadata.resourceVersion, ownerReferences } };
+    const metadata = { resourceVersion: live.metadata.resourceVersion, ownerReferences };
+    const body = { metadata: annotations ? { ...metadata, annotations } : metadata };
     const stored = await unlessGone(this.context('update owners of', ref), () =>
       this.client.mergePatch(ref, body, { answer: true }),
     );

@@ -17,7 +17,7 @@ import type {
   PoolerView,
   SecretView,
 } from '../../operator/domain/objects.ts';
-import { FIELD_MANAGER } from '../../operator/domain/vocabulary.ts';
+import { ADOPT_ANNOTATION, FIELD_MANAGER } from '../../operator/domain/vocabulary.ts';
 import { generatePassword } from '../../operator/kubernetes/password.ts';
 import type { MemoryApiServer, StoredObject } from './api-server.ts';
 
@@ -87,7 +87,11 @@ class MemoryChildPort<T extends KubeObject> implements ChildPort<T> {
   async releaseOwner(ref: ObjectRef, ownerUid: string): Promise<T | undefined> {
     const object = this.api.get(ref);
     if (!object) return undefined;
-    return this.stored(this.api.update(ownerPatch(object, (owners) => owners.filter((o) => o.uid !== ownerUid))));
+    const released = ownerPatch(object, (owners) => owners.filter((o) => o.uid !== ownerUid));
+    // As the Kubernetes adapter does: the release hands the object over to a future cluster of the name.
+    if (released.metadata.ownerReferences?.length !== object.metadata.ownerReferences?.length)
+      released.metadata.annotations = { ...released.metadata.annotations, [ADOPT_ANNOTATION]: 'true' };
+    return this.stored(this.api.update(released));
   }
   /** A write's answer, as the API would send it: a copy, so that nothing the caller keeps changes the store. */
   protected stored(object: StoredObject): T {

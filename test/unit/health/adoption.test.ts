@@ -99,20 +99,15 @@ describe('adopt only what is ours to adopt', () => {
     expect(assess(observation, defaultSettings).health.configMap?.reason).toBe(Reason.ConfigMapNotAdoptable);
   });
 
-  it('pgfsm’s labels are its mark only when they name this cluster, and only beside the database kept', () => {
-    const cluster = world().cluster;
-    const labels = (name: string) => ({ 'app.kubernetes.io/managed-by': 'pgfsm', 'pgfsm.io/cluster': name });
-    const kept = { name: 'orders', labels: labels('orders') };
-    expect(mayAdopt({ name: 'orders-endpoints', labels: labels('orders') }, cluster, kept)).toBe(true);
-    expect(mayAdopt({ name: 'orders-endpoints', labels: labels('orders') }, cluster, undefined)).toBe(false);
-    expect(mayAdopt({ name: 'orders-endpoints', labels: labels('billing') }, cluster, kept)).toBe(false);
-    expect(mayAdopt({ name: 'orders-endpoints', labels: { 'pgfsm.io/cluster': 'orders' } }, cluster, kept)).toBe(false);
-    expect(mayAdopt({ name: 'orders-endpoints' }, cluster, kept)).toBe(false);
-    const handedOver = { name: 'orders-endpoints', annotations: { [ADOPT_ANNOTATION]: 'true' } };
-    expect(mayAdopt(handedOver, cluster, undefined)).toBe(true);
+  it('only the hand-over annotation adopts: pgfsm’s labels, which anyone may copy, do not', () => {
+    const labels = { 'app.kubernetes.io/managed-by': 'pgfsm', 'pgfsm.io/cluster': 'orders' };
+    expect(mayAdopt({ name: 'orders-endpoints', labels })).toBe(false);
+    expect(mayAdopt({ name: 'orders-endpoints' })).toBe(false);
+    expect(mayAdopt({ name: 'orders-endpoints', annotations: { [ADOPT_ANNOTATION]: 'true' } })).toBe(true);
+    expect(mayAdopt({ name: 'orders-endpoints', labels, annotations: { [ADOPT_ANNOTATION]: 'false' } })).toBe(false);
   });
 
-  it('retained children (pgfsm’s labels, no owner) are re-adopted without the annotation', () => {
+  it('retained children (no owner, handed over by the Retain release) are re-adopted', () => {
     const { health, plans } = assess(
       world({ secret: 'released', cnpg: 'released', configMap: 'released' }),
       defaultSettings,

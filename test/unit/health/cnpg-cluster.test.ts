@@ -12,7 +12,7 @@ import { CnpgPhase } from '../../../src/operator/domain/components/cnpg-phases.t
 import type { Effect } from '../../../src/operator/domain/effects.ts';
 import type { CnpgCluster } from '../../../src/operator/domain/objects.ts';
 import { defaultSettings, type Observation } from '../../../src/operator/domain/observation.ts';
-import { Reason } from '../../../src/operator/domain/vocabulary.ts';
+import { ADOPT_ANNOTATION, Reason } from '../../../src/operator/domain/vocabulary.ts';
 import { CLUSTER_UID } from '../../../src/tools/fixtures/observations.ts';
 import { configOf, eventOf, world } from './support.ts';
 
@@ -443,6 +443,7 @@ describe('CNPG cluster existence and ownership', () => {
   it('an owner reference that is not a controller does not make the cluster ours: it is adopted', () => {
     const observation = withCnpg((cnpg) => {
       cnpg.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'uid-x' }];
+      cnpg.metadata.annotations = { ...cnpg.metadata.annotations, [ADOPT_ANNOTATION]: 'true' };
     });
     const desired = desiredOf(observation);
     expect(eventOf(singleApply(judgeCnpgCluster(observation, desired).effects)).reason).toBe('ClusterAdopted');
@@ -472,6 +473,7 @@ describe('CNPG cluster existence and ownership', () => {
   it('an orphan that authenticates with another superuser Secret is not adopted: its password would change', () => {
     const observation = withCnpg((cnpg) => {
       cnpg.metadata.ownerReferences = [];
+      cnpg.metadata.annotations = { ...cnpg.metadata.annotations, [ADOPT_ANNOTATION]: 'true' };
       cnpg.spec.superuserSecret = { name: 'orders-secret' };
     });
     const desired = desiredOf(observation);
@@ -487,6 +489,7 @@ describe('CNPG cluster existence and ownership', () => {
     for (const superuserSecret of [{ name: 'orders-superuser' }, undefined]) {
       const observation = withCnpg((cnpg) => {
         cnpg.metadata.ownerReferences = [];
+        cnpg.metadata.annotations = { ...cnpg.metadata.annotations, [ADOPT_ANNOTATION]: 'true' };
         cnpg.spec.superuserSecret = superuserSecret;
       });
       const desired = desiredOf(observation);

@@ -13,7 +13,7 @@ import {
 import type { Effect } from '../../../src/operator/domain/effects.ts';
 import type { Pooler, PoolerView } from '../../../src/operator/domain/objects.ts';
 import type { Observation } from '../../../src/operator/domain/observation.ts';
-import { Reason } from '../../../src/operator/domain/vocabulary.ts';
+import { ADOPT_ANNOTATION, Reason } from '../../../src/operator/domain/vocabulary.ts';
 import { CLUSTER_UID } from '../../../src/tools/fixtures/observations.ts';
 import { configOf, effectOfType, eventOf, makeClass, withClass, world } from './support.ts';
 
@@ -306,9 +306,10 @@ describe('pooler drift', () => {
     expect(poolerDrift(observed, desired)).toEqual(['parameters']);
   });
 
-  it('an orphan pooler is adopted: one apply each with ClusterAdopted, not Ready', () => {
+  it('an orphan pooler handed over is adopted: one apply each with ClusterAdopted, not Ready', () => {
     const observation = withPoolers((view) => {
       view.pooler.metadata.ownerReferences = [];
+      view.pooler.metadata.annotations = { ...view.pooler.metadata.annotations, [ADOPT_ANNOTATION]: 'true' };
     });
     const config = configOf(observation);
     expect(judgePoolers(observation, config).verdict.state).toBe('Provisioning');

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { judgeSecret, secretRef } from '../../../src/operator/domain/components/secret.ts';
 import type { Observation } from '../../../src/operator/domain/observation.ts';
-import { Reason } from '../../../src/operator/domain/vocabulary.ts';
+import { ADOPT_ANNOTATION, Reason } from '../../../src/operator/domain/vocabulary.ts';
 import { CLUSTER_UID } from '../../../src/tools/fixtures/observations.ts';
 import { effectOfType, eventOf, world } from './support.ts';
 
@@ -111,10 +111,12 @@ describe('superuser Secret', () => {
     expect(judgeSecret(observation).effects).toEqual([]);
   });
 
-  it('a non-controller owner reference does not make the Secret foreign: it is adopted', () => {
+  it('a non-controller owner reference does not make the Secret foreign: handed over, it is adopted', () => {
     const observation = withSecretOwners(world(), [
       { apiVersion: 'v1', kind: 'ServiceAccount', name: 'sa', uid: 'uid-sa' },
     ]);
+    if (!observation.secret) throw new Error('no Secret');
+    observation.secret.metadata.annotations = { [ADOPT_ANNOTATION]: 'true' };
     expect(effectOfType(judgeSecret(observation).effects, 'setOwner')).toHaveLength(1);
   });
 });

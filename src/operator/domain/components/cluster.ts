@@ -119,9 +119,9 @@ function adoptionBlocker(cnpg: CnpgCluster, desired: CnpgCluster): string | unde
 /**
  * Missing: create it. Foreign, orphaned and not handed over (`mayAdopt`: a CNPG Cluster nobody owns is a
  * database someone runs; taking it over silently would rewrite its spec and, under the Delete policy,
- * delete it), or orphaned with another superuser Secret: a person's. Orphaned and handed over, or left by
- * a Retain deletion of this cluster: adopt it. Drifted: repair it. Otherwise CNPG's phase and ready
- * instances tell how it is.
+ * delete it), or orphaned with another superuser Secret: a person's. Orphaned and handed over (by a person,
+ * or by the Retain deletion that released it): adopt it. Drifted: repair it. Otherwise CNPG's phase and
+ * ready instances tell how it is.
  */
 export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster): Judgment {
   const { cnpg, cluster } = observation;
@@ -140,7 +140,7 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
     return judgment(heldByOther(Reason.ClusterOwnedByOther, `CNPG cluster ${name}`, cnpg.metadata.ownerReferences));
   }
   if (ownership === 'orphan') {
-    if (!mayAdopt(cnpg.metadata, cluster, cnpg.metadata)) {
+    if (!mayAdopt(cnpg.metadata)) {
       return judgment(
         verdict(
           'Failed',

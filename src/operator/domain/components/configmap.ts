@@ -84,7 +84,7 @@ export function configMapDrift(observed: ConfigMap, desired: ConfigMap): string[
 
 /**
  * Missing: create it. Foreign, or orphaned and not handed over (`mayAdopt`): a person's, never applied over.
- * Orphaned and handed over, or back with its database after a Retain deletion: adopt it. Drifted: restore
+ * Orphaned and handed over (by a person, or by the Retain deletion that released it): adopt it. Drifted: restore
  * our keys.
  */
 export function judgeConfigMap(observation: Observation, desired: ConfigMap): Judgment {
@@ -101,7 +101,7 @@ export function judgeConfigMap(observation: Observation, desired: ConfigMap): Ju
   if (ownership === 'foreign') {
     return judgment(heldByOther(Reason.ConfigMapOwnedByOther, `ConfigMap ${name}`, configMap.metadata.ownerReferences));
   }
-  if (ownership === 'orphan' && !mayAdopt(configMap.metadata, cluster, observation.cnpg?.metadata)) {
+  if (ownership === 'orphan' && !mayAdopt(configMap.metadata)) {
     return judgment(
       verdict(
         'Failed',

@@ -71,7 +71,7 @@ export function poolerDrift(observed: Pooler, desired: Pooler): string[] {
 /** Ours, or an orphan ours to adopt (`mayAdopt`). */
 function isOursToTouch(view: PoolerView, observation: Observation): boolean {
   const ownership = ownershipOf(view.pooler.metadata.ownerReferences, observation.cluster);
-  if (ownership === 'orphan') return mayAdopt(view.pooler.metadata, observation.cluster, observation.cnpg?.metadata);
+  if (ownership === 'orphan') return mayAdopt(view.pooler.metadata);
   return ownership === 'ours';
 }
 
@@ -81,7 +81,7 @@ const views = (observation: Observation) =>
 /**
  * Disabled: delete the poolers that are ours or ours to adopt. Enabled, per pooler: missing, create it;
  * foreign, or orphaned and not handed over (`mayAdopt`), a person's (the whole step fails, the other pooler
- * is still repaired); orphaned and handed over, or back with its database (`mayAdopt`), adopt it; drifted,
+ * is still repaired); orphaned and handed over (`mayAdopt`), adopt it; drifted,
  * repair it; otherwise wait for its ready replicas.
  */
 export function judgePoolers(observation: Observation, config: MergedConfig): Judgment {

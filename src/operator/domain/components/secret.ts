@@ -27,7 +27,7 @@ export const secretRef = (observation: Observation): ObjectRef => ({
  * Missing: create it. Foreign, orphaned and not handed over (`mayAdopt`), or without a password: a person's
  * to fix (a Secret pgfsm did not create may hold a team's own credentials and other keys, and whoever planted
  * it would know the superuser password; one without a password stays its author's to fix, or delete).
- * Orphaned and handed over, or back with its database after a Retain deletion: adopt it. Otherwise ready.
+ * Orphaned and handed over (by a person, or by the Retain deletion that released it): adopt it. Otherwise ready.
  */
 export function judgeSecret(observation: Observation): Judgment {
   const { secret, cluster } = observation;
@@ -50,7 +50,7 @@ export function judgeSecret(observation: Observation): Judgment {
       heldByOther(Reason.SuperUserSecretFailed, `Superuser secret ${ref.name}`, secret.metadata.ownerReferences),
     );
   }
-  if (ownership === 'orphan' && !mayAdopt(secret.metadata, cluster, observation.cnpg?.metadata)) {
+  if (ownership === 'orphan' && !mayAdopt(secret.metadata)) {
     return judgment(
       verdict(
         'Failed',
