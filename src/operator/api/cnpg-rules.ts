@@ -237,7 +237,11 @@ export const MIN_STORAGE = '1Gi';
  */
 export const RESOURCE_NAME_PATTERN =
   '^(cpu|memory|ephemeral-storage|hugepages-(1|2|4|8|16|32|64|128|256|512)(Ki|Mi|Gi))$';
-export const isPodResourceName = (name: string): boolean => new RegExp(RESOURCE_NAME_PATTERN).test(name);
+const RESOURCE_NAME = new RegExp(RESOURCE_NAME_PATTERN);
+export const isPodResourceName = (name: string): boolean => RESOURCE_NAME.test(name);
+/** What a refusal of another resource name says, at admission and in the Stalled condition alike. */
+export const POD_RESOURCES_HINT =
+  'only cpu, memory, ephemeral-storage and hugepages-<page size> (e.g. hugepages-2Mi) can be set';
 
 /** Resources whose request CNPG refuses above the limit (a zero on either side is not compared). */
 export const COMPARED_RESOURCES = ['cpu', 'memory', 'ephemeral-storage'] as const;

@@ -22,6 +22,7 @@ import {
   MIN_STORAGE,
   PARAMETER_NAME_PATTERN,
   PGBOUNCER_PARAMETERS,
+  POD_RESOURCES_HINT,
   POSTGRES_RESERVED_ROLE_NAMES,
   RESERVED_ROLE_NAMES,
   RESERVED_ROLE_PREFIXES,
@@ -88,8 +89,8 @@ const ResourceMap = Type.Record(Type.String(), Quantity, {
   'x-kubernetes-validations': [
     celNaming(
       `self.all(k, k.matches(r'${RESOURCE_NAME_PATTERN}'))`,
-      `self.filter(k, !k.matches(r'${RESOURCE_NAME_PATTERN}'))[0] + ' is no resource of a PostgreSQL pod: only cpu, memory, ephemeral-storage and hugepages-<page size> (e.g. hugepages-2Mi) can be set'`,
-      'only cpu, memory, ephemeral-storage and hugepages-<page size> (e.g. hugepages-2Mi) can be set',
+      `self.filter(k, !k.matches(r'${RESOURCE_NAME_PATTERN}'))[0] + ' is no resource of a PostgreSQL pod: ${POD_RESOURCES_HINT}'`,
+      POD_RESOURCES_HINT,
     ),
   ],
 });

@@ -26,6 +26,7 @@ import {
   MIN_POSTGRES_MAJOR,
   MIN_STORAGE,
   PGBOUNCER_PARAMETERS,
+  POD_RESOURCES_HINT,
   pgBoolean,
   pgMemoryBytes,
   WAL_LEVELS,
@@ -434,10 +435,7 @@ function resourcesAdmission(
   ] as const) {
     const name = Object.keys(values).find((key) => !isPodResourceName(key));
     if (name !== undefined) {
-      return invalid(
-        `${field}.${map}.${name}`,
-        'is no resource of a PostgreSQL pod: only cpu, memory, ephemeral-storage and hugepages-<page size> (e.g. hugepages-2Mi) can be set',
-      );
+      return invalid(`${field}.${map}.${name}`, `is no resource of a PostgreSQL pod: ${POD_RESOURCES_HINT}`);
     }
   }
   const amount = (value: string | undefined) => (value === undefined ? 0 : (quantityValue(value) ?? 0));

@@ -194,11 +194,11 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
   /** An apply decided on what the pass saw; its answer is what the next pass reads until the watch delivers it. */
   const applied = async <T extends KubeObject>(
     object: KubeObject,
-    writes: OwnWrites<T>,
+    written: (answer: T | undefined) => void,
     apply: (seen: Seen) => Promise<T | undefined>,
   ) => {
     const answer = await apply(sightings.take(object));
-    writes.written(answer);
+    written(answer);
     return answer;
   };
   /**
@@ -239,8 +239,13 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
       writes.written(object);
       content.written(object);
     };
-  const secretWritten = withContent(own.secrets, secretContent);
-  const configMapWritten = withContent(own.configMaps, configMapContent);
+  /** Per kind, what keeps an answer (or a read of the API) for the passes that follow. */
+  const written = {
+    cnpgClusters: (object: CnpgCluster | undefined) => own.cnpgClusters.written(object),
+    poolers: (object: Pooler | undefined) => own.poolers.written(object),
+    secrets: withContent(own.secrets, secretContent),
+    configMaps: withContent(own.configMaps, configMapContent),
+  };
   const cachedPooler = cached(own.poolers);
 
   const direct = ports.direct ?? ports;
@@ -265,10 +270,10 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     ...ports,
     direct: {
       ...direct,
-      secrets: remembering(direct.secrets, secretWritten),
-      cnpgClusters: remembering(direct.cnpgClusters, (o) => own.cnpgClusters.written(o)),
-      poolers: remembering(direct.poolers, (o) => own.poolers.written(o)),
-      configMaps: remembering(direct.configMaps, configMapWritten),
+      secrets: remembering(direct.secrets, written.secrets),
+      cnpgClusters: remembering(direct.cnpgClusters, written.cnpgClusters),
+      poolers: remembering(direct.poolers, written.poolers),
+      configMaps: remembering(direct.configMaps, written.configMaps),
     },
     clusters: {
       addFinalizer: async (cluster, finalizer) =>
@@ -310,23 +315,23 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
       },
     },
     secrets: {
-      ...writesOf(ports.secrets, own.secrets, secretWritten),
+      ...writesOf(ports.secrets, own.secrets, written.secrets),
       get: async (ref) => secretContent.get(ref, own.secrets.get(ref.namespace, ref.name)),
       create: async (template) => {
         const secret = await ports.secrets.create(template);
-        secretWritten(secret);
+        written.secrets(secret);
         return secret;
       },
     },
     cnpgClusters: {
-      ...writesOf(ports.cnpgClusters, own.cnpgClusters, (o) => own.cnpgClusters.written(o)),
+      ...writesOf(ports.cnpgClusters, own.cnpgClusters, written.cnpgClusters),
       get: cached(own.cnpgClusters),
       apply: (object, part) =>
-        applied(object, own.cnpgClusters, (seen) => ports.cnpgClusters.apply(object, part, seen)),
+        applied(object, written.cnpgClusters, (seen) => ports.cnpgClusters.apply(object, part, seen)),
     },
     poolers: {
-      ...writesOf(ports.poolers, own.poolers, (o) => own.poolers.written(o)),
-      apply: (object) => applied(object, own.poolers, (seen) => ports.poolers.apply(object, seen)),
+      ...writesOf(ports.poolers, own.poolers, written.poolers),
+      apply: (object) => applied(object, written.poolers, (seen) => ports.poolers.apply(object, seen)),
       get: cachedPooler,
       async view(ref: ObjectRef): Promise<PoolerView | undefined> {
         const pooler = await cachedPooler(ref);
@@ -336,13 +341,9 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
       },
     },
     configMaps: {
-      ...writesOf(ports.configMaps, own.configMaps, configMapWritten),
+      ...writesOf(ports.configMaps, own.configMaps, written.configMaps),
       get: async (ref) => configMapContent.get(ref, shown(own.configMaps, ref)),
-      apply: async (object) => {
-        const answer = await applied(object, own.configMaps, (seen) => ports.configMaps.apply(object, seen));
-        configMapContent.written(answer);
-        return answer;
-      },
+      apply: (object) => applied(object, written.configMaps, (seen) => ports.configMaps.apply(object, seen)),
     },
   };
 }

@@ -23,11 +23,10 @@ import type { KubeObject } from '../domain/objects.ts';
 import type { ObjectSource } from './sources.ts';
 
 /** A resourceVersion as the number it is on etcd, or undefined when it is not one (then it is never compared). */
-export const revision = (version: string | undefined) =>
-  version && /^[0-9]+$/.test(version) ? BigInt(version) : undefined;
+const revision = (version: string | undefined) => (version && /^[0-9]+$/.test(version) ? BigInt(version) : undefined);
 
 /** Whether `mine` is at a later revision than `seen`; never when either version is not a number. */
-export function ahead(mine: KubeObject, seen: KubeObject): boolean {
+function ahead(mine: KubeObject, seen: KubeObject): boolean {
   const written = revision(mine.metadata.resourceVersion);
   const cached = revision(seen.metadata.resourceVersion);
   return written !== undefined && cached !== undefined && written > cached;

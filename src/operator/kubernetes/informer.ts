@@ -305,17 +305,7 @@ export class Informer<T extends KubeObject> implements ObjectSource<T> {
       this.restart('resourceVersion expired');
       return;
     }
-    if (!this.running) return;
-    this.session++;
-    this.abort?.abort();
-    this.phase = 'waiting';
-    const delay = Math.min(
-      jitter(this.options.backoffBaseMs * 2 ** (this.expiredInARow - 2)),
-      this.options.backoffMaxMs,
-    );
-    clearTimeout(this.retryTimer);
-    clearTimeout(this.relistTimer);
-    this.retryTimer = setTimeout(() => void this.relist('resourceVersion expired again'), delay);
+    if (this.running) this.relistAfter(this.backoff(this.expiredInARow - 2), 'resourceVersion expired again');
   }
 
   private onWatchEvent({ type, object }: WatchLine): void {
@@ -352,19 +342,29 @@ export class Informer<T extends KubeObject> implements ObjectSource<T> {
     if (!this.running) return;
     // A watch that ran fine for a while ends an incident: the next one starts its backoff afresh.
     if (this.phase === 'watching' && Date.now() - this.watchStarted > this.options.backoffMaxMs) this.failures = 0;
-    this.session++;
-    this.abort?.abort();
-    this.phase = 'waiting';
     this.stats.failures++;
-    const delay = Math.min(jitter(this.options.backoffBaseMs * 2 ** this.failures), this.options.backoffMaxMs);
+    const delay = this.backoff(this.failures);
     this.failures++;
     this.options.log?.warn(
       { resource: this.resource, error: error instanceof Error ? error.message : String(error), retryInMs: delay },
       `informer ${what} failed`,
     );
+    this.relistAfter(delay, 'retry');
+  }
+
+  /** The wait after the n-th try in a row (n from 0): `backoffBaseMs · 2^n`, jittered, at most `backoffMaxMs`. */
+  private backoff(n: number): number {
+    return Math.min(jitter(this.options.backoffBaseMs * 2 ** n), this.options.backoffMaxMs);
+  }
+
+  /** Drops the current watch and lists again after `delay`, unless something restarts it sooner. */
+  private relistAfter(delay: number, reason: string): void {
+    this.session++;
+    this.abort?.abort();
+    this.phase = 'waiting';
     clearTimeout(this.retryTimer);
     clearTimeout(this.relistTimer);
-    this.retryTimer = setTimeout(() => void this.relist('retry'), delay);
+    this.retryTimer = setTimeout(() => void this.relist(reason), delay);
   }
 
   private checkSilence(): void {
