@@ -1,14 +1,17 @@
 /**
  * Finds or builds the control-plane binaries: kube-apiserver, etcd, (optionally) kube-controller-manager and
- * (optionally) CloudNativePG's operator, `cmd/manager`, whose admission webhooks the harness runs.
+ * (optionally) CloudNativePG's operator, `cmd/manager`, whose admission webhooks the harness runs; and, for a
+ * real single node ({@link ensureNodeBinaries}), also kubelet, kube-scheduler, kube-proxy, kubectl and CoreDNS.
  *
  * Order of precedence, per binary:
- *   1. envtest's variables: TEST_ASSET_KUBE_APISERVER / TEST_ASSET_ETCD (plus our own
- *      TEST_ASSET_KUBE_CONTROLLER_MANAGER), then KUBEBUILDER_ASSETS (a directory holding the binaries);
+ *   1. envtest's variables: TEST_ASSET_KUBE_APISERVER / TEST_ASSET_ETCD / TEST_ASSET_KUBECTL (plus our own
+ *      TEST_ASSET_KUBE_CONTROLLER_MANAGER, TEST_ASSET_CNPG_MANAGER, TEST_ASSET_KUBELET, TEST_ASSET_KUBE_SCHEDULER,
+ *      TEST_ASSET_KUBE_PROXY, TEST_ASSET_COREDNS), then KUBEBUILDER_ASSETS (a directory holding the binaries);
  *   2. the per-version cache outside git (`${XDG_CACHE_HOME:-$HOME/.cache}/pgfsm/control-plane/`);
- *   3. a build from the Go module proxy using the wrapper modules in src/tools/control-plane/modules/{kube,etcd,cnpg},
- *      which hold only go.mod/go.sum (cnpg also a build-tagged blank import) (upstream's own go.mod files carry replace directives, so `go install pkg@version`
- *      is refused; the wrappers supply the replaces instead).
+ *   3. a build from the Go module proxy using the wrapper modules in
+ *      src/tools/control-plane/modules/{kube,etcd,cnpg,coredns}, which hold only go.mod/go.sum (cnpg also a
+ *      build-tagged blank import, coredns a small main choosing its plugins) (upstream's own go.mod files carry
+ *      replace directives, so `go install pkg@version` is refused; the wrappers supply the replaces instead).
  *
  * A missing binary with no Go toolchain is a loud error, never a silent skip: a suite that "passes" without a
  * control plane would prove nothing.
@@ -27,7 +30,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { packageFile } from '../package-files.ts';
 import { acquireLock } from './lock.ts';
@@ -40,10 +43,34 @@ export const ETCD_VERSION = 'v3.6.16';
 /** CloudNativePG, pinned exactly: the Go module proxy refuses version lists, so nothing may ask for "latest". */
 export const CNPG_VERSION = 'v1.28.0';
 export const CNPG_MODULE = 'github.com/cloudnative-pg/cloudnative-pg';
+/** CoreDNS for a real node's cluster DNS; its own wrapper module (it brings client-go v0.32.3). */
+export const COREDNS_VERSION = 'v1.12.1';
 /** etcd 3.6.16's own go.mod says `go 1.26.0`, and we build with GOTOOLCHAIN=local (no toolchain downloads). */
 const MINIMUM_GO = [1, 26] as const;
 
-export type Component = 'kube-apiserver' | 'etcd' | 'kube-controller-manager' | 'cnpg-manager';
+export type Component =
+  | 'kube-apiserver'
+  | 'etcd'
+  | 'kube-controller-manager'
+  | 'cnpg-manager'
+  | 'kubelet'
+  | 'kube-scheduler'
+  | 'kube-proxy'
+  | 'kubectl'
+  | 'coredns';
+
+/** What a real single node runs, in build order (kubelet first: the others reuse most of what it compiles). */
+export const NODE_COMPONENTS: readonly Component[] = [
+  'kube-apiserver',
+  'etcd',
+  'kube-controller-manager',
+  'cnpg-manager',
+  'kubelet',
+  'kube-scheduler',
+  'kube-proxy',
+  'kubectl',
+  'coredns',
+];
 
 interface ComponentSpec {
   component: Component;
@@ -54,6 +81,10 @@ interface ComponentSpec {
   pkg: string;
   ldflags: string;
   envVar: string;
+  /** Arguments that make the binary print its version (default `--version`). */
+  versionArgs?: string[];
+  /** envtest's asset bundles always hold it, so KUBEBUILDER_ASSETS without it is an error. */
+  inEnvtestAssets?: boolean;
 }
 
 const wrappers = packageFile('src/tools/control-plane/modules');
@@ -79,6 +110,7 @@ const SPECS: Record<Component, ComponentSpec> = {
     pkg: 'k8s.io/kubernetes/cmd/kube-apiserver',
     ldflags: kubeLdflags,
     envVar: 'TEST_ASSET_KUBE_APISERVER',
+    inEnvtestAssets: true,
   },
   etcd: {
     component: 'etcd',
@@ -88,6 +120,7 @@ const SPECS: Record<Component, ComponentSpec> = {
     // etcd's version is a compile-time constant in its api module; no -X needed.
     ldflags: '-s -w',
     envVar: 'TEST_ASSET_ETCD',
+    inEnvtestAssets: true,
   },
   'kube-controller-manager': {
     component: 'kube-controller-manager',
@@ -105,6 +138,52 @@ const SPECS: Record<Component, ComponentSpec> = {
     // CNPG's version is a constant in its pkg/versions; no -X needed.
     ldflags: '-s -w',
     envVar: 'TEST_ASSET_CNPG_MANAGER',
+    versionArgs: ['version'],
+  },
+  kubelet: {
+    component: 'kubelet',
+    version: KUBERNETES_VERSION,
+    moduleDir: join(wrappers, 'kube'),
+    pkg: 'k8s.io/kubernetes/cmd/kubelet',
+    ldflags: kubeLdflags,
+    envVar: 'TEST_ASSET_KUBELET',
+  },
+  'kube-scheduler': {
+    component: 'kube-scheduler',
+    version: KUBERNETES_VERSION,
+    moduleDir: join(wrappers, 'kube'),
+    pkg: 'k8s.io/kubernetes/cmd/kube-scheduler',
+    ldflags: kubeLdflags,
+    envVar: 'TEST_ASSET_KUBE_SCHEDULER',
+  },
+  'kube-proxy': {
+    component: 'kube-proxy',
+    version: KUBERNETES_VERSION,
+    moduleDir: join(wrappers, 'kube'),
+    pkg: 'k8s.io/kubernetes/cmd/kube-proxy',
+    ldflags: kubeLdflags,
+    envVar: 'TEST_ASSET_KUBE_PROXY',
+  },
+  kubectl: {
+    component: 'kubectl',
+    version: KUBERNETES_VERSION,
+    moduleDir: join(wrappers, 'kube'),
+    pkg: 'k8s.io/kubernetes/cmd/kubectl',
+    ldflags: kubeLdflags,
+    // envtest's own variable; its bundles carry kubectl, but we never insist on it there.
+    envVar: 'TEST_ASSET_KUBECTL',
+    versionArgs: ['version', '--client'],
+  },
+  coredns: {
+    component: 'coredns',
+    version: COREDNS_VERSION,
+    moduleDir: join(wrappers, 'coredns'),
+    // The wrapper's own main package (CoreDNS's coremain plus eight plugins).
+    pkg: 'pgfsm.local/control-plane/coredns',
+    // CoreDNS's version is a constant in coremain; no -X needed.
+    ldflags: '-s -w',
+    envVar: 'TEST_ASSET_COREDNS',
+    versionArgs: ['-version'],
   },
 };
 
@@ -175,21 +254,40 @@ function fromEnvironment(component: Component): string | undefined {
   if (assets) {
     const candidate = join(assets, component);
     if (isExecutable(candidate)) return candidate;
-    // envtest's asset bundles never ship kube-controller-manager or CNPG, so their absence there is not an
-    // error (CNPG's manager is then taken from the cache, or built).
-    if (component !== 'kube-controller-manager' && component !== 'cnpg-manager') {
+    // envtest's asset bundles never ship kube-controller-manager, CNPG or the node's binaries, so their absence
+    // there is not an error (they are then taken from the cache, or built).
+    if (spec.inEnvtestAssets) {
       throw new MissingBinariesError(`KUBEBUILDER_ASSETS=${assets} has no executable ${component}.`);
     }
   }
   return undefined;
 }
 
-export async function binaryVersion(path: string): Promise<string> {
-  const { stdout } = await execFileAsync(path, ['--version'], { timeout: 30_000 });
-  // kube-*: "Kubernetes v1.34.4"; etcd: "etcd Version: 3.6.16\nGit SHA: …".
-  const match = /(?:Kubernetes |etcd Version: )v?(\d+\.\d+\.\d+[^\s]*)/.exec(stdout);
-  if (!match) throw new Error(`cannot read a version from \`${path} --version\`: ${stdout.trim()}`);
-  return `v${match[1]}`;
+/**
+ * Reads the version a binary prints for `args` (default `--version`), normalised to `vX.Y.Z`. See
+ * {@link parseBinaryVersion} for the formats understood.
+ */
+export async function binaryVersion(path: string, args: string[] = ['--version']): Promise<string> {
+  const { stdout } = await execFileAsync(path, args, { timeout: 30_000 });
+  const version = parseBinaryVersion(stdout);
+  if (!version) throw new Error(`cannot read a version from \`${path} ${args.join(' ')}\`: ${stdout.trim()}`);
+  return version;
+}
+
+/**
+ * kube-apiserver, kube-controller-manager, kubelet, kube-scheduler, kube-proxy: `Kubernetes v1.34.4`;
+ * kubectl (`version --client`): `Client Version: v1.34.4` (then `Kustomize Version: …`); etcd:
+ * `etcd Version: 3.6.16` (then `Git SHA: …`); CoreDNS (`-version`): `CoreDNS-1.12.1` (then `linux/amd64, …`).
+ */
+export function parseBinaryVersion(output: string): string | undefined {
+  const match = /(?:Kubernetes |Client Version: |etcd Version: |CoreDNS-)v?(\d+\.\d+\.\d+[^\s]*)/.exec(output);
+  return match ? `v${match[1]}` : undefined;
+}
+
+/** The version of a component's binary, asked the way that component answers. */
+function componentVersion(component: Component, path: string): Promise<string> {
+  if (component === 'cnpg-manager') return cnpgBinaryVersion(path);
+  return binaryVersion(path, SPECS[component].versionArgs);
 }
 
 /** CNPG's `manager version` prints e.g. `Build: {Version:1.28.0 Commit:… Date:…}`. */
@@ -200,19 +298,21 @@ export async function cnpgBinaryVersion(path: string): Promise<string> {
   return `v${match[1]}`;
 }
 
-function howToGetBinaries(cacheDir: string, needed: Component[], problem: string): string {
+function howToGetBinaries(cacheDir: string, needed: Component[], problem: string, forNode = false): string {
   const list = needed.map((c) => `${c} ${SPECS[c].version}`).join(', ');
+  const what = forNode ? 'a real Kubernetes node' : 'the real Kubernetes control plane for the integration tests';
   return [
     '',
     '==================================================================================================',
-    `Cannot start the real Kubernetes control plane for the integration tests: ${list} not found.`,
+    `Cannot start ${what}: ${list || 'binaries'} not found.`,
     problem,
     '',
     'Get the binaries in one of these ways:',
     `  1. Install Go >= ${MINIMUM_GO.join('.')} (https://go.dev/dl/) so that \`go\` is on PATH (or set GO=/path/to/go),`,
-    '     then run `npm run control-plane -- build` (or just re-run the tests). It builds them once from the',
-    `     Go module proxy (about 5 min per binary on 2 cores; longer when modules must be downloaded) and caches`,
-    `     them in ${cacheDir}.`,
+    `     then run \`npm run control-plane -- build${forNode ? ' --node' : ''}\` (or just re-run the tests). It builds them`,
+    '     once from the Go module proxy (about 5 min per binary on 2 cores; longer when modules must be downloaded;',
+    `     \`build --node\` adds kubelet, kube-scheduler, kube-proxy, kubectl and CoreDNS ${COREDNS_VERSION}, about 10 min`,
+    `     more) and caches them in ${cacheDir}.`,
     '  2. Point the harness at binaries you already have (envtest conventions):',
     '       export KUBEBUILDER_ASSETS=/dir/containing/kube-apiserver/and/etcd',
     '     or',
@@ -221,6 +321,9 @@ function howToGetBinaries(cacheDir: string, needed: Component[], problem: string
     `     CloudNativePG's operator (${CNPG_MODULE}/cmd/manager ${CNPG_VERSION}) is never among envtest's`,
     '     assets: TEST_ASSET_CNPG_MANAGER=/path/to/manager, plus PGFSM_CNPG_MODULE_DIR=/path/to/its/module',
     '     source (for its CRDs and webhook configurations) when Go cannot fetch it.',
+    '     A real node also needs TEST_ASSET_KUBELET, TEST_ASSET_KUBE_SCHEDULER, TEST_ASSET_KUBE_PROXY,',
+    `     TEST_ASSET_KUBECTL and TEST_ASSET_COREDNS (CoreDNS ${COREDNS_VERSION} with the kubernetes plugin), each`,
+    '     taken from KUBEBUILDER_ASSETS when it holds a file of that name, else from the cache, or built.',
     '==================================================================================================',
   ].join('\n');
 }
@@ -443,6 +546,81 @@ export const CNPG_FILES = [
 const hasCnpgFiles = (dir: string) => dir !== '' && CNPG_FILES.every((f) => existsSync(join(dir, f)));
 
 /**
+ * Takes each of `wanted` not already in `paths` from the cache, and builds whatever is still missing (under the
+ * build lock, so that concurrent callers build each binary once). Throws {@link MissingBinariesError} with
+ * instructions when there is no Go toolchain to build with.
+ */
+async function fromCacheOrBuild(
+  wanted: readonly Component[],
+  paths: Map<Component, string>,
+  options: { cacheDir: string; log: Log; forNode?: boolean },
+): Promise<void> {
+  const { cacheDir, log } = options;
+  const fromCache = () => {
+    for (const component of wanted) {
+      if (paths.has(component)) continue;
+      const cached = cachedBinaryPath(cacheDir, component);
+      if (isExecutable(cached)) paths.set(component, cached);
+    }
+    return wanted.filter((c) => !paths.has(c));
+  };
+
+  let missing = fromCache();
+  if (missing.length === 0) return;
+  const go = await findGo();
+  if ('problem' in go) throw new MissingBinariesError(howToGetBinaries(cacheDir, missing, go.problem, options.forNode));
+  const lock = await acquireLock(join(cacheDir, 'build.lock'), 'the control-plane build lock', log);
+  try {
+    // Whoever held the lock before us may have built them already.
+    missing = fromCache();
+    if (missing.length > 0) log(`using ${go.version}; cache: ${cacheDir}`);
+    if (missing.length > 1) log(`to build, in this order: ${missing.join(', ')}`);
+    for (const component of missing) {
+      paths.set(component, await buildComponent(component, go.go, cacheDir, log));
+    }
+  } finally {
+    await lock.release();
+  }
+}
+
+/** The control-plane part of the answer, with each binary's version (and CloudNativePG's module, when wanted). */
+async function describeBinaries(
+  paths: Map<Component, string>,
+  options: { cnpg: boolean; cacheDir: string; log: Log },
+): Promise<Binaries> {
+  const kubeApiserver = paths.get('kube-apiserver');
+  const etcd = paths.get('etcd');
+  if (!kubeApiserver || !etcd) throw new Error('internal error: binaries not resolved');
+  const kubeControllerManager = paths.get('kube-controller-manager');
+  const cnpgManager = paths.get('cnpg-manager');
+  const [apiVersion, etcdVersion, kcmVersion, cnpgVersion, cnpgModuleDir] = await Promise.all([
+    binaryVersion(kubeApiserver),
+    binaryVersion(etcd),
+    kubeControllerManager ? binaryVersion(kubeControllerManager) : Promise.resolve(undefined),
+    cnpgManager ? cnpgBinaryVersion(cnpgManager) : Promise.resolve(undefined),
+    options.cnpg ? ensureCnpgModule({ cacheDir: options.cacheDir, log: options.log }) : Promise.resolve(undefined),
+  ]);
+  if (cnpgVersion && cnpgVersion !== CNPG_VERSION) {
+    throw new MissingBinariesError(
+      `${cnpgManager} is CloudNativePG ${cnpgVersion}; the harness runs ${CNPG_VERSION} (its CRDs and webhooks ` +
+        'must match the binary). Unset TEST_ASSET_CNPG_MANAGER or point it at the right build.',
+    );
+  }
+  return {
+    kubeApiserver,
+    etcd,
+    ...(kubeControllerManager ? { kubeControllerManager } : {}),
+    ...(cnpgManager && cnpgModuleDir ? { cnpg: { manager: cnpgManager, moduleDir: cnpgModuleDir } } : {}),
+    versions: {
+      kubeApiserver: apiVersion,
+      etcd: etcdVersion,
+      ...(kcmVersion ? { kubeControllerManager: kcmVersion } : {}),
+      ...(cnpgVersion ? { cnpg: cnpgVersion } : {}),
+    },
+  };
+}
+
+/**
  * Returns paths to the binaries, building whatever is missing from the cache (once; concurrent callers wait
  * on a lock). Throws {@link MissingBinariesError} with instructions when nothing can provide them.
  */
@@ -468,60 +646,93 @@ export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promi
     wanted.pop();
   }
 
-  const fromCache = () => {
-    for (const component of wanted) {
-      if (paths.has(component)) continue;
-      const cached = cachedBinaryPath(cacheDir, component);
-      if (isExecutable(cached)) paths.set(component, cached);
-    }
-    return wanted.filter((c) => !paths.has(c));
+  await fromCacheOrBuild(wanted, paths, { cacheDir, log });
+  return describeBinaries(paths, { cnpg: options.cnpg ?? false, cacheDir, log });
+}
+
+/** Everything a real single node runs: absolute paths, and what each binary reports as its version. */
+export interface NodeBinaries {
+  kubeApiserver: string;
+  etcd: string;
+  kubeControllerManager: string;
+  /** CloudNativePG's operator binary and its module directory (CRDs, webhook configurations). */
+  cnpg: CnpgAssets;
+  kubelet: string;
+  kubeScheduler: string;
+  kubeProxy: string;
+  kubectl: string;
+  /** CoreDNS with the plugins bind, cache, errors, health, kubernetes, loadbalance, log and ready only. */
+  coredns: string;
+  /** Each normalised to `vX.Y.Z` (CoreDNS's `CoreDNS-1.12.1` gives `v1.12.1`). */
+  versions: {
+    kubeApiserver: string;
+    etcd: string;
+    kubeControllerManager: string;
+    cnpg: string;
+    kubelet: string;
+    kubeScheduler: string;
+    kubeProxy: string;
+    kubectl: string;
+    coredns: string;
   };
+}
 
-  let missing = fromCache();
-  if (missing.length > 0) {
-    const go = await findGo();
-    if ('problem' in go) throw new MissingBinariesError(howToGetBinaries(cacheDir, missing, go.problem));
-    const lock = await acquireLock(join(cacheDir, 'build.lock'), 'the control-plane build lock', log);
-    try {
-      // Whoever held the lock before us may have built them already.
-      missing = fromCache();
-      if (missing.length > 0) log(`using ${go.version}; cache: ${cacheDir}`);
-      for (const component of missing) {
-        paths.set(component, await buildComponent(component, go.go, cacheDir, log));
-      }
-    } finally {
-      await lock.release();
-    }
+/**
+ * Like {@link ensureBinaries} with `cnpg` and `controllerManager`, plus kubelet, kube-scheduler, kube-proxy,
+ * kubectl and CoreDNS: the binaries of a real single Kubernetes node. Every one is required (a node without its
+ * controller manager cannot bind volumes), so each comes from its TEST_ASSET_* variable or KUBEBUILDER_ASSETS, else
+ * the cache, else a build from the Go module proxy (about 10 minutes on 2 cores for the five node binaries,
+ * kube-apiserver's compiled packages being reused). Throws {@link MissingBinariesError} with instructions when
+ * nothing can provide them.
+ */
+export async function ensureNodeBinaries(options: { cacheDir?: string; log?: Log } = {}): Promise<NodeBinaries> {
+  const log = options.log ?? stderrLog;
+  const cacheDir = options.cacheDir ?? defaultCacheDir();
+  const paths = new Map<Component, string>();
+  for (const component of NODE_COMPONENTS) {
+    const path = fromEnvironment(component);
+    if (path) paths.set(component, path);
   }
+  await fromCacheOrBuild(NODE_COMPONENTS, paths, { cacheDir, log, forNode: true });
 
-  const kubeApiserver = paths.get('kube-apiserver');
-  const etcd = paths.get('etcd');
-  if (!kubeApiserver || !etcd) throw new Error('internal error: binaries not resolved');
-  const kubeControllerManager = paths.get('kube-controller-manager');
-  const cnpgManager = paths.get('cnpg-manager');
-  const [apiVersion, etcdVersion, kcmVersion, cnpgVersion, cnpgModuleDir] = await Promise.all([
-    binaryVersion(kubeApiserver),
-    binaryVersion(etcd),
-    kubeControllerManager ? binaryVersion(kubeControllerManager) : Promise.resolve(undefined),
-    cnpgManager ? cnpgBinaryVersion(cnpgManager) : Promise.resolve(undefined),
-    options.cnpg ? ensureCnpgModule({ cacheDir, log }) : Promise.resolve(undefined),
+  const located = async (component: Component) => {
+    const path = paths.get(component);
+    if (!path) throw new Error(`internal error: ${component} not resolved`);
+    return { path: resolve(path), version: await componentVersion(component, path) };
+  };
+  const [controlPlane, kubelet, kubeScheduler, kubeProxy, kubectl, coredns] = await Promise.all([
+    describeBinaries(paths, { cnpg: true, cacheDir, log }),
+    located('kubelet'),
+    located('kube-scheduler'),
+    located('kube-proxy'),
+    located('kubectl'),
+    located('coredns'),
   ]);
-  if (cnpgVersion && cnpgVersion !== CNPG_VERSION) {
-    throw new MissingBinariesError(
-      `${cnpgManager} is CloudNativePG ${cnpgVersion}; the harness runs ${CNPG_VERSION} (its CRDs and webhooks ` +
-        'must match the binary). Unset TEST_ASSET_CNPG_MANAGER or point it at the right build.',
-    );
+  const { kubeControllerManager, cnpg } = controlPlane;
+  const { kubeControllerManager: kcmVersion, cnpg: cnpgVersion } = controlPlane.versions;
+  if (!kubeControllerManager || !kcmVersion || !cnpg || !cnpgVersion) {
+    throw new Error('internal error: kube-controller-manager or CloudNativePG not resolved');
   }
   return {
-    kubeApiserver,
-    etcd,
-    ...(kubeControllerManager ? { kubeControllerManager } : {}),
-    ...(cnpgManager && cnpgModuleDir ? { cnpg: { manager: cnpgManager, moduleDir: cnpgModuleDir } } : {}),
+    kubeApiserver: resolve(controlPlane.kubeApiserver),
+    etcd: resolve(controlPlane.etcd),
+    kubeControllerManager: resolve(kubeControllerManager),
+    cnpg: { manager: resolve(cnpg.manager), moduleDir: resolve(cnpg.moduleDir) },
+    kubelet: kubelet.path,
+    kubeScheduler: kubeScheduler.path,
+    kubeProxy: kubeProxy.path,
+    kubectl: kubectl.path,
+    coredns: coredns.path,
     versions: {
-      kubeApiserver: apiVersion,
-      etcd: etcdVersion,
-      ...(kcmVersion ? { kubeControllerManager: kcmVersion } : {}),
-      ...(cnpgVersion ? { cnpg: cnpgVersion } : {}),
+      kubeApiserver: controlPlane.versions.kubeApiserver,
+      etcd: controlPlane.versions.etcd,
+      kubeControllerManager: kcmVersion,
+      cnpg: cnpgVersion,
+      kubelet: kubelet.version,
+      kubeScheduler: kubeScheduler.version,
+      kubeProxy: kubeProxy.version,
+      kubectl: kubectl.version,
+      coredns: coredns.version,
     },
   };
 }

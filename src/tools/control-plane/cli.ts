@@ -1,21 +1,27 @@
 /**
  * `npm run control-plane -- build`  ensures the binaries (builds them the first time) and prints paths/versions.
+ * `npm run control-plane -- build --node`  the same, plus a real node's kubelet, kube-scheduler, kube-proxy,
+ *                                          kubectl and CoreDNS.
  * `npm run control-plane -- start`  runs a control plane until Ctrl-C, printing the kubeconfig to use.
  *
- * Options: --no-controller-manager, --no-cnpg (both commands).
+ * Options: --no-controller-manager, --no-cnpg (both commands); --node (build only).
  */
 import { parseArgs } from 'node:util';
-import { ensureBinaries, MissingBinariesError } from './build.ts';
+import { ensureBinaries, ensureNodeBinaries, MissingBinariesError } from './build.ts';
 import { startControlPlane } from './harness.ts';
 
 const USAGE = `usage: npm run control-plane -- <build|start> [--no-controller-manager] [--no-cnpg]
+       npm run control-plane -- build --node
 
   build   build (first time only) or locate kube-apiserver, etcd, kube-controller-manager and CloudNativePG's
           operator, and fetch CloudNativePG's module (its CRDs and webhooks); print paths and versions
+          --node: also kubelet, kube-scheduler, kube-proxy, kubectl and CoreDNS, the binaries of a real single
+          node (all of them; --no-controller-manager and --no-cnpg do not apply)
   start   start a control plane on 127.0.0.1 (with CloudNativePG's webhooks) and keep it running until Ctrl-C
 
 Binaries come from TEST_ASSET_KUBE_APISERVER / TEST_ASSET_ETCD / TEST_ASSET_KUBE_CONTROLLER_MANAGER /
-TEST_ASSET_CNPG_MANAGER, KUBEBUILDER_ASSETS, or the cache in \${XDG_CACHE_HOME:-~/.cache}/pgfsm/control-plane (override with
+TEST_ASSET_CNPG_MANAGER (for --node also TEST_ASSET_KUBELET / TEST_ASSET_KUBE_SCHEDULER / TEST_ASSET_KUBE_PROXY /
+TEST_ASSET_KUBECTL / TEST_ASSET_COREDNS), KUBEBUILDER_ASSETS, or the cache in \${XDG_CACHE_HOME:-~/.cache}/pgfsm/control-plane (override with
 PGFSM_CONTROL_PLANE_CACHE).`;
 
 async function build(controllerManager: boolean, cnpg: boolean): Promise<void> {
@@ -32,6 +38,25 @@ async function build(controllerManager: boolean, cnpg: boolean): Promise<void> {
     console.log(`cnpg-manager             ${binaries.versions.cnpg}  ${binaries.cnpg.manager}`);
     console.log(`CloudNativePG module               ${binaries.cnpg.moduleDir}`);
   }
+  console.log(`(${((Date.now() - started) / 1000).toFixed(1)}s)`);
+}
+
+async function buildNode(): Promise<void> {
+  const started = Date.now();
+  const b = await ensureNodeBinaries();
+  const rows: [string, string, string][] = [
+    ['kube-apiserver', b.versions.kubeApiserver, b.kubeApiserver],
+    ['etcd', b.versions.etcd, b.etcd],
+    ['kube-controller-manager', b.versions.kubeControllerManager, b.kubeControllerManager],
+    ['cnpg-manager', b.versions.cnpg, b.cnpg.manager],
+    ['kubelet', b.versions.kubelet, b.kubelet],
+    ['kube-scheduler', b.versions.kubeScheduler, b.kubeScheduler],
+    ['kube-proxy', b.versions.kubeProxy, b.kubeProxy],
+    ['kubectl', b.versions.kubectl, b.kubectl],
+    ['coredns', b.versions.coredns, b.coredns],
+  ];
+  for (const [name, version, path] of rows) console.log(`${name.padEnd(24)} ${version}  ${path}`);
+  console.log(`CloudNativePG module               ${b.cnpg.moduleDir}`);
   console.log(`(${((Date.now() - started) / 1000).toFixed(1)}s)`);
 }
 
@@ -69,6 +94,7 @@ async function main(): Promise<number> {
     options: {
       'no-controller-manager': { type: 'boolean', default: false },
       'no-cnpg': { type: 'boolean', default: false },
+      node: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -81,9 +107,15 @@ async function main(): Promise<number> {
   }
   switch (command) {
     case 'build':
-      await build(controllerManager, cnpg);
+      if (values.node) await buildNode();
+      else await build(controllerManager, cnpg);
       return 0;
     case 'start':
+      if (values.node) {
+        console.error('--node applies to build only.');
+        console.error(USAGE);
+        return 2;
+      }
       await start(controllerManager, cnpg);
       return 0;
     default:
