@@ -2,13 +2,23 @@
 #
 # The pgfsm operator image:  docker build -t ghcr.io/pgfsm/pgfsm:0.1.0 .
 #
-# NOT BUILT YET: the machine this file was written on has no Docker engine, so `docker build` has never
-# run on it. test/unit/deploy.test.ts checks it statically instead (stages, Node 20 bases, non-root user,
-# entrypoint, what is copied); test/integration/run-process.test.ts runs the same compiled entry point as
-# a process against a real API server; the build stage's last step is a smoke test of the runtime tree.
+# Built here without a Docker engine (pgfsm's development machines have no Docker engine and cannot pull from
+# image registries): src/tools/node/images.ts (ensurePgfsmImage) builds this very file with Debian's buildah
+# (`buildah bud --pull=never --layers --network host`), passing as BUILD_IMAGE and RUNTIME_IMAGE local stand-ins
+# made from Debian trixie's Node.js 20 packages (a build base with npm; a distroless-like runtime with
+# /nodejs/bin/node and user 65532), and writes localhost/pgfsm/pgfsm:<version> as a docker-archive, which the
+# real node (src/tools/node/) imports into its containerd: the e2e suite (test/e2e/, part of `npm test`) runs it
+# there as the two-replica Deployment of `kubectl apply -k deploy/overlays/local-image/`. test/unit/deploy.test.ts
+# also checks the file statically (stages, Node 20 bases, non-root user, entrypoint, what is copied); the build
+# stage's last step is a smoke test of the runtime tree.
+
+# The two base images, overridable where the public ones cannot be pulled (pgfsm's own machines build their
+# local stand-ins from Debian packages and pass them here); unset, the defaults below are used.
+ARG BUILD_IMAGE
+ARG RUNTIME_IMAGE
 
 # --- build: compile the TypeScript, then keep only the production dependencies ----------------------
-FROM node:20-bookworm-slim AS build
+FROM ${BUILD_IMAGE:-docker.io/library/node:20-bookworm-slim} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # Everything from the lockfile, exactly as locked: the compiler is a dev dependency.
@@ -21,7 +31,7 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 RUN node --conditions=development dist/src/operator/cli/main.js run --help > /dev/null
 
 # --- runtime: distroless Node.js 20, no shell, no package manager --------------------------------------
-FROM gcr.io/distroless/nodejs20-debian12:nonroot
+FROM ${RUNTIME_IMAGE:-gcr.io/distroless/nodejs20-debian12:nonroot}
 LABEL org.opencontainers.image.title="pgfsm" \
       org.opencontainers.image.description="PostgresCluster lifecycle operator for CloudNativePG, driven by an XState statechart" \
       org.opencontainers.image.licenses="Apache-2.0" \

@@ -40,7 +40,12 @@ async function openssl(dir: string, args: string[]): Promise<void> {
   }
 }
 
-async function issue(dir: string, name: string, subject: string, extensions: string): Promise<void> {
+/**
+ * Issues `<name>.crt` / `<name>.key` in `dir`, signed by the CA there (`ca.crt` / `ca.key`), with an OpenSSL
+ * extensions text (subjectAltName, extendedKeyUsage, ...). The node harness issues its kubelet and client
+ * certificates with it.
+ */
+export async function issueCertificate(dir: string, name: string, subject: string, extensions: string): Promise<void> {
   await openssl(dir, [
     'req',
     '-newkey',
@@ -90,7 +95,7 @@ export async function issueServingCertificate(
 ): Promise<{ cert: string; key: string }> {
   mkdirSync(outDir, { recursive: true, mode: 0o700 });
   const name = `serving-${randomBytes(4).toString('hex')}`;
-  await issue(
+  await issueCertificate(
     pki.dir,
     name,
     `/CN=${commonName}`,
@@ -103,7 +108,11 @@ export async function issueServingCertificate(
   return { cert, key };
 }
 
-export async function createPki(dir: string): Promise<Pki> {
+/**
+ * `extraServerNames`: more subjectAltNames for the API server's certificate (`IP:10.96.0.1`,
+ * `DNS:kubernetes.default.svc`, ...), for a control plane that Pods reach by its Service.
+ */
+export async function createPki(dir: string, extraServerNames: readonly string[] = []): Promise<Pki> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   await openssl(dir, [
     'req',
@@ -124,13 +133,18 @@ export async function createPki(dir: string): Promise<Pki> {
   ]);
   // The three remaining keys are independent of each other, so make them in parallel.
   await Promise.all([
-    issue(
+    issueCertificate(
       dir,
       'apiserver',
       '/CN=kube-apiserver',
-      'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature\n',
+      `subjectAltName=${['IP:127.0.0.1', 'DNS:localhost', ...extraServerNames].join(',')}\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature\n`,
     ),
-    issue(dir, 'admin', '/O=system:masters/CN=admin', 'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature\n'),
+    issueCertificate(
+      dir,
+      'admin',
+      '/O=system:masters/CN=admin',
+      'extendedKeyUsage=clientAuth\nkeyUsage=digitalSignature\n',
+    ),
     (async () => {
       await openssl(dir, ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', 'sa.key']);
       await openssl(dir, ['pkey', '-in', 'sa.key', '-pubout', '-out', 'sa.pub']);

@@ -42,6 +42,11 @@ export interface ProcessSpec {
   cwd?: string;
   /** Directory the watchdog deletes if we die without cleaning up (e.g. etcd's data dir on tmpfs). */
   removeOnCrash?: string;
+  /**
+   * A daemon meant to outlive us (the real node's, which `npm run node -- stop` ends later): no watchdog,
+   * and it does not keep our event loop alive.
+   */
+  outlivesUs?: boolean;
 }
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {
@@ -85,7 +90,8 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
   if (pid === undefined) {
     throw new Error(`could not start ${spec.name} (${spec.command}); is it executable?`);
   }
-  const watchdog = startWatchdog(pid, spec.removeOnCrash);
+  const watchdog = spec.outlivesUs ? undefined : startWatchdog(pid, spec.removeOnCrash);
+  if (spec.outlivesUs) child.unref();
   let running = true;
   const exited = new Promise<ExitInfo>((resolve) => {
     child.once('exit', (code, signal) => {
@@ -98,7 +104,7 @@ export function startProcess(spec: ProcessSpec): ManagedProcess {
   });
 
   const dismissWatchdog = () => {
-    if (watchdog.pid !== undefined) {
+    if (watchdog?.pid !== undefined) {
       try {
         process.kill(watchdog.pid, 'SIGKILL');
       } catch {
