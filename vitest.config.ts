@@ -34,6 +34,19 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        extends: true,
+        // A real node (kubelet, containerd, CloudNativePG's operator, PostgreSQL, PgBouncer, pgfsm's own image)
+        // in a network namespace of its own; the first run builds its binaries and images (minutes). Root only.
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/e2e/support/global-setup.ts'],
+          testTimeout: 600_000,
+          hookTimeout: 1_800_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

@@ -1,0 +1,105 @@
+/**
+ * pgfsm's own failover, on the node: two replicas of pgfsm's image, one leading by its Lease. The leading Pod
+ * is force-deleted while a cluster is being provisioned; the standby takes the Lease over and finishes the work,
+ * and no one-time event is said twice.
+ */
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PGFSM_NAMESPACE } from '../../src/tools/node/install.ts';
+import {
+  attach,
+  createClass,
+  createNamespace,
+  type E2e,
+  eventsAbout,
+  GROUP,
+  untilState,
+  waitFor,
+} from './support/node.ts';
+import { recordResult } from './support/results.ts';
+
+const NS = 'crm';
+const NAME = 'contacts';
+const CLASS = 'e2e-crm';
+const ONE_TIME = [
+  'SecretCreated',
+  'ClusterCreationStarted',
+  'SecretReady',
+  'CNPGClusterReady',
+  'ConfigMapReady',
+  'ClusterReady',
+];
+
+let e2e: E2e;
+
+describe("pgfsm's leader is killed mid-provisioning", () => {
+  beforeAll(async () => {
+    e2e = await attach();
+    await createNamespace(e2e, NS);
+    await createClass(e2e, CLASS);
+  });
+  afterAll(async () => {
+    await e2e?.close();
+  });
+
+  it('the standby takes over and converges with no duplicate event', async () => {
+    const leases = e2e.node.kubeConfig.makeApiClient(CoordinationV1Api);
+    const holder = async () =>
+      (await leases.readNamespacedLease({ name: 'pgfsm-leader', namespace: PGFSM_NAMESPACE })).spec?.holderIdentity;
+    const leader = await waitFor('a pgfsm leader', async () => (await holder()) || undefined);
+    const pods = await e2e.core.listNamespacedPod({
+      namespace: PGFSM_NAMESPACE,
+      labelSelector: 'app.kubernetes.io/name=pgfsm',
+    });
+    const leaderPod = pods.items.find((p) => leader.startsWith(p.metadata?.name ?? '\u0000'));
+    expect(leaderPod, `a Pod for leader identity ${leader}`).toBeDefined();
+
+    await e2e.custom.createNamespacedCustomObject({
+      ...GROUP,
+      namespace: NS,
+      plural: 'postgresclusters',
+      body: {
+        apiVersion: 'pgfsm.io/v1alpha1',
+        kind: 'PostgresCluster',
+        metadata: { name: NAME, namespace: NS },
+        spec: { class: CLASS, clusterDeletionPolicy: 'Delete' },
+      },
+    });
+    // Mid-provisioning: the CNPG Cluster has been created, PostgreSQL is not up yet.
+    await waitFor('the CNPG Cluster created', async () => {
+      const events = await eventsAbout(e2e, NS, NAME);
+      return events.some((e) => e.reason === 'ClusterCreationStarted') || undefined;
+    });
+    await e2e.core.deleteNamespacedPod({
+      name: leaderPod?.metadata?.name ?? '',
+      namespace: PGFSM_NAMESPACE,
+      gracePeriodSeconds: 0,
+    });
+    const next = await waitFor(
+      'another replica leading',
+      async () => {
+        const now = await holder();
+        return now && now !== leader ? now : undefined;
+      },
+      120_000,
+    );
+    expect(next).not.toBe(leader);
+
+    let ready = false;
+    try {
+      await untilState(e2e, NS, NAME, 'Ready', 480_000);
+      ready = true;
+    } finally {
+      recordResult({ cluster: `${NS}/${NAME}`, ready });
+    }
+    const events = await eventsAbout(e2e, NS, NAME);
+    for (const reason of ONE_TIME) {
+      const said = events.filter((e) => e.reason === reason);
+      expect(
+        said.map((e) => e.count),
+        reason,
+      ).toEqual([1]);
+    }
+    await e2e.custom.deleteNamespacedCustomObject({ ...GROUP, namespace: NS, plural: 'postgresclusters', name: NAME });
+  });
+});

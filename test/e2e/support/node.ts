@@ -1,0 +1,198 @@
+/**
+ * What an e2e file needs of the real node: the attached node (admin API over the gateway), the PostgresCluster
+ * resources, and PostgreSQL clients that connect the way an application in the cluster would, by the names
+ * pgfsm publishes, through the gateway (gateway.ts: the connection is opened inside the node's namespace, and
+ * the name is resolved by the node's CoreDNS).
+ */
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  EventsV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import pg from 'pg';
+import { inject } from 'vitest';
+import type { PostgresCluster } from '../../../src/operator/api/schema.ts';
+import { attachNode, type RealNode } from '../../../src/tools/node/node.ts';
+
+export const GROUP = { group: 'pgfsm.io', version: 'v1alpha1' };
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 300_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await sleep(500);
+  }
+}
+
+export interface E2e {
+  node: RealNode;
+  core: CoreV1Api;
+  apps: AppsV1Api;
+  custom: CustomObjectsApi;
+  events: EventsV1Api;
+  close(): Promise<void>;
+}
+
+export async function attach(): Promise<E2e> {
+  const { kubectl } = inject('realNode');
+  const node = await attachNode({ programs: { kubectl } });
+  const kc = node.kubeConfig;
+  return {
+    node,
+    core: kc.makeApiClient(CoreV1Api),
+    apps: kc.makeApiClient(AppsV1Api),
+    custom: kc.makeApiClient(CustomObjectsApi),
+    events: kc.makeApiClient(EventsV1Api),
+    close: () => node.detach(),
+  };
+}
+
+/** A class whose clusters are small enough for one node: 1 Gi, PostgreSQL 17 (the image built here). */
+export async function createClass(e2e: E2e, name: string, config: Record<string, unknown> = {}) {
+  await e2e.custom.createClusterCustomObject({
+    ...GROUP,
+    plural: 'postgresclusterclasses',
+    body: {
+      apiVersion: 'pgfsm.io/v1alpha1',
+      kind: 'PostgresClusterClass',
+      metadata: { name },
+      spec: {
+        provisioner: 'postgresql.cnpg.io',
+        config: { instances: 1, storage: '1Gi', postgresVersion: '17', ...config },
+        cnpg: { primaryUpdateMethod: 'switchover', connectionPooler: { instances: 1, mode: 'transaction' } },
+      },
+    },
+  });
+}
+
+export async function createNamespace(e2e: E2e, name: string) {
+  await e2e.core.createNamespace({ body: { metadata: { name } } });
+}
+
+export async function getCluster(e2e: E2e, namespace: string, name: string): Promise<PostgresCluster | undefined> {
+  try {
+    return (await e2e.custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace,
+      plural: 'postgresclusters',
+      name,
+    })) as PostgresCluster;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+}
+
+export async function patchSpec(e2e: E2e, namespace: string, name: string, spec: Record<string, unknown>) {
+  await e2e.custom.patchNamespacedCustomObject(
+    { ...GROUP, namespace, plural: 'postgresclusters', name, body: { spec } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+}
+
+export const untilState = (e2e: E2e, namespace: string, name: string, state: string, timeoutMs = 300_000) =>
+  waitFor(
+    `${namespace}/${name} in state ${state}`,
+    async () => (await getCluster(e2e, namespace, name))?.status?.state === state || undefined,
+    timeoutMs,
+  );
+
+/** events.k8s.io Events about one PostgresCluster, with their series counts. */
+export async function eventsAbout(e2e: E2e, namespace: string, name: string) {
+  const list = await e2e.events.listNamespacedEvent({ namespace });
+  return list.items
+    .filter((e) => e.regarding?.name === name && e.regarding?.kind === 'PostgresCluster')
+    .map((e) => ({ reason: e.reason ?? '', note: e.note ?? '', count: e.series?.count ?? 1 }));
+}
+
+export async function secretValue(e2e: E2e, namespace: string, name: string, key: string): Promise<string> {
+  const secret = await e2e.core.readNamespacedSecret({ name, namespace });
+  const value = secret.data?.[key];
+  if (!value) throw new Error(`Secret ${namespace}/${name} has no ${key}`);
+  return Buffer.from(value, 'base64').toString('utf8');
+}
+
+export async function endpoints(e2e: E2e, namespace: string, cluster: string): Promise<Record<string, string>> {
+  const cm = await e2e.core.readNamespacedConfigMap({ name: `${cluster}-endpoints`, namespace });
+  return cm.data ?? {};
+}
+
+export interface Login {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  database?: string;
+}
+
+/**
+ * A connected client for `host:port` as the node's Pods see it. kube-proxy lags a Service's first Ready
+ * endpoint by about a second, and a pooler may still be starting: connection refusals are retried.
+ */
+export async function connect(e2e: E2e, login: Login, timeoutMs = 120_000): Promise<pg.Client> {
+  const localPort = await e2e.node.gateway.open(login.host, login.port);
+  return waitFor(
+    `a PostgreSQL connection to ${login.host}:${login.port} as ${login.user}`,
+    async () => {
+      const client = new pg.Client({
+        host: '127.0.0.1',
+        port: localPort,
+        user: login.user,
+        password: login.password,
+        database: login.database ?? 'postgres',
+        connectionTimeoutMillis: 5_000,
+        // CloudNativePG's instances and PgBouncer offer TLS with certificates for the Service names; the
+        // gateway is plain TCP to them, so TLS would need the name: plain is what this test means to check.
+        ssl: false,
+      });
+      try {
+        await client.connect();
+        return client;
+      } catch (error) {
+        await client.end().catch(() => undefined);
+        throw error;
+      }
+    },
+    timeoutMs,
+  );
+}
+
+export async function query<T extends pg.QueryResultRow = pg.QueryResultRow>(
+  client: pg.Client,
+  text: string,
+  values: unknown[] = [],
+): Promise<T[]> {
+  return (await client.query<T>(text, values)).rows;
+}
+
+/** The one row a query must answer with. */
+export async function queryOne<T extends pg.QueryResultRow = pg.QueryResultRow>(
+  client: pg.Client,
+  text: string,
+  values: unknown[] = [],
+): Promise<T> {
+  const [row] = await query<T>(client, text, values);
+  if (!row) throw new Error(`no row from: ${text}`);
+  return row;
+}
+
+/** The IPs of a pooler's PgBouncer Pods (CloudNativePG labels them `cnpg.io/poolerName`). */
+export async function poolerPodIps(e2e: E2e, namespace: string, pooler: string): Promise<string[]> {
+  const pods = await e2e.core.listNamespacedPod({ namespace, labelSelector: `cnpg.io/poolerName=${pooler}` });
+  return pods.items.map((p) => p.status?.podIP ?? '').filter(Boolean);
+}

@@ -1,0 +1,60 @@
+/**
+ * What the e2e files saw, for the one summary line the global setup prints: each file appends a record per
+ * cluster it made (test files run in worker processes, so a file is the channel).
+ */
+import { appendFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { nodeBaseDir } from '../../../src/tools/node/layout.ts';
+
+export interface ClusterResult {
+  cluster: string;
+  ready: boolean;
+  /** A query answered through PgBouncer (the pooler's Service), checked with `SHOW pool_mode` over the same route. */
+  queriedThroughPooler?: boolean;
+  /** `SHOW server_version` */
+  serverVersion?: string;
+}
+
+const resultsFile = () => join(nodeBaseDir(), 'e2e-results.jsonl');
+
+export function clearResults(): void {
+  rmSync(resultsFile(), { force: true });
+}
+
+export function recordResult(result: ClusterResult): void {
+  mkdirSync(dirname(resultsFile()), { recursive: true });
+  appendFileSync(resultsFile(), `${JSON.stringify(result)}\n`);
+}
+
+export function readResults(): ClusterResult[] {
+  try {
+    return readFileSync(resultsFile(), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as ClusterResult);
+  } catch {
+    return [];
+  }
+}
+
+export function summaryLine(
+  world: {
+    binaries: { versions: { kubelet: string; cnpg: string } };
+    images: { pgfsm: { ref: string; digest?: string } };
+  },
+  results: ClusterResult[],
+): string {
+  const version = results.find((r) => r.serverVersion)?.serverVersion ?? 'not queried';
+  // A cluster may be recorded more than once (Ready first, then what was queried): its last word counts.
+  const clusters = new Map(results.map((r) => [r.cluster, r]));
+  const ready = [...clusters.values()].filter((r) => r.ready).length;
+  const pooled = results.some((r) => r.queriedThroughPooler === true);
+  const image = world.images.pgfsm.digest
+    ? `${world.images.pgfsm.ref}@${world.images.pgfsm.digest}`
+    : world.images.pgfsm.ref;
+  return (
+    `real node: kubelet ${world.binaries.versions.kubelet}, CloudNativePG ${world.binaries.versions.cnpg}, ` +
+    `PostgreSQL ${version}, pgfsm image ${image}; ${ready}/${clusters.size} clusters Ready; ` +
+    `queried through the pooler: ${pooled ? 'yes' : 'no'}`
+  );
+}
