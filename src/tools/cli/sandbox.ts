@@ -14,6 +14,7 @@ interface SandboxCliOptions {
   context?: string;
   yes?: boolean;
   metricsPort: number;
+  real?: boolean;
 }
 
 const port = (value: string) => {
@@ -42,6 +43,11 @@ export function registerSandbox(program: Command): Command {
         .default(5 * 60_000, '5m'),
     )
     .addOption(new Option('--examples <dir>', 'directory of manifests to apply').default(EXAMPLES, 'examples/'))
+    .option(
+      '--real',
+      'on a real single node in a network namespace of this machine (root): real CloudNativePG, PostgreSQL and ' +
+        "PgBouncer, pgfsm's own image; prints a psql command that connects",
+    )
     .option('--use-current-context', 'run against the cluster of your kubeconfig instead (asks first)')
     .option('--context <name>', 'with --use-current-context: this kubeconfig context instead of the current one')
     .option('--yes', 'with --use-current-context: do not ask (needed when stdin is not a terminal)')
@@ -63,6 +69,7 @@ export function registerSandbox(program: Command): Command {
         ...(options.context ? { context: options.context } : {}),
         yes: options.yes === true,
         metricsPort: options.metricsPort,
+        real: options.real === true,
       });
     });
 

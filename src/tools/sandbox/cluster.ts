@@ -40,6 +40,8 @@ export interface Target {
   simulated: boolean;
   /** Where CNPG's real controller acts, so the simulator must not (local control plane). */
   cnpgControllerNamespace?: string;
+  /** pgfsm already runs in the cluster as its Deployment (the real node): no `pgfsm run` process is started. */
+  operatorInCluster?: boolean;
 }
 
 /** The ends of a sandbox run that are not errors: a refusal, or a No. */

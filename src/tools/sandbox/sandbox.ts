@@ -20,6 +20,7 @@ import { hints } from './hints.ts';
 import { fileLogger, LEASE, startSandboxOperator } from './operator.ts';
 import { createOutput, type Output, took } from './output.ts';
 import { ClusterProgress } from './progress.ts';
+import { connectCommands, startRealNodeTarget } from './real-node.ts';
 import { printReady, reportTimeout } from './report.ts';
 import { SANDBOX_DELAYS, type SandboxSimulator, startSimulator } from './simulator.ts';
 import { decideTarget } from './target.ts';
@@ -35,6 +36,8 @@ export interface SandboxOptions {
   context?: string;
   yes: boolean;
   metricsPort: number;
+  /** The real node (src/tools/node): real CloudNativePG, PostgreSQL and PgBouncer, pgfsm's image as a Deployment. */
+  real: boolean;
 }
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -90,15 +93,19 @@ export async function runSandbox(options: SandboxOptions): Promise<never> {
     // Read first: a broken examples directory fails before anything is started.
     const examples = readExamples(options.examplesDir);
     const { clusters } = examples;
+    if (options.real && options.useCurrentContext)
+      throw new Error('--real and --use-current-context exclude each other');
     const decision = decideTarget({
       useCurrentContext: options.useCurrentContext,
       yes: options.yes,
       interactive: process.stdin.isTTY === true,
     });
+    const realNode = options.real ? await startRealNodeTarget(out, teardown) : undefined;
     const target: Target =
-      decision === 'local'
+      realNode ??
+      (decision === 'local'
         ? await startLocalCluster(out, teardown)
-        : await connectCurrentContext(out, teardown, decision, options.context);
+        : await connectCurrentContext(out, teardown, decision, options.context));
     const dir = mkdtempSync(join(tmpdir(), 'pgfsm-sandbox-'));
     teardown.addDirectory(dir);
     const logFile = join(dir, 'operator.log');
@@ -110,22 +117,31 @@ export async function runSandbox(options: SandboxOptions): Promise<never> {
     const note = (text: string) => (progress ? progress.note(text) : out.detail(text));
     const simulator = target.simulated ? await startSimulatorStep(out, teardown, target, log, note) : undefined;
 
-    out.step('starting the pgfsm operator (pgfsm run, as its own process)');
-    const operator = await startSandboxOperator({
-      connection: target.operatorConnection,
-      logFile,
-      preferredPort: options.metricsPort,
-    });
-    teardown.add(`operator stopped; lease ${LEASE.namespace}/${LEASE.name} released`, () => operator.stop());
-    const { identity, metricsUrl } = operator;
-    void operator.process.exited.then(({ code, signal }) => {
-      if (stopping) return;
-      out.warn(`the operator exited on its own (code ${code}, signal ${signal}); its log: ${logFile}`);
-      void finish(1, 'the operator exited');
-    });
-    out.detail(`pgfsm run (pid ${operator.process.pid}), identity ${identity}, ${target.operatorIdentity}`);
-    out.detail(`lease ${LEASE.namespace}/${LEASE.name}, metrics ${metricsUrl}`);
-    out.detail(`log ${logFile}`);
+    let metricsUrl = '';
+    let operatorLog = logFile;
+    if (target.operatorInCluster) {
+      out.step(`the pgfsm operator runs in the node: ${target.operatorIdentity}`);
+      metricsUrl =
+        '(on each pgfsm Pod, port 8080: npm run node -- kubectl get --raw /api/v1/namespaces/pgfsm-system/services/pgfsm-metrics:8080/proxy/metrics)';
+      operatorLog = 'npm run node -- kubectl logs -n pgfsm-system deploy/pgfsm';
+    } else {
+      out.step('starting the pgfsm operator (pgfsm run, as its own process)');
+      const operator = await startSandboxOperator({
+        connection: target.operatorConnection,
+        logFile,
+        preferredPort: options.metricsPort,
+      });
+      teardown.add(`operator stopped; lease ${LEASE.namespace}/${LEASE.name} released`, () => operator.stop());
+      metricsUrl = operator.metricsUrl;
+      void operator.process.exited.then(({ code, signal }) => {
+        if (stopping) return;
+        out.warn(`the operator exited on its own (code ${code}, signal ${signal}); its log: ${logFile}`);
+        void finish(1, 'the operator exited');
+      });
+      out.detail(`pgfsm run (pid ${operator.process.pid}), identity ${operator.identity}, ${target.operatorIdentity}`);
+      out.detail(`lease ${LEASE.namespace}/${LEASE.name}, metrics ${metricsUrl}`);
+      out.detail(`log ${logFile}`);
+    }
 
     progress = await watchProgress(target.admin, out, teardown, log, Math.max(...clusters.map((k) => k.length)));
 
@@ -152,12 +168,15 @@ export async function runSandbox(options: SandboxOptions): Promise<never> {
       await ready;
     }
     printReady(out, progress, clusters, started);
+    if (realNode) {
+      for (const line of await connectCommands(realNode.node, clusters, style)) out.line(line);
+    }
     if (options.exitWhenReady) return await finish(0, 'all examples are Ready');
     const context = {
       ...(target.kubeconfigPath ? { kubeconfig: target.kubeconfigPath } : {}),
       namespace: EXAMPLES_NAMESPACE,
       metricsUrl,
-      operatorLog: logFile,
+      operatorLog,
       simulated: simulator !== undefined,
     };
     for (const line of hints(context, style)) out.line(line);
