@@ -206,3 +206,36 @@ describe('events the sink cannot send', () => {
     expect(eventMultiset(faulty)).toEqual(faultFree);
   });
 });
+
+describe('the Events of a deletion, refused one in two', () => {
+  it('all arrive, once and in order, also those left to passes after the cluster is gone', async () => {
+    let deleting = false;
+    let calls = 0;
+    const refusingEveryOther = (ports: Ports): Ports => ({
+      ...ports,
+      events: {
+        emit: (regarding, event) => {
+          if (deleting && regarding.metadata.name === 'plain' && calls++ % 2 === 0) {
+            return Promise.reject(new PortError('unavailable', `injected: Event ${event.reason}`));
+          }
+          return ports.events.emit(regarding, event);
+        },
+      },
+    });
+    const calm = simulationWith([clusterObject('plain', { clusterDeletionPolicy: 'Delete' })]);
+    const faulty = simulationWith([clusterObject('plain', { clusterDeletionPolicy: 'Delete' })], {
+      ports: refusingEveryOther,
+    });
+    for (const sim of [calm, faulty]) {
+      await untilReady(sim, 'plain');
+      deleting = sim === faulty;
+      sim.api.delete({ kind: 'PostgresCluster', namespace: NS, name: 'plain' });
+      await sim.run(10 * 60_000);
+    }
+    const said = (sim: Simulation) =>
+      sim.events.events.filter((e) => e.regarding.name === 'plain').map((e) => `${e.reason}: ${e.message}`);
+    expect(calls).toBeGreaterThan(4);
+    expect(said(faulty)).toEqual(said(calm));
+    expect(said(faulty).at(-1)).toMatch(/^CleanupComplete/);
+  });
+});

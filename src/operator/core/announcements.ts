@@ -80,9 +80,11 @@ interface Unsent {
 }
 
 /**
- * How many passes try to send the Events of an object that is gone (the last of a deletion's, such as
- * `CleanupComplete`), each after the queue's backoff, before they are dropped: an Event refused once or
- * twice in a row is ordinary, one that keeps failing must not hold its key in the queue for ever.
+ * How many passes may try to send the Events of an object that is gone (the last of a deletion's, such as
+ * `CleanupComplete`) and send none of them, each after the queue's backoff, before they are dropped: an Event
+ * refused once or twice in a row is ordinary, one that keeps failing must not hold its key in the queue for ever.
+ * A pass that sent some is not counted: each Event is sent on its own, in order, so a deletion's six Events under
+ * a steady refusal rate would otherwise spend the tries on progress and drop the last of them.
  */
 export const GONE_EVENT_TRIES = 10;
 

@@ -363,8 +363,10 @@ export async function reconcile(
       const { sent, unsent } = await send(ports, leftover.regarding, leftover.events, true);
       const failed = unsent.map((u) => u.event);
       // Refused as not leading: no try is spent, and this replica's next term enqueues the key (driver/operator.ts).
+      // Nor is one that sent some of them: only passes that made no progress count towards the limit.
       const notLeading = unsent.some((u) => isNotLeader(u.error));
-      const again = announcements?.keepUnsentOfGone(leftover, failed, !notLeading) ?? false;
+      const counted = !notLeading && sent.length === 0;
+      const again = announcements?.keepUnsentOfGone(leftover, failed, counted) ?? false;
       return outcome({
         found: false,
         requeue: again && !notLeading ? { kind: 'transient', error: unsent[0]?.error } : { kind: 'none' },
