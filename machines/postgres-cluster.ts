@@ -11,7 +11,13 @@
  * uninterrupted run would, and lets several steps pass in one tick.
  */
 import { setup } from 'xstate';
-import { type Assessment, assessTick, clusterUpdateInSteps, isReady } from '../src/operator/domain/assessment.ts';
+import {
+  type Assessment,
+  assessTick,
+  clusterUpdateInSteps,
+  isReady,
+  poolersAhead,
+} from '../src/operator/domain/assessment.ts';
 import { planDeletionPolicy, planFinalizerRemoval, planPoolerDeletion } from '../src/operator/domain/deletion.ts';
 import type { Effect } from '../src/operator/domain/effects.ts';
 import { announce, normal, warning } from '../src/operator/domain/effects.ts';
@@ -132,8 +138,11 @@ export const postgresClusterMachine = base
     actions: {
       addFinalizer: effects(() => [{ type: 'addFinalizer' }]),
       reconcileSecret: reconcileStep('secret'),
-      // An update in steps is written by the state that shows it (ClusterStaged), not by the step.
-      reconcileCluster: effects((event) => (clusterUpdateInSteps(a(event)) ? [] : a(event).plans.cluster)),
+      // An update in steps is written by the state that shows it (ClusterStaged), not by the step. The missing
+      // Poolers are created here too once the CNPG Cluster exists (poolersAhead): PgBouncer starts with PostgreSQL.
+      reconcileCluster: effects((event) =>
+        clusterUpdateInSteps(a(event)) ? [] : [...a(event).plans.cluster, ...poolersAhead(a(event))],
+      ),
       stageClusterUpdate: reconcileStep('cluster'),
       reconcileManagedRoles: reconcileStep('managedRoles'),
       reconcilePooler: reconcileStep('pooler'),
@@ -197,7 +206,8 @@ export const postgresClusterMachine = base
           Secret: pipelineStep('secret', 'Creates or adopts the superuser Secret', 'reconcileSecret', 'Cluster'),
           Cluster: pipelineStep(
             'cluster',
-            'Creates the CNPG Cluster, repairs its drift, waits for healthy and all instances ready',
+            'Creates the CNPG Cluster, repairs its drift, waits for healthy and all instances ready; once it exists, ' +
+              'also creates the missing Poolers, so that PgBouncer starts with PostgreSQL',
             'reconcileCluster',
             'ManagedRoles',
             { guard: 'clusterUpdateInSteps', target: 'ClusterStaged' },

@@ -26,20 +26,28 @@ const pooled = () =>
     managedRoles: [{ name: 'app', passwordSecretRef: { name: 'app-password' } }],
   });
 
-describe('1. a step acts only when every earlier step is healthy', () => {
+describe('1. a step acts only when every earlier step is healthy (the Poolers excepted: they start with the CNPG Cluster)', () => {
   it('blocks later steps as Pending (never Failed) and waits with a plain requeue delay', async () => {
     const sim = simulationWith([pooled(), passwordSecret('app-password', 'app')]);
     await sim.run(10_000);
     expect(statusOf(sim, 'orders').state).toBe('Provisioning.Cluster');
-    // Nothing of a later step exists yet: they did not act.
-    expect(sim.api.list('Pooler', NS)).toHaveLength(0);
+    // Nothing of a later step exists yet but the Poolers, created once the CNPG Cluster exists so that PgBouncer
+    // starts with PostgreSQL (assessment.ts, poolersAhead); the pooler step itself has not been reached.
+    expect(
+      sim.api
+        .list('Pooler', NS)
+        .map((p) => p.metadata.name)
+        .sort(),
+    ).toEqual(['orders-pooler-ro', 'orders-pooler-rw']);
     expect(sim.api.get({ kind: 'ConfigMap', namespace: NS, name: 'orders-endpoints' })).toBeUndefined();
     const c = conditionSummary(sim, 'orders');
     expect(c.SecretsReady).toBe('True/SuperUserSecretReady');
     expect(c.ClusterReady).toMatch(/^False\/CNPGCluster(Provisioning|Pending)$/);
-    for (const later of ['ManagedRolesReady', 'PoolerReady', 'ConfigMapsReady']) {
+    for (const later of ['ManagedRolesReady', 'ConfigMapsReady']) {
       expect(c[later]).toBe('False/WaitingForClusterReady');
     }
+    // The Poolers, already there, say what they are: serving.
+    expect(c.PoolerReady).toBe('True/AllInstancesReady');
     const outcome = await sim.reconcileNow({ namespace: NS, name: 'orders' });
     expect(outcome.requeue).toEqual({ kind: 'after', ms: 15_000 });
     expect(outcome.error).toBeUndefined();
@@ -223,10 +231,12 @@ describe('6. consumer contract', () => {
 
   it('publishes refs, pooler status and endpoints; never a secret value', async () => {
     const sim = simulationWith([pooled(), passwordSecret('app-password', 'app')]);
-    await sim.run(75_000);
-    // Before the poolers serve: enabled is false and the pooler endpoints are absent.
-    expect(statusOf(sim, 'orders').state).toBe('Provisioning.Pooler');
-    expect(statusOf(sim, 'orders').connectionPoolerStatus).toEqual({ enabled: false });
+    // The Poolers serve (they start with the CNPG Cluster) while the cluster still provisions: enabled says so, and the
+    // endpoints wait for the ConfigMap step.
+    await sim.run(10_000);
+    expect(statusOf(sim, 'orders').state).toBe('Provisioning.Cluster');
+    expect(statusOf(sim, 'orders').connectionPoolerStatus).toEqual({ enabled: true });
+    expect(sim.api.get({ kind: 'ConfigMap', namespace: NS, name: 'orders-endpoints' })).toBeUndefined();
     await untilReady(sim, 'orders');
     const status = statusOf(sim, 'orders');
     expect(status.connectionPoolerStatus).toEqual({ enabled: true });
