@@ -42,6 +42,29 @@ describe("pgfsm's leader is killed mid-provisioning", () => {
     await e2e?.close();
   });
 
+  it('serves its probes and metrics from each Pod', async () => {
+    const pods = await e2e.core.listNamespacedPod({
+      namespace: PGFSM_NAMESPACE,
+      labelSelector: 'app.kubernetes.io/name=pgfsm',
+    });
+    expect(pods.items.length).toBe(2);
+    for (const pod of pods.items) {
+      const ip = pod.status?.podIP ?? '';
+      const port = await e2e.node.gateway.open(ip, 8080);
+      const get = async (path: string) => {
+        const res = await fetch(`http://127.0.0.1:${port}${path}`);
+        return { status: res.status, body: await res.text() };
+      };
+      expect((await get('/healthz')).status).toBe(200);
+      expect((await get('/readyz')).status).toBe(200);
+      const metrics = await get('/metrics');
+      expect(metrics.status).toBe(200);
+      expect(metrics.body).toMatch(/^# HELP pgfsm_cluster_state /m);
+      expect(metrics.body).toMatch(/^pgfsm_leader [01]$/m);
+      expect(metrics.body).toMatch(/^# HELP controller_runtime_reconcile_total /m);
+    }
+  });
+
   it('the standby takes over and converges with no duplicate event', async () => {
     const leases = e2e.node.kubeConfig.makeApiClient(CoordinationV1Api);
     const holder = async () =>
