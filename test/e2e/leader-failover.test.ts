@@ -9,14 +9,14 @@ import { PGFSM_NAMESPACE } from '../../src/tools/node/install.ts';
 import {
   attach,
   createClass,
+  createCluster,
   createNamespace,
   type E2e,
   eventsAbout,
   GROUP,
-  untilState,
+  untilReadyRecorded,
   waitFor,
 } from './support/node.ts';
-import { recordResult } from './support/results.ts';
 
 const NS = 'crm';
 const NAME = 'contacts';
@@ -77,17 +77,7 @@ describe("pgfsm's leader is killed mid-provisioning", () => {
     const leaderPod = pods.items.find((p) => leader.startsWith(p.metadata?.name ?? '\u0000'));
     expect(leaderPod, `a Pod for leader identity ${leader}`).toBeDefined();
 
-    await e2e.custom.createNamespacedCustomObject({
-      ...GROUP,
-      namespace: NS,
-      plural: 'postgresclusters',
-      body: {
-        apiVersion: 'pgfsm.io/v1alpha1',
-        kind: 'PostgresCluster',
-        metadata: { name: NAME, namespace: NS },
-        spec: { class: CLASS, clusterDeletionPolicy: 'Delete' },
-      },
-    });
+    await createCluster(e2e, NS, NAME, { class: CLASS, clusterDeletionPolicy: 'Delete' });
     // Mid-provisioning: the CNPG Cluster has been created, PostgreSQL is not up yet.
     await waitFor('the CNPG Cluster created', async () => {
       const events = await eventsAbout(e2e, NS, NAME);
@@ -108,13 +98,7 @@ describe("pgfsm's leader is killed mid-provisioning", () => {
     );
     expect(next).not.toBe(leader);
 
-    let ready = false;
-    try {
-      await untilState(e2e, NS, NAME, 'Ready', 480_000);
-      ready = true;
-    } finally {
-      recordResult({ cluster: `${NS}/${NAME}`, ready });
-    }
+    await untilReadyRecorded(e2e, NS, NAME);
     const events = await eventsAbout(e2e, NS, NAME);
     for (const reason of ONE_TIME) {
       const said = events.filter((e) => e.reason === reason);

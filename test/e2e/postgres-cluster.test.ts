@@ -10,6 +10,7 @@ import {
   attach,
   connect,
   createClass,
+  createCluster,
   createNamespace,
   type E2e,
   endpoints,
@@ -21,7 +22,7 @@ import {
   query,
   queryOne,
   secretValue,
-  untilState,
+  untilReadyRecorded,
   waitFor,
 } from './support/node.ts';
 import { recordResult } from './support/results.ts';
@@ -80,22 +81,12 @@ describe('a PostgresCluster on real PostgreSQL', () => {
         stringData: { username: ROLE, password: ROLE_PASSWORD },
       },
     });
-    await e2e.custom.createNamespacedCustomObject({
-      ...GROUP,
-      namespace: NS,
-      plural: 'postgresclusters',
-      body: {
-        apiVersion: 'pgfsm.io/v1alpha1',
-        kind: 'PostgresCluster',
-        metadata: { name: NAME, namespace: NS },
-        spec: {
-          class: CLASS,
-          instances: 2,
-          connectionPoolerEnabled: true,
-          clusterDeletionPolicy: 'Delete',
-          managedRoles: [{ name: ROLE, passwordSecretRef: { name: 'shop-app-password' } }],
-        },
-      },
+    await createCluster(e2e, NS, NAME, {
+      class: CLASS,
+      instances: 2,
+      connectionPoolerEnabled: true,
+      clusterDeletionPolicy: 'Delete',
+      managedRoles: [{ name: ROLE, passwordSecretRef: { name: 'shop-app-password' } }],
     });
   });
 
@@ -105,13 +96,7 @@ describe('a PostgresCluster on real PostgreSQL', () => {
   });
 
   it('reaches Ready, and an application writes through the pooler and reads through the read-only pooler', async () => {
-    let ready = false;
-    try {
-      await untilState(e2e, NS, NAME, 'Ready', 480_000);
-      ready = true;
-    } finally {
-      recordResult({ cluster: `${NS}/${NAME}`, ready });
-    }
+    await untilReadyRecorded(e2e, NS, NAME);
     const su = await superuser();
     expect(su.endpoints.CLUSTER_POOLER_RW_ENDPOINT).toBe(`${NAME}-pooler-rw.${NS}.svc.cluster.local`);
     expect(su.endpoints.CLUSTER_POOLER_RO_ENDPOINT).toBe(`${NAME}-pooler-ro.${NS}.svc.cluster.local`);

@@ -8,6 +8,7 @@ import {
   attach,
   connect,
   createClass,
+  createCluster,
   createNamespace,
   type E2e,
   endpoints,
@@ -15,10 +16,9 @@ import {
   getCluster,
   query,
   secretValue,
-  untilState,
+  untilReadyRecorded,
   waitFor,
 } from './support/node.ts';
-import { recordResult } from './support/results.ts';
 
 const NS = 'ledger';
 const NAME = 'books';
@@ -26,18 +26,7 @@ const CLASS = 'e2e-ledger';
 
 let e2e: E2e;
 
-const create = () =>
-  e2e.custom.createNamespacedCustomObject({
-    ...GROUP,
-    namespace: NS,
-    plural: 'postgresclusters',
-    body: {
-      apiVersion: 'pgfsm.io/v1alpha1',
-      kind: 'PostgresCluster',
-      metadata: { name: NAME, namespace: NS },
-      spec: { class: CLASS, clusterDeletionPolicy: 'Retain' },
-    },
-  });
+const create = () => createCluster(e2e, NS, NAME, { class: CLASS, clusterDeletionPolicy: 'Retain' });
 
 async function superuserClient() {
   const ep = await endpoints(e2e, NS, NAME);
@@ -62,13 +51,7 @@ describe('Retain on real PostgreSQL', () => {
   });
 
   it('keeps the database when the PostgresCluster goes, and a new one of the same name adopts it', async () => {
-    let ready = false;
-    try {
-      await untilState(e2e, NS, NAME, 'Ready', 480_000);
-      ready = true;
-    } finally {
-      recordResult({ cluster: `${NS}/${NAME}`, ready });
-    }
+    await untilReadyRecorded(e2e, NS, NAME);
     const first = await superuserClient();
     await query(first, 'CREATE TABLE entries (id int PRIMARY KEY, amount numeric NOT NULL)');
     await query(first, 'INSERT INTO entries VALUES (1, 10.50), (2, -3.25)');
@@ -93,8 +76,7 @@ describe('Retain on real PostgreSQL', () => {
     expect(pvcs.items.length).toBe(1);
 
     await create();
-    await untilState(e2e, NS, NAME, 'Ready', 480_000);
-    recordResult({ cluster: `${NS}/${NAME} (adopted)`, ready: true });
+    await untilReadyRecorded(e2e, NS, NAME, `${NS}/${NAME} (adopted)`);
     expect(await secretValue(e2e, NS, `${NAME}-superuser`, 'password')).toBe(password);
     const second = await superuserClient();
     const rows = await query<{ amount: string }>(second, 'SELECT amount FROM entries ORDER BY id');

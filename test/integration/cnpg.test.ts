@@ -20,7 +20,7 @@ import type { PostgresCluster } from '../../src/operator/api/schema.ts';
 import { observeCluster } from '../../src/operator/core/observe.ts';
 import { CnpgPhase } from '../../src/operator/domain/components/cnpg-phases.ts';
 import { desiredConfigMap, EndpointKey } from '../../src/operator/domain/components/configmap.ts';
-import { desiredPooler, POOLER_TYPES, poolersServing } from '../../src/operator/domain/components/pooler.ts';
+import { desiredPooler, POOLER_TYPES, poolerRef, poolersServing } from '../../src/operator/domain/components/pooler.ts';
 import { mergeConfig } from '../../src/operator/domain/config.ts';
 import {
   CNPG_API_VERSION,
@@ -474,17 +474,24 @@ describe("CloudNativePG's real controller on a pgfsm cluster (no kubelet: no pod
     expect(pg.status?.phase).not.toMatch(/Failed|Ready/);
     expect(conditions.Ready?.status).not.toBe('True');
 
-    // pgfsm would create the poolers only once the cluster is Ready, which it never is without pods: apply the
-    // Poolers its pure domain function builds, through its own port and identity, as it would.
-    const ports = kubernetesPorts(w().operatorKc, { reportingInstance: 'cnpg-test' });
-    // Observed with the admin's reads: the operator reads classes from its informer's cache, and its role
-    // grants no GET on them (deploy/rbac); what matters here is that the writes go out under its identity.
+    // pgfsm creates the Poolers as soon as the CNPG Cluster exists, so that PgBouncer starts with PostgreSQL
+    // (domain/assessment.ts, poolersAhead): here too, though the cluster never gets a pod. They are the ones its
+    // pure domain function builds, written under its own identity.
     const reads = kubernetesPorts(w().admin);
     const observation = await observeCluster(reads, pg);
     const merged = mergeConfig(observation);
     if (!merged.ok) throw new Error(`pgfsm cannot merge the config: ${merged.field}: ${merged.message}`);
     const poolerConfig = the(merged.config.pooler, 'the pooler config');
-    for (const type of POOLER_TYPES) await ports.poolers.apply(desiredPooler(observation, poolerConfig, type));
+    for (const type of POOLER_TYPES) {
+      const desired = desiredPooler(observation, poolerConfig, type);
+      const written = await waitFor(
+        `pgfsm's Pooler ${desired.metadata.name}`,
+        async () => (await reads.poolers.get(poolerRef(observation, type))) ?? undefined,
+        60_000,
+      );
+      expect(written.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'PostgresCluster', name });
+      expect(written.spec).toMatchObject(desired.spec);
+    }
 
     // CNPG accepts both Poolers and runs its pooler controller on them: a Deployment (never run) and a Service.
     const poolerNames = POOLER_TYPES.map((type) => desiredPooler(observation, poolerConfig, type).metadata.name);

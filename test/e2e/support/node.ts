@@ -16,28 +16,14 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import type { PostgresCluster } from '../../../src/operator/api/schema.ts';
 import { attachNode, type RealNode } from '../../../src/tools/node/node.ts';
+import { waitFor as waitForAnything } from '../../integration/support/e2e.ts';
+import { recordResult } from './results.ts';
 
 export const GROUP = { group: 'pgfsm.io', version: 'v1alpha1' };
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false>,
-  timeoutMs = 300_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await sleep(500);
-  }
-}
+/** The integration suite's wait, with the patience of real PostgreSQL (minutes, not seconds). */
+export const waitFor = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 300_000): Promise<T> =>
+  waitForAnything(what, probe, timeoutMs);
 
 export interface E2e {
   node: RealNode;
@@ -105,10 +91,31 @@ export async function patchSpec(e2e: E2e, namespace: string, name: string, spec:
   );
 }
 
+/** Creates a PostgresCluster of `spec` (which names its class). */
+export async function createCluster(e2e: E2e, namespace: string, name: string, spec: Record<string, unknown>) {
+  await e2e.custom.createNamespacedCustomObject({
+    ...GROUP,
+    namespace,
+    plural: 'postgresclusters',
+    body: { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresCluster', metadata: { name, namespace }, spec },
+  });
+}
+
+/** Waits for Ready, and records for the summary line whether it came (support/results.ts). */
+export async function untilReadyRecorded(e2e: E2e, namespace: string, name: string, label = `${namespace}/${name}`) {
+  let ready = false;
+  try {
+    await untilState(e2e, namespace, name, 'Ready', 480_000);
+    ready = true;
+  } finally {
+    recordResult({ cluster: label, ready });
+  }
+}
+
 export const untilState = (e2e: E2e, namespace: string, name: string, state: string, timeoutMs = 300_000) =>
   waitFor(
     `${namespace}/${name} in state ${state}`,
-    async () => (await getCluster(e2e, namespace, name))?.status?.state === state || undefined,
+    async () => ((await getCluster(e2e, namespace, name))?.status?.state === state ? true : undefined),
     timeoutMs,
   );
 
