@@ -1,5 +1,5 @@
 /**
- * The Kubernetes adapters (src/adapters/kubernetes) end to end against a real kube-apiserver with the pgfsm
+ * The Kubernetes adapters (src/operator/kubernetes) end to end against a real kube-apiserver with the pgfsm
  * CRDs and the test-only CNPG CRDs installed: every port method, the field-manager split of the CNPG
  * Cluster, drift repair by server-side apply, Secret values never leaving the adapter, Event series, and
  * the mapping of API failures onto port error classes.

@@ -1,7 +1,7 @@
 /**
  * The generated health artefacts (deploy/health/) against the machine: for every state, the status the
  * real projection publishes must read, in Argo CD's Lua, Flux's CEL and kstatus' generic rules, as the
- * state's meta says it should. The oracles below read `meta` directly rather than src/health/table.ts,
+ * state's meta says it should. The oracles below read `meta` directly rather than src/tools/gitops/table.ts,
  * so a mistake in the table cannot hide itself; the table is then held to the same oracles.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -236,7 +236,7 @@ describe('committed health artefacts', () => {
 });
 
 describe('the state table', () => {
-  // Read independently of src/health/states.ts: every state that can be current.
+  // Read independently of src/tools/gitops/table.ts: every state that can be current.
   const leaves = (getStateNodes(postgresClusterMachine.root) as AnyStateNode[]).filter(
     (n) => Object.keys(n.states).length === 0,
   );

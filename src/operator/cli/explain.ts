@@ -1,6 +1,6 @@
 /**
  * `pgfsm explain <namespace>/<name>`: reads the live PostgresCluster and its children through the same
- * ports and observation as the operator, then prints what the machine would do with them (src/explain).
+ * ports and observation as the operator, then prints what the machine would do with them (src/operator/explain).
  * Read-only: it never writes, and it only ever sees Secrets as key names.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';

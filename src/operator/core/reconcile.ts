@@ -189,7 +189,7 @@ function failureEvent(failure: WriteFailure, previous: PostgresClusterStatus | u
 /**
  * How many ticks one pass takes at most, following its own writes. The longest chain in the chart has
  * four: a class appearing for a cluster stored as Failed.ClassMissing without its finalizer leaves the
- * failure, adds the finalizer, creates the Secret and applies the CNPG Cluster (test/contract/follow-writes).
+ * failure, adds the finalizer, creates the Secret and applies the CNPG Cluster (test/contract/follow-writes.test.ts).
  * A pass cut short while it could still follow is run again at once: the rest of its chain may write
  * nothing that would wake it.
  */

@@ -1,7 +1,7 @@
 /**
  * The small interfaces the driver needs from the outside world. The Kubernetes adapters implement them
- * (src/adapters/kubernetes/informer.ts, leader.ts, watch-sources.ts); tests use fakes. Nothing in
- * src/driver talks to the API server itself.
+ * (src/operator/kubernetes/informer.ts, leader.ts, watch-sources.ts); tests use fakes. Nothing in
+ * src/operator/driver talks to the API server itself.
  */
 import type { PostgresCluster, PostgresClusterClass } from '../api/schema.ts';
 import type { CnpgCluster, KubeObject, Pooler } from '../domain/objects.ts';

@@ -1,6 +1,6 @@
 /**
  * Maps the API's failures (the ports' requests, rest.ts; client-node's, for the Lease) onto the port error
- * classes that decide the retry (src/core/errors.ts).
+ * classes that decide the retry (src/operator/core/errors.ts).
  *
  * Messages stay short and never carry a response body: a Secret's body holds values, and client-node's
  * own `ApiException.message` embeds the whole body and the headers. Only the API server's `Status`

@@ -32,7 +32,7 @@ export interface ConditionDoc {
 export function conditionDocs(observed: readonly ObservedCondition[]): ConditionDoc[] {
   const types = [...new Set(observed.map((c) => c.type))];
   const unknown = types.filter((t) => CONDITION_MEANING[t] === undefined);
-  if (unknown.length > 0) throw new Error(`condition(s) without a meaning in src/docs/conditions.ts: ${unknown}`);
+  if (unknown.length > 0) throw new Error(`condition(s) without a meaning in src/tools/docs/conditions.ts: ${unknown}`);
   const order = Object.keys(CONDITION_MEANING);
   return types
     .sort((a, b) => order.indexOf(a) - order.indexOf(b))
@@ -48,7 +48,7 @@ export function conditionDocs(observed: readonly ObservedCondition[]): Condition
     });
 }
 
-/** Reasons of the vocabulary (src/domain/health.ts) that no published condition carried. */
+/** Reasons of the vocabulary (src/operator/domain/vocabulary.ts) that no published condition carried. */
 export function unpublishedReasons(docs: readonly ConditionDoc[]): string[] {
   const seen = new Set(docs.flatMap((d) => [...d.reasons.True, ...d.reasons.False, ...d.reasons.Unknown]));
   return Object.values(Reason).filter((r) => !seen.has(r));

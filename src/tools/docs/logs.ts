@@ -197,7 +197,7 @@ export function logKeysTable(lines: readonly LogLineDoc[]): string {
   const keys = [...BASE_KEYS, ...new Set(lines.flatMap((l) => l.keys))];
   const undescribed = keys.filter((k) => KEY_MEANINGS[k] === undefined);
   if (undescribed.length > 0) {
-    throw new Error(`log key(s) without a meaning in src/docs/logs.ts KEY_MEANINGS: ${undescribed.join(', ')}`);
+    throw new Error(`log key(s) without a meaning in src/tools/docs/logs.ts KEY_MEANINGS: ${undescribed.join(', ')}`);
   }
   const depth = Math.max(...REDACTED_PATHS.map((p) => p.split('.').length)) - 1;
   const rows = keys.map((k) => [code(k), KEY_MEANINGS[k] ?? '']);

@@ -1,4 +1,4 @@
-/** The `pgfsm run` options, read from the command definition itself (src/cli/run.ts). */
+/** The `pgfsm run` options, read from the command definition itself (src/operator/cli/run.ts). */
 import { Command, type Option } from 'commander';
 import { registerRun } from '../../operator/cli/run.ts';
 import { code, table } from './markdown.ts';

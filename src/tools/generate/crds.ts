@@ -1,5 +1,5 @@
 /**
- * Writes deploy/crds/*.yaml from src/api/crds.ts. Run after any change to src/api/schema.ts:
+ * Writes deploy/crds/*.yaml from src/tools/generate/crd-manifests.ts. Run after any change to src/operator/api/schema.ts:
  *   node --conditions=development --import tsx src/tools/generate/crds.ts
  * test/unit/crds.test.ts fails while the committed files differ from what this writes.
  */

@@ -1,13 +1,13 @@
 /**
  * Fills the generated sections of docs/operations.md (between `<!-- generated:NAME -->` and
- * `<!-- /generated:NAME -->`) from the code, through src/docs/. Run after changing run options, metrics,
+ * `<!-- /generated:NAME -->`) from the code, through src/tools/docs/. Run after changing run options, metrics,
  * log lines, events, conditions or reasons:
  *   node --conditions=development --import tsx src/tools/generate/docs.ts          # rewrite
  *   node --conditions=development --import tsx src/tools/generate/docs.ts --check  # fail when stale
  * test/unit/docs.test.ts fails while the committed file differs from what this writes.
  *
  * The sample worlds the lifecycle is explored with are the path tests' samples plus a few more, so that
- * every reason of the vocabulary (src/domain/health.ts) shows up; src/docs fails when one does not.
+ * every reason of the vocabulary (src/operator/domain/vocabulary.ts) shows up; src/tools/docs fails when one does not.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';

@@ -23,7 +23,7 @@ export function renderMapping(table: ExpectedStatus[]): string {
 ${GENERATED_NOTICE}. Regenerate with \`${REGENERATE}\`.
 
 One row per state of the machine (plus its progress-deadline variant where it has one), with the
-summary conditions src/core/status.ts publishes in it and the verdict of each consumer:
+summary conditions src/operator/core/status.ts publishes in it and the verdict of each consumer:
 Argo CD through \`argocd/pgfsm.io/PostgresCluster/health.lua\`, Flux through
 \`flux/kustomization-healthcheckexprs.yaml\`, and kstatus' generic rules (Flux without the expressions,
 \`kubectl\`-style tooling). States in the Deleting phase always carry a \`deletionTimestamp\`.

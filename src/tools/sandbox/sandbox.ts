@@ -3,7 +3,7 @@
  * (or, only when asked and confirmed, the current kubeconfig context), our CRDs and RBAC, CloudNativePG's real
  * CRDs and admission webhooks with its controller simulated, the real operator (`pgfsm run`) as a process, the examples applied, and their progress printed until they
  * are Ready.
- * This module only composes: everything that talks to Kubernetes lives in src/adapters/.
+ * This module only composes: everything that talks to Kubernetes lives in src/operator/kubernetes/.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
