@@ -1,7 +1,7 @@
 /**
- * Every repository path a document or a comment names exists. The layout moved once (src/adapters, src/core,
- * src/api… became src/operator/… and src/tools/…) and about twenty comments kept pointing at the old places; a
- * reader who follows one finds nothing. Only prose is read: Markdown files, and the comment lines of code and
+ * Every repository path a document or a comment names exists. The layout moved once (the adapters, core and api
+ * directories right under src became parts of src/operator and src/tools) and about twenty comments kept pointing
+ * at the old places; a reader who follows one finds nothing. Only prose is read: Markdown files, and the comment lines of code and
  * configuration (a path inside a string is the code's business, and the code's own tests).
  */
 import { execFileSync } from 'node:child_process';
