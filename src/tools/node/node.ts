@@ -9,7 +9,7 @@
  * recorded in the state file, and `stopNode` (teardown.ts) removes everything, also after a crash.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
 import { createPki, issueCertificate } from '../control-plane/certs.ts';
@@ -35,7 +35,7 @@ import {
   STORAGE_CLASS,
 } from './layout.ts';
 import { command, createNamespace, namespaceExists } from './netns.ts';
-import { teardown } from './teardown.ts';
+import { podNamespaces, teardown } from './teardown.ts';
 
 /** The programs the node runs; ensureNodeBinaries (control-plane/build.ts) provides them. */
 export interface NodePrograms {
@@ -90,14 +90,6 @@ export interface RealNode {
 const CNI_BIN = '/usr/lib/cni';
 const RUNC = '/usr/sbin/runc';
 
-function cniNamespacesNow(): string[] {
-  try {
-    return readdirSync('/run/netns').filter((n) => n.startsWith('cni-'));
-  } catch {
-    return [];
-  }
-}
-
 function readState(dirs: NodeDirs): NodeState | undefined {
   try {
     return JSON.parse(readFileSync(dirs.stateFile, 'utf8')) as NodeState;
@@ -144,17 +136,20 @@ function adminKubeConfigOver(gatewayPort: number, dirs: NodeDirs): KubeConfig {
 export async function attachNode(options: { programs: Pick<NodePrograms, 'kubectl'>; dirs?: NodeDirs }) {
   const dirs = options.dirs ?? nodeDirs();
   const gateway = gatewayTo(dirs.gatewaySocket);
-  const apiPort = await gateway.open('127.0.0.1', API_PORT);
+  return nodeHandle(dirs, gateway, await gateway.open('127.0.0.1', API_PORT), options.programs.kubectl);
+}
+
+/** The handle on a running node, reached through `gateway`, whose API server is at loopback port `apiPort`. */
+function nodeHandle(dirs: NodeDirs, gateway: Gateway, apiPort: number, kubectl: string): RealNode {
   const adminKubeconfig = join(dirs.pki, 'admin.kubeconfig');
-  const node: RealNode = {
+  return {
     dirs,
     gateway,
     kubeConfig: adminKubeConfigOver(apiPort, dirs),
     adminKubeconfig,
-    kubectl: (args, opts = {}) => kubectlIn(options.programs.kubectl, adminKubeconfig, args, opts),
+    kubectl: (args, opts = {}) => kubectlIn(kubectl, adminKubeconfig, args, opts),
     detach: () => gateway.close(),
   };
-  return node;
 }
 
 async function kubectlIn(
@@ -203,7 +198,7 @@ export async function startNode(options: StartNodeOptions): Promise<RealNode> {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
   }
   mkdirSync(join(dirs.run, 'cni', 'net.d'), { recursive: true });
-  const state: NodeState = { startedAt: new Date().toISOString(), pids: {}, cniNamespacesBefore: cniNamespacesNow() };
+  const state: NodeState = { startedAt: new Date().toISOString(), pids: {}, cniNamespacesBefore: podNamespaces([]) };
   const saveState = () => writeFileSync(dirs.stateFile, `${JSON.stringify(state, null, 2)}\n`);
   saveState();
 
@@ -417,14 +412,7 @@ export async function startNode(options: StartNodeOptions): Promise<RealNode> {
     await makeLocalVolumes(kubeConfig, dirs);
     step(`node up: kube-proxy, CoreDNS, ${LOCAL_VOLUMES} local volumes of StorageClass ${STORAGE_CLASS}`);
 
-    return {
-      dirs,
-      gateway,
-      kubeConfig,
-      adminKubeconfig,
-      kubectl: (args, opts = {}) => kubectlIn(programs.kubectl, adminKubeconfig, args, opts),
-      detach: () => gateway.close(),
-    };
+    return nodeHandle(dirs, gateway, apiPort, programs.kubectl);
   } catch (error) {
     log(`the node did not start; its logs are in ${dirs.logs} until the next start`);
     // Keep the logs for the reader: stop everything, then put the logs back where the message says.
