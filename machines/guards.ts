@@ -25,14 +25,15 @@ import type { TickEvent } from '../src/operator/domain/observation.ts';
 import { COMPONENTS, type Component, Reason } from '../src/operator/domain/vocabulary.ts';
 import type { Chart } from './walk.ts';
 
-export interface GuardEntry<P = undefined> {
+/** `E`: the machine's tick (the cluster's by default; the database machine's catalogue passes its own). */
+export interface GuardEntry<P = undefined, E = TickEvent> {
   /** One line for readers: the diagram's guard table and `explain`. */
   meaning: string;
   /** Set on a gate: the state it leads to (as a `#id` target). */
   gate?: { target: string };
   /** The domain function the guard asks, by name (checked against `holds` by the machine lint). */
   check: string;
-  holds: (event: TickEvent, params: P) => boolean;
+  holds: (event: E, params: P) => boolean;
 }
 
 type ComponentParams = { component: Component };
@@ -113,6 +114,13 @@ export const GUARDS = {
     check: 'clusterUpdateInSteps',
     holds: (event) => clusterUpdateInSteps(a(event)),
   },
+  databaseRolesBehind: {
+    meaning:
+      'Every component is Ready, and only roles PostgresDatabases ask for differ from what CNPG has: pushed ' +
+      'without leaving Ready (a database being added is no change of the cluster)',
+    check: 'databaseRolesPush',
+    holds: (event) => allReady(a(event)) && a(event).databaseRolesPush.length > 0,
+  },
   allReady: {
     meaning: 'Every component is Ready',
     check: 'allReady',
@@ -176,28 +184,53 @@ export const GATES = Object.entries(GUARDS).flatMap(([guard, entry]) =>
   'gate' in entry ? [{ guard: guard as Gate, target: entry.gate.target }] : [],
 );
 
-const entryOf = (name: string): GuardEntry<unknown> | undefined =>
-  Object.hasOwn(GUARDS, name) ? (GUARDS[name as GuardName] as GuardEntry<unknown>) : undefined;
-
-export const isGate = (name: string) => entryOf(name)?.gate !== undefined;
-export const meaningOf = (name: string) => entryOf(name)?.meaning;
-
-/** Evaluates a guard of the catalogue on a tick, as the machine would; throws on an unknown name. */
-export function guardHolds(name: string, params: unknown, event: TickEvent): boolean {
-  const entry = entryOf(name);
-  if (!entry) throw new Error(`guard ${name} is not in the catalogue (machines/guards.ts)`);
-  return entry.holds(event, params);
+/** What the readers of a guard catalogue ask of it: the diagram's guard table, its picture, `explain`. */
+export interface GuardReader {
+  /** Whether the guard is a gate (checked first by every live state). */
+  isGate: (name: string) => boolean;
+  /** Its meaning in words; undefined for a name the catalogue does not hold. */
+  meaningOf: (name: string) => string | undefined;
+  /** Guard names in first-use order; throws when the catalogue and the machine disagree. */
+  usedGuards: (chart: Chart) => string[];
 }
 
-/** Guard names in first-use order; throws when the catalogue and the machine disagree. */
-export function usedGuards(chart: Chart): string[] {
-  const used = [...new Set(chart.states.flatMap((s) => s.transitions.flatMap((t) => t.guard?.names ?? [])))];
-  const undescribed = used.filter((name) => !entryOf(name));
-  const unused = Object.keys(GUARDS).filter((name) => !used.includes(name));
-  if (undescribed.length || unused.length) {
-    throw new Error(
-      `machines/guards.ts is out of date: describe [${undescribed.join(', ')}], remove [${unused.join(', ')}]`,
-    );
-  }
-  return used;
+/** A catalogue's readers, and its guards evaluated on a tick (`E`) as the machine would. */
+export interface GuardCatalogue<E> extends GuardReader {
+  /** Evaluates a guard of the catalogue on a tick; throws on an unknown name. */
+  guardHolds: (name: string, params: unknown, event: E) => boolean;
 }
+
+/**
+ * The readers over one machine's catalogue (this file's for the cluster, database-guards.ts's for the
+ * database): `file` names it in the messages that ask for it to be brought up to date.
+ */
+export function catalogueOf<E>(
+  guards: Readonly<Record<string, GuardEntry<never, E>>>,
+  file: string,
+): GuardCatalogue<E> {
+  const entryOf = (name: string): GuardEntry<unknown, E> | undefined =>
+    Object.hasOwn(guards, name) ? (guards[name] as GuardEntry<unknown, E>) : undefined;
+  return {
+    isGate: (name) => entryOf(name)?.gate !== undefined,
+    meaningOf: (name) => entryOf(name)?.meaning,
+    guardHolds: (name, params, event) => {
+      const entry = entryOf(name);
+      if (!entry) throw new Error(`guard ${name} is not in the catalogue (${file})`);
+      return entry.holds(event, params);
+    },
+    usedGuards: (chart) => {
+      const used = [...new Set(chart.states.flatMap((s) => s.transitions.flatMap((t) => t.guard?.names ?? [])))];
+      const undescribed = used.filter((name) => !entryOf(name));
+      const unused = Object.keys(guards).filter((name) => !used.includes(name));
+      if (undescribed.length || unused.length) {
+        throw new Error(`${file} is out of date: describe [${undescribed.join(', ')}], remove [${unused.join(', ')}]`);
+      }
+      return used;
+    },
+  };
+}
+
+/** The cluster machine's catalogue, read through `catalogueOf`. */
+export const clusterGuards: GuardCatalogue<TickEvent> = catalogueOf(GUARDS, 'machines/guards.ts');
+
+export const { isGate, meaningOf, guardHolds, usedGuards } = clusterGuards;

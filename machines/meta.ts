@@ -5,7 +5,8 @@
 import type { Phase } from '../src/operator/api/schema.ts';
 import type { Component } from '../src/operator/domain/vocabulary.ts';
 
-export interface StateMeta {
+/** `S`: the components of the machine's resource (the cluster's by default; the database machine passes its own). */
+export interface StateMeta<S extends string = Component> {
   /** One-line human description, shown in the diagram table. */
   description: string;
   /** The informational `status.phase` of this state. */
@@ -18,7 +19,7 @@ export interface StateMeta {
    */
   conditions: 'pipeline' | 'observe';
   /** The component whose condition explains why this state is not Ready. */
-  step?: Component;
+  step?: S;
   /** Summary condition `Ready`. */
   ready: boolean;
   /** kstatus `Reconciling`: work is in progress (unless the progress deadline has passed). */

@@ -144,7 +144,12 @@ export const postgresClusterMachine = base
         clusterUpdateInSteps(a(event)) ? [] : [...a(event).plans.cluster, ...poolersAhead(a(event))],
       ),
       stageClusterUpdate: reconcileStep('cluster'),
-      reconcileManagedRoles: reconcileStep('managedRoles'),
+      // The step pushes the PostgresDatabases' roles too when its own are as wanted: it is the list's one writer.
+      reconcileManagedRoles: effects((event) => {
+        const x = a(event);
+        return x.plans.managedRoles.length > 0 ? x.plans.managedRoles : x.databaseRolesPush;
+      }),
+      pushDatabaseRoles: effects((event) => a(event).databaseRolesPush),
       reconcilePooler: reconcileStep('pooler'),
       reconcileConfigMap: reconcileStep('configMap'),
       announceReady: effects(() => [
@@ -244,7 +249,9 @@ export const postgresClusterMachine = base
       },
       Ready: {
         meta: meta({
-          description: 'Every component is healthy; nothing is written while it stays so',
+          description:
+            'Every component is healthy; nothing of its own is written while it stays so (the roles PostgresDatabases ' +
+            'ask for are pushed without leaving)',
           phase: 'Ready',
           conditions: 'pipeline',
           ready: true,
@@ -257,6 +264,7 @@ export const postgresClusterMachine = base
         on: {
           tick: [
             ...gates(),
+            { guard: 'databaseRolesBehind', actions: 'pushDatabaseRoles' },
             { guard: 'allReady' },
             { guard: 'cnpgBusy', target: 'Degraded', actions: 'announceDegraded' },
             { guard: 'routineChange', target: 'Provisioning' },

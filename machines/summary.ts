@@ -14,17 +14,17 @@ export interface Summary {
   stalled: boolean;
 }
 
-export const summaryOf = (meta: StateMeta, pastDeadline: boolean): Summary => ({
+export const summaryOf = (meta: StateMeta<string>, pastDeadline: boolean): Summary => ({
   ready: meta.ready,
   reconciling: meta.reconciling && !pastDeadline,
   stalled: meta.stalled || pastDeadline,
 });
 
 /** Whether the deadline can have passed in a state: both outcomes for a waiting state, else only "no". */
-export const deadlineOutcomes = (meta: StateMeta): boolean[] => (meta.deadline ? [false, true] : [false]);
+export const deadlineOutcomes = (meta: StateMeta<string>): boolean[] => (meta.deadline ? [false, true] : [false]);
 
 interface Clock {
-  meta: StateMeta;
+  meta: StateMeta<string>;
   now: number;
   /** When the machine entered the state. */
   since: number;

@@ -3,16 +3,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
-import { type AnyStateNode, createMachine } from 'xstate';
+import { type AnyStateMachine, type AnyStateNode, createMachine } from 'xstate';
 import { getStateNodes } from 'xstate/graph';
-import { usedGuards } from '../../machines/guards.ts';
+import { MACHINES } from '../../machines/chart.ts';
+import { DATABASE_GUARDS } from '../../machines/database-guards.ts';
+import { catalogueOf, usedGuards } from '../../machines/guards.ts';
 import { postgresClusterMachine } from '../../machines/postgres-cluster.ts';
+import { postgresDatabaseMachine } from '../../machines/postgres-database.ts';
 import { walk } from '../../machines/walk.ts';
 import { generateDiagrams, writeDiagrams } from '../../src/tools/diagram/index.ts';
 
 const REGENERATE = 'npm run diagram';
 const diagramsDir = new URL('../../diagrams/', import.meta.url);
-const FILES = ['postgres-cluster.mmd', 'postgres-cluster.dot', 'postgres-cluster.svg', 'states.md', 'README.md'];
+
+/** Every machine the diagrams draw, each with the files it is drawn in and the title of its section. */
+const DRAWN = [
+  { machine: postgresClusterMachine, file: 'postgres-cluster', title: 'PostgresCluster' },
+  { machine: postgresDatabaseMachine, file: 'postgres-database', title: 'PostgresDatabase' },
+] as const;
+const picturesOf = (file: string) => [`${file}.mmd`, `${file}.dot`, `${file}.svg`];
+const FILES = [...DRAWN.flatMap((d) => picturesOf(d.file)), 'states.md', 'README.md'];
 
 // Generated once: rendering the SVG starts a WASM Graphviz.
 const generated = generateDiagrams();
@@ -22,17 +32,40 @@ const file = async (name: string) => {
   return content;
 };
 
-// The oracle below reads the machine directly (not through machines/walk.ts), so a walker bug
+// The oracle below reads each machine directly (not through machines/walk.ts), so a walker bug
 // cannot hide itself.
-const nodes = getStateNodes(postgresClusterMachine.root) as AnyStateNode[];
-const leaves = nodes.filter((n) => Object.keys(n.states).length === 0);
+const oracle = (machine: AnyStateMachine) => {
+  const nodes = getStateNodes(machine.root) as AnyStateNode[];
+  return { nodes, leaves: nodes.filter((n) => Object.keys(n.states).length === 0) };
+};
 const transitionsOf = (n: AnyStateNode) => [...n.transitions.values()].flat().concat(n.always ?? []);
 const mermaidId = (n: AnyStateNode) => n.path.join('_');
 const guardName = (guard: unknown) =>
   typeof guard === 'string' ? guard : ((guard as { type?: string } | undefined)?.type ?? '');
 
+/** A machine's section of a combined file: from its `## title` heading to the next `## ` one. */
+const sectionOf = (text: string, title: string) => {
+  const start = text.indexOf(`\n## ${title}\n`);
+  if (start < 0) throw new Error(`no section ## ${title}`);
+  const end = text.indexOf('\n## ', start + 1);
+  return text.slice(start, end < 0 ? undefined : end);
+};
+
+describe('the machines the diagrams draw', () => {
+  it('are every machine of machines/, each described by its own chart', () => {
+    expect(MACHINES.map((m) => m.file)).toEqual(DRAWN.map((d) => d.file));
+    expect(MACHINES.map((m) => m.title)).toEqual(DRAWN.map((d) => d.title));
+    for (const [i, d] of DRAWN.entries()) {
+      const described = MACHINES[i];
+      expect(described?.id).toBe(d.machine.root.id);
+      expect(described?.chart).toEqual(walk(d.machine));
+      expect(described?.guards.usedGuards(walk(d.machine)).length).toBeGreaterThan(5);
+    }
+  });
+});
+
 describe('committed diagrams', () => {
-  it.each(FILES)('%s equals what the machine generates', async (name) => {
+  it.each(FILES)('%s equals what the machines generate', async (name) => {
     const committed = await readFile(new URL(name, diagramsDir), 'utf8').catch(() => '(missing)');
     expect(committed, `diagrams/${name} is stale: run ${REGENERATE}`).toBe(await file(name));
   });
@@ -56,129 +89,170 @@ describe('committed diagrams', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
-});
 
-describe('svg', () => {
-  it('is well-formed XML', async () => {
-    expect(XMLValidator.validate(await file('postgres-cluster.svg'))).toBe(true);
-  });
-
-  it.each(nodes.map((n) => [n.id, n.key]))('names %s', async (_id, key) => {
-    expect(await file('postgres-cluster.svg')).toContain(`>${key}</text>`);
-  });
-
-  it('shows the guard of every transition that changes state', async () => {
-    const svg = await file('postgres-cluster.svg');
-    const printed = (guard: unknown) => {
-      const params = (guard as { params?: Record<string, unknown> }).params;
-      return params ? `${guardName(guard)}(${Object.values(params).join(', ')})` : guardName(guard);
-    };
-    for (const n of nodes) {
-      for (const t of transitionsOf(n)) {
-        if (t.guard && t.target?.length) expect(svg, n.id).toContain(`[${printed(t.guard)}]</text>`);
-      }
+  it('names every machine source in the files drawn from them all', async () => {
+    for (const name of ['states.md', 'README.md']) {
+      expect(await file(name)).toContain(
+        'Generated by `npm run diagram` from machines/postgres-cluster.ts and machines/postgres-database.ts — do not edit',
+      );
     }
   });
 });
 
-describe('mermaid', () => {
-  const edgeLine = /^\s*(\w+) --> (\w+) : (.+)$/;
+describe.each(DRAWN)('$file', ({ machine, file: base, title }) => {
+  const { nodes, leaves } = oracle(machine);
+  const svgFile = `${base}.svg`;
+  const mmdFile = `${base}.mmd`;
+  const source = `machines/${base}.ts`;
 
-  it('declares every state node under its key', async () => {
-    const text = await file('postgres-cluster.mmd');
-    for (const n of nodes) expect(text, n.id).toMatch(new RegExp(`^\\s*state "${n.key}" as ${mermaidId(n)}\\b`, 'm'));
-  });
+  describe('svg', () => {
+    it('is well-formed XML', async () => {
+      expect(XMLValidator.validate(await file(svgFile))).toBe(true);
+    });
 
-  it('draws one edge per transition target, and nothing else', async () => {
-    const text = await file('postgres-cluster.mmd');
-    const drawn = text
-      .split('\n')
-      .map((line) => edgeLine.exec(line))
-      .filter((m) => m !== null)
-      .map(([, from, to]) => `${from} --> ${to}`);
-    const expected = nodes.flatMap((n) =>
-      transitionsOf(n).flatMap((t) => (t.target ?? []).map((to) => `${mermaidId(n)} --> ${mermaidId(to)}`)),
-    );
-    expect(drawn.length).toBe(expected.length);
-    expect([...drawn].sort()).toEqual([...expected].sort());
-  });
+    it('names every state node', async () => {
+      const svg = await file(svgFile);
+      for (const n of nodes) expect(svg, n.id).toContain(`>${n.key}</text>`);
+    });
 
-  it('labels each edge with its event (always for eventless) and guard', async () => {
-    const lines = (await file('postgres-cluster.mmd')).split('\n');
-    for (const n of nodes) {
-      for (const t of transitionsOf(n)) {
-        for (const to of t.target ?? []) {
-          const label = `${t.eventType === '' ? 'always' : t.eventType}${t.guard ? ` [${guardName(t.guard)}` : ''}`;
-          const prefix = `  ${mermaidId(n)} --> ${mermaidId(to)} : ${label}`;
-          expect(
-            lines.some((l) => l.startsWith(prefix)),
-            prefix,
-          ).toBe(true);
+    it('shows the guard of every transition that changes state', async () => {
+      const svg = await file(svgFile);
+      const printed = (guard: unknown) => {
+        const params = (guard as { params?: Record<string, unknown> }).params;
+        return params ? `${guardName(guard)}(${Object.values(params).join(', ')})` : guardName(guard);
+      };
+      for (const n of nodes) {
+        for (const t of transitionsOf(n)) {
+          if (t.guard && t.target?.length) expect(svg, n.id).toContain(`[${printed(t.guard)}]</text>`);
         }
       }
-    }
+    });
+
+    it('names its source in the legend and the DOT', async () => {
+      expect(await file(`${base}.dot`)).toContain(`${machine.root.id}, generated from ${source};`);
+      // Graphviz writes a hyphen as &#45;.
+      expect(await file(svgFile)).toContain(`${machine.root.id}, generated from ${source.replace(/-/g, '&#45;')};`);
+      expect(await file(`${base}.dot`)).toMatch(
+        new RegExp(`^// Generated by \`npm run diagram\` from ${source} — do not edit\\.\n`),
+      );
+    });
   });
 
-  it('marks the initial states and the final state', async () => {
-    const text = await file('postgres-cluster.mmd');
-    for (const n of [postgresClusterMachine.root, ...nodes]) {
-      const initial = n.type === 'compound' ? n.initial.target[0] : undefined;
-      if (initial) expect(text).toContain(`[*] --> ${mermaidId(initial)}\n`);
-      if (n.type === 'final') expect(text).toContain(`${mermaidId(n)} --> [*]\n`);
-    }
+  describe('mermaid', () => {
+    const edgeLine = /^\s*(\w+) --> (\w+) : (.+)$/;
+
+    it('declares every state node under its key', async () => {
+      const text = await file(mmdFile);
+      for (const n of nodes) {
+        expect(text, n.id).toMatch(new RegExp(`^\\s*state "${n.key}" as ${mermaidId(n)}\\b`, 'm'));
+      }
+    });
+
+    it('draws one edge per transition target, and nothing else', async () => {
+      const text = await file(mmdFile);
+      const drawn = text
+        .split('\n')
+        .map((line) => edgeLine.exec(line))
+        .filter((m) => m !== null)
+        .map(([, from, to]) => `${from} --> ${to}`);
+      const expected = nodes.flatMap((n) =>
+        transitionsOf(n).flatMap((t) => (t.target ?? []).map((to) => `${mermaidId(n)} --> ${mermaidId(to)}`)),
+      );
+      expect(drawn.length).toBe(expected.length);
+      expect([...drawn].sort()).toEqual([...expected].sort());
+    });
+
+    it('labels each edge with its event (always for eventless) and guard', async () => {
+      const lines = (await file(mmdFile)).split('\n');
+      for (const n of nodes) {
+        for (const t of transitionsOf(n)) {
+          for (const to of t.target ?? []) {
+            const label = `${t.eventType === '' ? 'always' : t.eventType}${t.guard ? ` [${guardName(t.guard)}` : ''}`;
+            const prefix = `  ${mermaidId(n)} --> ${mermaidId(to)} : ${label}`;
+            expect(
+              lines.some((l) => l.startsWith(prefix)),
+              prefix,
+            ).toBe(true);
+          }
+        }
+      }
+    });
+
+    it('marks the initial states and the final state', async () => {
+      const text = await file(mmdFile);
+      for (const n of [machine.root, ...nodes]) {
+        const initial = n.type === 'compound' ? n.initial.target[0] : undefined;
+        if (initial) expect(text).toContain(`[*] --> ${mermaidId(initial)}\n`);
+        if (n.type === 'final') expect(text).toContain(`${mermaidId(n)} --> [*]\n`);
+      }
+    });
+
+    it('is embedded unchanged in its section of README.md with its SVG and sources', async () => {
+      const readme = sectionOf(await file('README.md'), title);
+      expect(readme).toContain(`\`\`\`mermaid\n${await file(mmdFile)}\`\`\``);
+      expect(readme).toContain(`](${svgFile})`);
+      expect(readme).toContain(`(${base}.dot)`);
+      expect(readme).toContain(`(${mmdFile})`);
+      expect(await file('README.md')).toContain('(states.md)');
+      expect(await file(mmdFile)).toContain(`Generated by \`npm run diagram\` from ${source} — do not edit`);
+    });
   });
 
-  it('is embedded unchanged in README.md with the SVG and the table', async () => {
-    const readme = await file('README.md');
-    expect(readme).toContain(`\`\`\`mermaid\n${await file('postgres-cluster.mmd')}\`\`\``);
-    expect(readme).toContain('![statechart](postgres-cluster.svg)');
-    expect(readme).toContain('(states.md)');
-    expect(readme).toContain('Generated by `npm run diagram` from machines/postgres-cluster.ts — do not edit');
+  describe('states.md', () => {
+    const section = async () => sectionOf(await file('states.md'), title);
+    const stateTable = async () => (await section()).split('\n### ')[0] ?? '';
+
+    it.each(leaves.map((n) => [n.path.join('.')]))('has a row for %s', async (path) => {
+      const rows = (await stateTable()).split('\n').filter((l) => l.startsWith(`| \`${path}\` |`));
+      expect(rows).toHaveLength(1);
+    });
+
+    it('has no rows for states that cannot be current', async () => {
+      expect((await stateTable()).split('\n').filter((l) => l.startsWith('| `'))).toHaveLength(leaves.length);
+    });
+
+    it('lists targetless transitions as "stays while", inherited ones included', async () => {
+      const rows = (await stateTable()).split('\n').filter((l) => l.startsWith('| `'));
+      const lineage = (n: AnyStateNode): AnyStateNode[] => (n.parent ? [n, ...lineage(n.parent)] : [n]);
+      for (const leaf of leaves) {
+        const row = rows.find((l) => l.startsWith(`| \`${leaf.path.join('.')}\` |`)) ?? '';
+        const targetless = lineage(leaf)
+          .flatMap(transitionsOf)
+          .filter((t) => !t.target?.length);
+        expect(row.split('stays while').length - 1, leaf.id).toBe(targetless.length);
+        for (const t of targetless) expect(row).toContain(`stays while \`[${guardName(t.guard)}`);
+      }
+    });
+
+    it('describes every guard the machine uses, in its own guard table', async () => {
+      const table = (await section()).split('\n### ')[1] ?? '';
+      const guards = new Set(
+        nodes.flatMap((n) =>
+          transitionsOf(n)
+            .map((t) => guardName(t.guard))
+            .filter(Boolean),
+        ),
+      );
+      expect(guards.size).toBeGreaterThan(0);
+      for (const g of guards) expect(table).toMatch(new RegExp(`^\\| \`${g}\` \\| \\S`, 'm'));
+      expect(table.split('\n').filter((l) => l.startsWith('| `'))).toHaveLength(guards.size);
+    });
   });
 });
 
-describe('states.md', () => {
-  it.each(leaves.map((n) => [n.path.join('.')]))('has a row for %s', async (path) => {
-    const rows = (await file('states.md')).split('\n').filter((l) => l.startsWith(`| \`${path}\` |`));
-    expect(rows).toHaveLength(1);
+describe('guard catalogues', () => {
+  const undescribed = createMachine({
+    initial: 'a',
+    states: { a: { on: { go: { guard: 'undescribedGuard', target: 'b' } } }, b: {} },
   });
 
-  it('has no rows for states that cannot be current', async () => {
-    const stateTable = (await file('states.md')).split('## Guards')[0] ?? '';
-    expect(stateTable.split('\n').filter((l) => l.startsWith('| `'))).toHaveLength(leaves.length);
-  });
-
-  it('lists targetless transitions as "stays while", inherited ones included', async () => {
-    const rows = (await file('states.md')).split('\n').filter((l) => l.startsWith('| `'));
-    const lineage = (n: AnyStateNode): AnyStateNode[] => (n.parent ? [n, ...lineage(n.parent)] : [n]);
-    for (const leaf of leaves) {
-      const row = rows.find((l) => l.startsWith(`| \`${leaf.path.join('.')}\` |`)) ?? '';
-      const targetless = lineage(leaf)
-        .flatMap(transitionsOf)
-        .filter((t) => !t.target?.length);
-      expect(row.split('stays while').length - 1, leaf.id).toBe(targetless.length);
-      for (const t of targetless) expect(row).toContain(`stays while \`[${guardName(t.guard)}`);
-    }
-  });
-
-  it('describes every guard the machine uses', async () => {
-    const table = await file('states.md');
-    const guards = new Set(
-      nodes.flatMap((n) =>
-        transitionsOf(n)
-          .map((t) => guardName(t.guard))
-          .filter(Boolean),
-      ),
+  it('refuse to generate when a guard has no description, naming the catalogue', () => {
+    expect(() => usedGuards(walk(undescribed))).toThrow(
+      /machines\/guards\.ts is out of date: describe \[undescribedGuard\]/,
     );
-    expect(guards.size).toBeGreaterThan(0);
-    for (const g of guards) expect(table).toMatch(new RegExp(`^\\| \`${g}\` \\| \\S`, 'm'));
-  });
-
-  it('refuses to generate when a guard has no description', () => {
-    const machine = createMachine({
-      initial: 'a',
-      states: { a: { on: { go: { guard: 'undescribedGuard', target: 'b' } } }, b: {} },
-    });
-    expect(() => usedGuards(walk(machine))).toThrow(/describe \[undescribedGuard\]/);
+    const database = catalogueOf(DATABASE_GUARDS, 'machines/database-guards.ts');
+    expect(() => database.usedGuards(walk(undescribed))).toThrow(
+      /machines\/database-guards\.ts is out of date: describe \[undescribedGuard\]/,
+    );
   });
 });

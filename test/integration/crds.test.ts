@@ -91,7 +91,11 @@ async function refusesThenAccepts(
 
 describe('pgfsm CRDs on a real API server', () => {
   it('install and become Established, so every CEL rule compiled', () => {
-    expect([...installed].sort()).toEqual(['postgresclusterclasses.pgfsm.io', 'postgresclusters.pgfsm.io']);
+    expect([...installed].sort()).toEqual([
+      'postgresclusterclasses.pgfsm.io',
+      'postgresclusters.pgfsm.io',
+      'postgresdatabases.pgfsm.io',
+    ]);
   });
 
   describe('PostgresCluster create', () => {

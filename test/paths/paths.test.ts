@@ -58,6 +58,8 @@ const life = model.getPathsFromEvents(
     'fresh',
     ...progressionSamples.slice(1).map((s) => s.sample),
     'healthy',
+    'a database asks for roles',
+    'healthy',
     'switchover',
     'switchover',
     'healthy',
@@ -204,9 +206,9 @@ describe('generated paths through the real reconcile core', () => {
   });
 
   afterAll(() => {
-    const line = `paths: ${paths.length}, ${coverage.summary()}`;
+    const line = `postgresCluster paths: ${paths.length}, ${coverage.summary()}`;
     mkdirSync('node_modules/.cache/pgfsm', { recursive: true });
-    writeFileSync('node_modules/.cache/pgfsm/paths-summary.txt', `${line}\n`);
+    writeFileSync('node_modules/.cache/pgfsm/paths-summary-postgresCluster.txt', `${line}\n`);
     console.log(line);
   });
 });

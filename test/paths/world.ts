@@ -7,7 +7,15 @@
 import type { Observation } from '../../src/operator/domain/observation.ts';
 import type { MemoryApiServer, StoredObject } from '../../src/tools/memory/api-server.ts';
 
-const WORLD_KINDS = ['PostgresClusterClass', 'Secret', 'Cluster', 'Pooler', 'Deployment', 'ConfigMap'];
+const WORLD_KINDS = [
+  'PostgresClusterClass',
+  'Secret',
+  'Cluster',
+  'Pooler',
+  'Deployment',
+  'ConfigMap',
+  'PostgresDatabase',
+];
 
 /** A stand-in password: the tests check it never leaks anywhere. */
 export const FIXTURE_PASSWORD = 'fixture-password-must-not-leak';
@@ -42,6 +50,8 @@ export function desiredWorld(observation: Observation): StoredObject[] {
     });
   }
   if (observation.configMap) objects.push(structuredClone(observation.configMap) as unknown as StoredObject);
+  for (const database of observation.databases ?? [])
+    objects.push(structuredClone(database) as unknown as StoredObject);
   return objects;
 }
 

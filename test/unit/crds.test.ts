@@ -22,13 +22,14 @@ import {
   type CustomResourceDefinition,
   postgresClusterClassCrd,
   postgresClusterCrd,
+  postgresDatabaseCrd,
   renderCrdFiles,
   type StructuralSchema,
 } from '../../src/tools/generate/crd-manifests.ts';
 
 const REGENERATE = 'node --conditions=development --import tsx src/tools/generate/crds.ts';
 const crdDir = new URL('../../deploy/crds/', import.meta.url);
-const crds = [postgresClusterCrd(), postgresClusterClassCrd()];
+const crds = [postgresClusterCrd(), postgresClusterClassCrd(), postgresDatabaseCrd()];
 const rootOf = (crd: CustomResourceDefinition): StructuralSchema => {
   const root = crd.spec.versions[0]?.schema.openAPIV3Schema;
   if (!root) throw new Error(`${crd.metadata.name} has no schema`);

@@ -142,7 +142,11 @@ describe('deploy/ manifests', () => {
 
   it('installs the CRDs, the RBAC, the Deployment, its Service and its PodDisruptionBudget', () => {
     expect(find('CustomResourceDefinition').map((c) => c.metadata.name)).toEqual(
-      expect.arrayContaining(['postgresclusters.pgfsm.io', 'postgresclusterclasses.pgfsm.io']),
+      expect.arrayContaining([
+        'postgresclusters.pgfsm.io',
+        'postgresclusterclasses.pgfsm.io',
+        'postgresdatabases.pgfsm.io',
+      ]),
     );
     for (const kind of [
       'Namespace',

@@ -1,6 +1,7 @@
 /**
- * The machine is one package: machines/ holds the definition, its meta, the guard catalogue, the one
- * walker, the state-path codec and the summary-condition rule, and nothing under src/ keeps a copy.
+ * The machines are one package: machines/ holds the definitions (the PostgresCluster's and the
+ * PostgresDatabase's), their meta, the guard catalogues, the one walker, the state-path codec and the
+ * summary-condition rule, and nothing under src/ keeps a copy.
  * Read from the sources (TypeScript's parser, no type checker), this fails when
  * (a) a state name appears as a string literal outside machines/,
  * (b) a second walker, gate list or summary rule appears outside machines/,
@@ -12,9 +13,19 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { lifecycle, lifecycleChart } from '../../machines/chart.ts';
-import { GATES, GUARDS, isGate, usedGuards } from '../../machines/guards.ts';
+import { databaseChart, databaseLifecycle, lifecycle, lifecycleChart, MACHINES } from '../../machines/chart.ts';
+import { DATABASE_GATES, DATABASE_GUARDS } from '../../machines/database-guards.ts';
+import { databaseMetaOf, restoreDatabaseState, storableDatabaseStates } from '../../machines/database-state-path.ts';
+import {
+  DATABASE_FINALIZER_STEP,
+  DATABASE_MACHINE_ID,
+  DATABASE_READY_STATE,
+  DATABASE_SEQUENCES,
+  isDatabaseDeletingState,
+} from '../../machines/database-states.ts';
+import { GATES, GUARDS, type GuardEntry, isGate, usedGuards } from '../../machines/guards.ts';
 import { postgresClusterMachine } from '../../machines/postgres-cluster.ts';
+import { postgresDatabaseMachine } from '../../machines/postgres-database.ts';
 import { metaOf, restoreState, storableStates } from '../../machines/state-path.ts';
 import {
   FINALIZER_STEP,
@@ -36,11 +47,19 @@ function tsFiles(dir: string): string[] {
 
 // ---- The rules ----
 
-/** Every state's dotted path, from the machine itself: `Pending`, `Provisioning`, `Provisioning.Secret`, … */
-const STATE_NAMES: ReadonlySet<string> = new Set(lifecycleChart.states.map((s) => s.path));
+/**
+ * Every state's dotted path, from the machines themselves (the cluster's and the database's): `Pending`,
+ * `Provisioning`, `Provisioning.Secret`, `Deleting.Secrets`, …
+ */
+const CHARTS = [lifecycleChart, databaseChart];
+const STATE_NAMES: ReadonlySet<string> = new Set(CHARTS.flatMap((c) => c.states.map((s) => s.path)));
 const COMPOUND_NAMES: ReadonlySet<string> = new Set(
-  lifecycleChart.states.filter((s) => s.children.length > 0).map((s) => s.path),
+  CHARTS.flatMap((c) => c.states.filter((s) => s.children.length > 0).map((s) => s.path)),
 );
+/** What every state id starts with: `#postgresCluster`, `#postgresDatabase`. */
+const STATE_ID_PREFIXES = [MACHINE_ID, DATABASE_MACHINE_ID].map((id) => `#${id}`);
+const CLUSTER_COMPOUNDS = new Set(lifecycleChart.states.filter((s) => s.children.length > 0).map((s) => s.path));
+const DATABASE_COMPOUNDS = new Set(databaseChart.states.filter((s) => s.children.length > 0).map((s) => s.path));
 
 /**
  * Expressions that hold a state path, by the names the code gives them: `status.state` (never another
@@ -83,12 +102,12 @@ const RELATIONAL = new Set([
  * (a) Where a literal is used as a state name. A top-level name (`Ready`, `Deleting`, …) shares its word
  * with a phase, a condition type or a health verdict, so it counts only where it meets a state path:
  * compared with one, a `case` of a switch on one, or a prefix/suffix test (`to.startsWith('Deleting')`).
- * A dotted path (`Deleting.RemoveFinalizer`) or a state id (`#postgresCluster.Ready`) is a state name
- * wherever it appears.
+ * A dotted path (`Deleting.RemoveFinalizer`) or a state id (`#postgresCluster.Ready`, `#postgresDatabase.Ready`)
+ * is a state name wherever it appears.
  */
 function stateLiteral(node: ts.StringLiteralLike): string | undefined {
   const text = node.text;
-  if (text.startsWith(`#${MACHINE_ID}`)) return 'a state id';
+  if (STATE_ID_PREFIXES.some((prefix) => text.startsWith(prefix))) return 'a state id';
   if (!STATE_NAMES.has(text)) return undefined;
   if (text.includes('.')) return 'a state path';
   const parent = node.parent;
@@ -151,7 +170,7 @@ function secondCopy(node: ts.Node): string | undefined {
     const value = node.initializer.kind;
     if (value === ts.SyntaxKind.TrueKeyword || value === ts.SyntaxKind.ObjectLiteralExpression) return 'a gate flag';
   }
-  if (ts.isVariableDeclaration(node) && node.name.getText() === 'GATES') return 'a gate list';
+  if (ts.isVariableDeclaration(node) && /(^|_)GATES$/.test(node.name.getText())) return 'a gate list';
   if (ts.isPropertyAccessExpression(node) && decidesOnMeta(node)) return `a summary rule (meta.${node.name.text})`;
   if (ts.isBinaryExpression(node) && RELATIONAL.has(node.operatorToken.kind)) {
     if (node.getText().includes('progressDeadlineMs')) return 'a summary rule (the progress deadline)';
@@ -223,6 +242,13 @@ function lintSource(path: string, text: string): string[] {
 
 // ---- The package ----
 
+/** A guard calls the check it names (or is that check), and means something. */
+function expectCallsItsCheck(entry: GuardEntry<never, never>): void {
+  const calls = String(entry.holds).includes(entry.check) || entry.holds.name === entry.check;
+  expect(calls, `${entry.check} in ${String(entry.holds)}`).toBe(true);
+  expect(entry.meaning).toMatch(/\w/);
+}
+
 describe('the machine package: nothing outside machines/ keeps a copy of it', () => {
   const files = [...tsFiles('src'), ...tsFiles('machines')];
 
@@ -230,6 +256,8 @@ describe('the machine package: nothing outside machines/ keeps a copy of it', ()
     expect(files).toContain('src/operator/core/reconcile.ts');
     expect(files).toContain('src/tools/diagram/dot.ts');
     expect(files).toContain('machines/postgres-cluster.ts');
+    expect(files).toContain('machines/postgres-database.ts');
+    expect(files).toContain('src/operator/core/database/reconcile.ts');
     expect(files.length).toBeGreaterThan(100);
   });
 
@@ -252,6 +280,8 @@ describe('the package lint catches what it should', () => {
         "if (state === 'Degraded' || snapshot.value === 'Suspended') hold();",
         "switch (status.state) { case 'Pending': break; }",
         "const target = '#postgresCluster.Failed.Secret';",
+        "const releasing = stored === 'Deleting.Secrets';",
+        "const ready = '#postgresDatabase.Ready';",
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the source under test holds a template literal
         'const path = `Provisioning.${step}`;',
       ]),
@@ -263,6 +293,8 @@ describe('the package lint catches what it should', () => {
       "state name 'Suspended' as a literal (compared with a state)",
       "state name 'Pending' as a literal (a case of a state)",
       "state name '#postgresCluster.Failed.Secret' as a literal (a state id)",
+      "state name 'Deleting.Secrets' as a literal (a state path)",
+      "state name '#postgresDatabase.Ready' as a literal (a state id)",
       "state path built from 'Provisioning.'",
     ]);
   });
@@ -292,6 +324,7 @@ describe('the package lint catches what it should', () => {
         "const GUARDS = { allReady: { gate: true, meaning: '' } };",
         "const D = { gate: { target: '' } };",
         'const GATES = [];',
+        'const DATABASE_GATES = [];',
         'const stalled = meta.stalled || pastDeadline;',
         'const reconciling = !s.meta.deadline;',
         'const rows = meta.deadline ? [a, b] : [a];',
@@ -304,6 +337,7 @@ describe('the package lint catches what it should', () => {
       'a walker (machine.implementations)',
       'a gate flag',
       'a gate flag',
+      'a gate list',
       'a gate list',
       'a summary rule (meta.stalled)',
       'a summary rule (meta.deadline)',
@@ -336,8 +370,7 @@ describe('the package is complete and agrees with the machine', () => {
   });
 
   it.each(Object.entries(GUARDS))('guard %s calls the check it names and means something', (_name, entry) => {
-    expect(String(entry.holds)).toContain(entry.check);
-    expect(entry.meaning).toMatch(/\w/);
+    expectCallsItsCheck(entry);
   });
 
   it('every live state checks the gates first, in catalogue order, each into the state it names', () => {
@@ -352,7 +385,7 @@ describe('the package is complete and agrees with the machine', () => {
     const storable = storableStates();
     expect(storable).toContain(READY_STATE);
     expect(storable).toContain(FINALIZER_STEP);
-    for (const compound of Object.keys(SEQUENCES)) expect(COMPOUND_NAMES.has(compound)).toBe(true);
+    for (const compound of Object.keys(SEQUENCES)) expect(CLUSTER_COMPOUNDS.has(compound)).toBe(true);
     for (const state of storable) {
       const meta = metaOf(restoreState(state) ?? expect.fail(`${state} does not restore`));
       expect(isDeletingState(state), state).toBe(meta.phase === 'Deleting');
@@ -362,5 +395,67 @@ describe('the package is complete and agrees with the machine', () => {
 
   it('the codec stores one path per state: no parallel or history states', () => {
     expect(lifecycleChart.states.filter((s) => s.type === 'parallel' || s.type === 'history')).toEqual([]);
+  });
+});
+
+describe('the database machine agrees with its part of the package', () => {
+  it('the machine runs its catalogue: same guards, every one used', () => {
+    const database = MACHINES.find((m) => m.id === DATABASE_MACHINE_ID) ?? expect.fail('no database machine');
+    expect(Object.keys(postgresDatabaseMachine.implementations.guards).sort()).toEqual(
+      Object.keys(DATABASE_GUARDS).sort(),
+    );
+    expect(database.guards.usedGuards(databaseChart).sort()).toEqual(Object.keys(DATABASE_GUARDS).sort());
+  });
+
+  it.each(Object.entries(DATABASE_GUARDS))('guard %s calls the check it names and means something', (_name, entry) => {
+    expectCallsItsCheck(entry);
+  });
+
+  it('every live state checks the gates first, in catalogue order, each into the state it names', () => {
+    const database = MACHINES.find((m) => m.id === DATABASE_MACHINE_ID) ?? expect.fail('no database machine');
+    const gates = DATABASE_GATES.map((g) => g.guard);
+    expect(gates).toEqual(Object.keys(DATABASE_GUARDS).filter(database.guards.isGate));
+    const ready = databaseLifecycle.get(DATABASE_READY_STATE).transitions.slice(0, gates.length);
+    expect(ready.map((t) => t.guard?.label)).toEqual(gates);
+    expect(ready.map((t) => `#${DATABASE_MACHINE_ID}.${t.targets[0]}`)).toEqual(DATABASE_GATES.map((g) => g.target));
+  });
+
+  it('the state names code outside needs are states of the machine', () => {
+    const storable = storableDatabaseStates();
+    expect(storable).toContain(DATABASE_READY_STATE);
+    expect(storable).toContain(DATABASE_FINALIZER_STEP);
+    for (const compound of Object.keys(DATABASE_SEQUENCES)) expect(DATABASE_COMPOUNDS.has(compound)).toBe(true);
+    for (const state of storable) {
+      const meta = databaseMetaOf(restoreDatabaseState(state) ?? expect.fail(`${state} does not restore`));
+      expect(isDatabaseDeletingState(state), state).toBe(meta.phase === 'Deleting');
+      expect(state === DATABASE_READY_STATE, state).toBe(meta.ready);
+    }
+  });
+
+  it('the codec stores one path per state: no parallel or history states', () => {
+    expect(databaseChart.states.filter((s) => s.type === 'parallel' || s.type === 'history')).toEqual([]);
+  });
+});
+
+describe('MACHINES describes every machine once', () => {
+  it('each by its own id, chart, catalogue and sequences', () => {
+    expect(MACHINES.map((m) => m.id)).toEqual([MACHINE_ID, DATABASE_MACHINE_ID]);
+    expect(MACHINES.map((m) => m.chart)).toEqual([lifecycleChart, databaseChart]);
+    expect(MACHINES.map((m) => m.sequences)).toEqual([SEQUENCES, DATABASE_SEQUENCES]);
+    for (const m of MACHINES) {
+      expect(m.chart.id).toBe(m.id);
+      const compounds = new Set(m.chart.states.filter((s) => s.children.length > 0).map((s) => s.path));
+      for (const compound of Object.keys(m.sequences)) expect(compounds.has(compound), compound).toBe(true);
+      // Every step a state names publishes a condition.
+      for (const s of m.chart.states) if (s.meta?.step) expect(m.conditionOf[s.meta.step], s.path).toMatch(/\w/);
+    }
+    const [cluster, database] = MACHINES;
+    expect(Object.keys(GUARDS).filter((g) => cluster?.guards.isGate(g))).toEqual(GATES.map((g) => g.guard));
+    expect(Object.keys(DATABASE_GUARDS).filter((g) => database?.guards.isGate(g))).toEqual(
+      DATABASE_GATES.map((g) => g.guard),
+    );
+    expect(cluster?.guards.meaningOf('databaseRolesBehind')).toBe(GUARDS.databaseRolesBehind.meaning);
+    expect(database?.guards.meaningOf('rolesLetGo')).toBe(DATABASE_GUARDS.rolesLetGo.meaning);
+    expect(database?.guards.meaningOf('classMissing')).toBeUndefined();
   });
 });

@@ -3,8 +3,8 @@
  * used by some code path of the operator, and every request that code makes is granted.
  *
  * The ports are composed as the operator composes them (readingFromCaches over kubernetesPorts: a pass
- * reads from the informers' caches and sends only what the caches cannot give), with the informers, the
- * event sink and the lease elector, against a fake API server that records each request and translates it
+ * reads from the informers' caches and sends only what the caches cannot give; the PostgresDatabase's ports,
+ * kubernetesDatabasePorts, over those), with the informers, the event sink and the lease elector, against a fake API server that records each request and translates it
  * into the RBAC attributes the real server would authorize (group, resource[/subresource], verb). The table
  * below names, for each granted verb, the call that needs it; each row's call must make that request. A
  * verb granted without a row, a row without a grant, or a request no grant covers fails the test. The
@@ -13,22 +13,27 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import type { PostgresCluster } from '../../src/operator/api/schema.ts';
+import type { PostgresCluster, PostgresDatabase } from '../../src/operator/api/schema.ts';
+import type { DatabasePorts } from '../../src/operator/core/database/ports.ts';
 import type { Ports } from '../../src/operator/core/ports.ts';
+import { cnpgDatabaseRef, desiredCnpgDatabase } from '../../src/operator/domain/database/cnpg-database.ts';
+import type { ConnectionSecretTemplate } from '../../src/operator/domain/database/effects.ts';
+import { databaseLabels, ownerReferenceToDatabase } from '../../src/operator/domain/database/vocabulary.ts';
 import type { CnpgCluster, ConfigMap, ObjectRef, Pooler } from '../../src/operator/domain/objects.ts';
-import { ownerReferenceTo } from '../../src/operator/domain/vocabulary.ts';
+import { childNames, ownerReferenceTo } from '../../src/operator/domain/vocabulary.ts';
 import { readingFromCaches } from '../../src/operator/driver/cache-reads.ts';
-import { fencedPorts } from '../../src/operator/driver/fenced-ports.ts';
+import { fencedDatabasePorts, fencedPorts } from '../../src/operator/driver/fenced-ports.ts';
 import { allSources, type WatchSources } from '../../src/operator/driver/sources.ts';
-import { kubernetesPorts } from '../../src/operator/kubernetes/index.ts';
+import { kubernetesDatabasePorts, kubernetesPorts } from '../../src/operator/kubernetes/index.ts';
 import { LeaseElector } from '../../src/operator/kubernetes/leader.ts';
 import { createWatchSources } from '../../src/operator/kubernetes/watch-sources.ts';
+import { PrivilegeError, type PrivilegePlan } from '../../src/operator/postgres/privileges.ts';
 
 const DEPLOY = fileURLToPath(new URL('../../deploy/rbac/', import.meta.url));
 
@@ -138,7 +143,7 @@ function startFakeApi(): Promise<void> {
             namespace: 'ns',
             resourceVersion: '7',
             uid: `uid-${plural}`,
-            ownerReferences: [owner],
+            ownerReferences: [OWNER_OF[`${plural}/${segments.at(-1)}`] ?? owner],
           },
           data: { key: 'dmFsdWU=' },
         });
@@ -195,6 +200,36 @@ const configMap = {
   data: { A: 'b' },
 } as ConfigMap;
 const secretRef = ref('v1', 'Secret', 'orders-superuser');
+const database = {
+  apiVersion: 'pgfsm.io/v1alpha1',
+  kind: 'PostgresDatabase',
+  metadata: { name: 'orders-app', namespace: NS, uid: 'uid-orders-app', resourceVersion: '3' },
+  spec: { cluster: 'orders', name: 'app', owner: 'app_owner', users: [{ name: 'app_reader', access: 'readOnly' }] },
+} as PostgresDatabase;
+const databaseKey = { namespace: NS, name: 'orders-app' };
+const databaseOwner = ownerReferenceToDatabase(database);
+const cnpgDatabase = desiredCnpgDatabase(database);
+const cnpgDatabaseAt = cnpgDatabaseRef(database);
+const connectionSecret: ConnectionSecretTemplate = {
+  ref: ref('v1', 'Secret', 'orders-app-app-owner'),
+  username: 'app_owner',
+  host: 'orders-rw.ns',
+  port: '5432',
+  dbname: 'app',
+  labels: databaseLabels(database),
+  owner: databaseOwner,
+};
+const plan: PrivilegePlan = {
+  database: 'app',
+  owner: 'app_owner',
+  schemas: [],
+  users: [{ name: 'app_reader', access: 'readOnly' }],
+};
+/** The objects the fake API answers as the database's children (any other is the cluster's). */
+const OWNER_OF: Record<string, typeof owner> = {
+  [`databases/${cnpgDatabaseAt.name}`]: databaseOwner,
+  [`secrets/${connectionSecret.ref.name}`]: databaseOwner,
+};
 const meta = (name: string, extra: object = {}) => ({
   name,
   namespace: NS,
@@ -213,6 +248,9 @@ const SEED: Record<string, object[]> = {
   poolers: [{ metadata: meta('orders-pooler-rw'), spec: {} }],
   secrets: [{ metadata: meta('orders-superuser') }],
   configmaps: [{ metadata: meta('orders-endpoints') }],
+  // Being deleted too: a PostgresDatabase is read afresh then, as its cluster is.
+  postgresdatabases: [{ ...database, metadata: { ...database.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } }],
+  databases: [{ metadata: meta(cnpgDatabaseAt.name, { ownerReferences: [databaseOwner] }), spec: {} }],
   deployments: [
     {
       metadata: meta('orders-pooler-rw', {
@@ -226,6 +264,31 @@ const SEED: Record<string, object[]> = {
 /** The ports as the operator composes them, over started and synced informers. */
 let ports: Ports;
 let sources: WatchSources;
+/** The PostgresDatabase's ports over `ports`; their grants connect to {@link closedPort}. */
+let databasePorts: DatabasePorts;
+/**
+ * A loopback port nothing listens on: the privileges port reads the superuser Secret from the fake API, then
+ * fails to connect there (a PrivilegeError), so its one request to the API is exercised and nothing else.
+ */
+let closedPort: number;
+const hostOf = async () => ({ host: '127.0.0.1', port: closedPort });
+
+/** The superuser Secret the grants read (the rows above may have overwritten it with a patch, or deleted it). */
+const SUPERUSER_SECRET_PATH = `/api/v1/namespaces/${NS}/secrets/${childNames('orders').secret}`;
+
+/** Grants over the closed port: one GET of the superuser Secret, then a PrivilegeError. */
+async function grantOverClosedPort(privileges: DatabasePorts['privileges']): Promise<void> {
+  stored.set(SUPERUSER_SECRET_PATH, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: childNames('orders').secret, namespace: NS, resourceVersion: '5', ownerReferences: [owner] },
+    data: { username: 'cG9zdGdyZXM=', password: 'c2VjcmV0' },
+  });
+  const made = await requestsOf(() =>
+    expect(privileges.grant({ namespace: NS, name: 'orders' }, plan)).rejects.toBeInstanceOf(PrivilegeError),
+  );
+  expect(made).toEqual(['core secrets get']);
+}
 
 /** Starts every informer (all namespaces), waits until each has listed and watched, stops them. */
 async function runInformers(): Promise<void> {
@@ -280,6 +343,26 @@ const USES: Record<string, { by: string; call: Call } | { admission: string; hol
       'owner references with blockOwnerDeletion (ownerReferenceTo) need it where OwnerReferencesPermissionEnforcement runs',
     holds: () => owner.blockOwnerDeletion === true,
   },
+  'pgfsm.io postgresdatabases get': {
+    by: 'PostgresDatabasePort.get of a database being deleted (read afresh, not from the cache)',
+    call: () => ports.databases.get(databaseKey),
+  },
+  'pgfsm.io postgresdatabases list': { by: 'Informer (databases)', call: runInformers },
+  'pgfsm.io postgresdatabases watch': { by: 'Informer (databases)', call: runInformers },
+  'pgfsm.io postgresdatabases patch': {
+    by: 'PostgresDatabasePort.addFinalizer',
+    call: () => ports.databases.addFinalizer(database, 'pgfsm.io/finalizer'),
+  },
+  'pgfsm.io postgresdatabases/status patch': {
+    by: 'PostgresDatabasePort.writeStatus',
+    call: () => ports.databases.writeStatus(database, { phase: 'Pending' } as never),
+  },
+  'pgfsm.io postgresdatabases/finalizers update': {
+    admission:
+      'owner references with blockOwnerDeletion (ownerReferenceToDatabase, on the CNPG Database and the ' +
+      'connection Secrets) need it where OwnerReferencesPermissionEnforcement runs',
+    holds: () => databaseOwner.blockOwnerDeletion === true,
+  },
   'pgfsm.io postgresclusterclasses get': {
     by: 'ClassPort.get from the API: a class the cache does not hold, read before it is reported missing',
     call: () => ports.classes.get('not-cached'),
@@ -304,6 +387,24 @@ const USES: Record<string, { by: string; call: Call } | { admission: string; hol
   },
   'postgresql.cnpg.io clusters list': { by: 'Informer (cnpgClusters)', call: runInformers },
   'postgresql.cnpg.io clusters watch': { by: 'Informer (cnpgClusters)', call: runInformers },
+  'postgresql.cnpg.io databases get': {
+    by: 'CnpgDatabasePort.get (and apply / recordPrivileges, which read the live Database first)',
+    call: () => databasePorts.cnpgDatabases.get(cnpgDatabaseAt),
+  },
+  'postgresql.cnpg.io databases create': {
+    by: 'CnpgDatabasePort.apply (server-side apply creates)',
+    call: () => databasePorts.cnpgDatabases.apply(cnpgDatabase),
+  },
+  'postgresql.cnpg.io databases patch': {
+    by: 'CnpgDatabasePort.recordPrivileges (apply under its own field manager; apply patches too)',
+    call: () => databasePorts.cnpgDatabases.recordPrivileges(cnpgDatabaseAt, 'digest'),
+  },
+  'postgresql.cnpg.io databases delete': {
+    by: 'CnpgDatabasePort.delete (its PostgresDatabase deleted)',
+    call: () => databasePorts.cnpgDatabases.delete(cnpgDatabaseAt),
+  },
+  'postgresql.cnpg.io databases list': { by: 'Informer (cnpgDatabases)', call: runInformers },
+  'postgresql.cnpg.io databases watch': { by: 'Informer (cnpgDatabases)', call: runInformers },
   'postgresql.cnpg.io poolers get': {
     by: 'PoolerPort.get from the API (Ports.direct): the read-back of an apply whose answer was lost',
     call: () => (ports.direct ?? ports).poolers.get(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw')),
@@ -410,7 +511,42 @@ const EVERY_PORT_CALL: Record<string, (p: Ports) => Promise<unknown>> = {
     p.configMaps.setOwner(ref('v1', 'ConfigMap', 'orders-endpoints'), { ...owner, uid: 'uid-another' }),
   'configMaps.releaseOwner': (p) => p.configMaps.releaseOwner(ref('v1', 'ConfigMap', 'orders-endpoints'), owner.uid),
   'configMaps.delete': (p) => p.configMaps.delete(ref('v1', 'ConfigMap', 'orders-endpoints')),
+  'databases.get': (p) => p.databases.get(databaseKey),
+  'databases.list': (p) => p.databases.list(NS),
+  'databases.addFinalizer': (p) => p.databases.addFinalizer(database, 'pgfsm.io/finalizer'),
+  'databases.removeFinalizer': (p) =>
+    p.databases.removeFinalizer(
+      { ...database, metadata: { ...database.metadata, finalizers: ['pgfsm.io/finalizer'] } },
+      'pgfsm.io/finalizer',
+    ),
+  'databases.writeStatus': (p) => p.databases.writeStatus(database, { phase: 'Pending' } as never),
   'events.emit': (p) => p.events.emit(cluster, { type: 'Normal', reason: 'Every', action: 'Test', message: 'call' }),
+};
+
+/** The ports the PostgresDatabase's pass shares with the cluster's (DatabasePorts picks them from `Ports`). */
+const SHARED_PORTS = ['clusters', 'cnpgClusters', 'configMaps', 'databases', 'events'] as const;
+type SharedPorts = Pick<Ports, (typeof SHARED_PORTS)[number]>;
+const isShared = (method: string) => (SHARED_PORTS as readonly string[]).includes(method.split('.')[0] ?? '');
+
+/**
+ * A call of every method of the PostgresDatabase's ports, composed as the operator composes them: the shared
+ * ports' rows of {@link EVERY_PORT_CALL}, and its own four. The grants connect to a closed loopback port, so
+ * the privileges port makes its one API request (the superuser Secret) and fails there.
+ */
+const EVERY_DATABASE_PORT_CALL: Record<string, (p: DatabasePorts) => Promise<unknown>> = {
+  ...(Object.fromEntries(Object.entries(EVERY_PORT_CALL).filter(([method]) => isShared(method))) as Record<
+    string,
+    (p: SharedPorts) => Promise<unknown>
+  >),
+  'cnpgDatabases.get': (p) => p.cnpgDatabases.get(cnpgDatabaseAt),
+  'cnpgDatabases.apply': (p) => p.cnpgDatabases.apply(cnpgDatabase),
+  'cnpgDatabases.recordPrivileges': (p) => p.cnpgDatabases.recordPrivileges(cnpgDatabaseAt, 'digest'),
+  'cnpgDatabases.delete': (p) => p.cnpgDatabases.delete(cnpgDatabaseAt),
+  'connectionSecrets.get': (p) => p.connectionSecrets.get(connectionSecret.ref),
+  'connectionSecrets.apply': (p) => p.connectionSecrets.apply(connectionSecret),
+  'connectionSecrets.releaseOwner': (p) => p.connectionSecrets.releaseOwner(connectionSecret.ref, databaseOwner.uid),
+  'connectionSecrets.delete': (p) => p.connectionSecrets.delete(connectionSecret.ref),
+  'privileges.grant': (p) => grantOverClosedPort(p.privileges),
 };
 
 /**
@@ -428,7 +564,7 @@ const NEVER_CALLED_DIRECT: Record<string, { why: string; holds: () => boolean }>
 };
 
 /** `port.method` for every function a composed port has, its prototypes' included (the read wrappers' are). */
-function methodsOf(ports: Ports): string[] {
+function methodsOf(ports: Ports | DatabasePorts): string[] {
   return Object.entries(ports).flatMap(([name, port]) => {
     if (name === 'direct' || name === 'clock') return [];
     const methods = new Set<string>();
@@ -457,6 +593,15 @@ beforeAll(async () => {
   while (!allSources(sources).every((s) => s.synced) && Date.now() < deadline)
     await new Promise((r) => setTimeout(r, 20));
   ports = readingFromCaches(kubernetesPorts(kc, { reportingInstance: 'test' }), sources);
+  closedPort = await new Promise<number>((resolve, reject) => {
+    const probe = createNetServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+  databasePorts = kubernetesDatabasePorts(kc, ports, { hostOf });
 });
 
 afterAll(async () => {
@@ -494,6 +639,7 @@ describe('deploy/rbac grants exactly what the adapters request', () => {
       const view = await cached.poolers.view(ref('postgresql.cnpg.io/v1', 'Pooler', 'orders-pooler-rw'));
       expect(view?.readyReplicas).toBe(1);
       expect(await cached.cnpgClusters.get(ref('postgresql.cnpg.io/v1', 'Cluster', 'orders'))).toBeDefined();
+      expect((await cached.databases.list(NS)).map((d) => d.metadata.name)).toEqual(['orders-app']);
     });
     expect(reads).toEqual([]);
   });
@@ -521,6 +667,22 @@ describe('deploy/rbac grants exactly what the adapters request', () => {
         const made = await requestsOf(() => call(ports));
         ungranted.push(...made.filter((k) => !grants.includes(k)).map((k) => `${layer}${method}: ${k}`));
       }
+    }
+    expect(ungranted).toEqual([]);
+  });
+
+  it('every method of every database port, as the operator composes them, requests nothing the roles do not grant', async () => {
+    const leader = { identity: 'test', isLeader: () => true };
+    const clusterPorts = readingFromCaches(
+      fencedPorts(kubernetesPorts(kc, { reportingInstance: 'test' }), leader),
+      sources,
+    );
+    const composed = fencedDatabasePorts(kubernetesDatabasePorts(kc, clusterPorts, { hostOf }), clusterPorts, leader);
+    expect(methodsOf(composed).sort()).toEqual(Object.keys(EVERY_DATABASE_PORT_CALL).sort());
+    const ungranted: string[] = [];
+    for (const [method, call] of Object.entries(EVERY_DATABASE_PORT_CALL)) {
+      const made = await requestsOf(() => call(composed));
+      ungranted.push(...made.filter((k) => !grants.includes(k)).map((k) => `${method}: ${k}`));
     }
     expect(ungranted).toEqual([]);
   });

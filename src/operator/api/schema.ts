@@ -32,6 +32,16 @@ import {
   TRUE_SPELLINGS,
   WAL_LEVELS,
 } from './cnpg-rules.ts';
+import {
+  type PostgresDatabaseSpec,
+  PostgresDatabaseSpec as PostgresDatabaseSpecSchema,
+  type PostgresDatabaseStatus,
+  PostgresDatabaseStatus as PostgresDatabaseStatusSchema,
+} from './database-schema.ts';
+import { Condition, DeletionPolicy, Phase } from './schema-parts.ts';
+
+export { Condition, DeletionPolicy, Phase } from './schema-parts.ts';
+export type { PostgresDatabaseSpec, PostgresDatabaseStatus };
 
 export const GROUP = 'pgfsm.io';
 export const VERSION = 'v1alpha1';
@@ -317,8 +327,6 @@ export const ManagedRole = Type.Object({
 const MAJORS_UNREADABLE =
   "!self.postgresVersion.matches('^[0-9]+([.].*)?$') || !oldSelf.postgresVersion.matches('^[0-9]+([.].*)?$')";
 
-export const DeletionPolicy = Type.Union([Type.Literal('Delete'), Type.Literal('Retain')]);
-
 export const PostgresClusterSpec = Type.Object(
   {
     class: Type.String({
@@ -372,19 +380,6 @@ export const PostgresClusterSpec = Type.Object(
       ...configRules,
     ],
   },
-);
-
-export const Condition = Type.Object({
-  type: Type.String(),
-  status: Type.Union([Type.Literal('True'), Type.Literal('False'), Type.Literal('Unknown')]),
-  observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
-  lastTransitionTime: Type.String({ format: 'date-time' }),
-  reason: Type.String(),
-  message: Type.String(),
-});
-
-export const Phase = Type.Union(
-  ['Pending', 'Provisioning', 'Ready', 'Degraded', 'Failed', 'Suspended', 'Deleting'].map((p) => Type.Literal(p)),
 );
 
 /** A child write the API server refused: which component, which object (by digest) and what it said. */
@@ -442,10 +437,7 @@ export type PoolMode = Static<typeof PoolMode>;
 export type ClassConfig = Static<typeof ClassConfig>;
 export type PostgresClusterClassSpec = Static<typeof PostgresClusterClassSpec>;
 export type ManagedRole = Static<typeof ManagedRole>;
-export type DeletionPolicy = Static<typeof DeletionPolicy>;
 export type PostgresClusterSpec = Static<typeof PostgresClusterSpec>;
-export type Condition = Static<typeof Condition>;
-export type Phase = Static<typeof Phase>;
 export type PostgresClusterStatus = Static<typeof PostgresClusterStatus>;
 export type RejectedWrite = Static<typeof RejectedWrite>;
 export type ResourceRequirements = Static<typeof ResourceRequirements>;
@@ -488,8 +480,20 @@ export interface PostgresClusterClass {
   spec: PostgresClusterClassSpec;
 }
 
+export interface PostgresDatabase {
+  apiVersion: typeof API_VERSION;
+  kind: 'PostgresDatabase';
+  metadata: ObjectMeta & { namespace: string };
+  spec: PostgresDatabaseSpec;
+  status?: PostgresDatabaseStatus;
+}
+
 /** Schemas by kind, for the CRD generator. */
-export const schemas: Record<'PostgresCluster' | 'PostgresClusterClass', { spec: TSchema; status?: TSchema }> = {
+export const schemas: Record<
+  'PostgresCluster' | 'PostgresClusterClass' | 'PostgresDatabase',
+  { spec: TSchema; status?: TSchema }
+> = {
   PostgresCluster: { spec: PostgresClusterSpec, status: PostgresClusterStatus },
   PostgresClusterClass: { spec: PostgresClusterClassSpec },
+  PostgresDatabase: { spec: PostgresDatabaseSpecSchema, status: PostgresDatabaseStatusSchema },
 };

@@ -95,7 +95,7 @@ export async function installLastResort(log: Logger): Promise<void> {
  */
 export async function runOperator(options: RunOptions): Promise<void> {
   const [
-    { loadKubeConfig, kubernetesPorts },
+    { loadKubeConfig, kubernetesPorts, kubernetesDatabasePorts },
     { defaultIdentity, LeaseElector },
     { createWatchSources },
     { fenceWrites },
@@ -143,10 +143,13 @@ export async function runOperator(options: RunOptions): Promise<void> {
     : new SoleLeader(identity);
   // Each write request asks the Lease right before it leaves, even one that follows a read (fence.ts).
   if (options.leaderElect) fenceWrites(kc, leadership);
+  // Events name this replica, so that two replicas' events are told apart.
+  const ports = kubernetesPorts(kc, { reportingInstance: identity });
   const operator = await startOperator({
     sources: createWatchSources(kc, { ...(namespaces ? { namespaces } : {}), log }),
-    // Events name this replica, so that two replicas' events are told apart.
-    ports: kubernetesPorts(kc, { reportingInstance: identity }),
+    ports,
+    // PostgresDatabases: their grants connect to each cluster's `-rw` Service, as a Pod in the cluster can.
+    databasePorts: kubernetesDatabasePorts(kc, ports),
     settings: settingsOf(options),
     leadership,
     workers: options.workers,

@@ -1,10 +1,9 @@
-/** Executes the writes the machine asked for, in order, through the ports. */
-import { isDeepStrictEqual } from 'node:util';
 import type { OwnerReference, PostgresCluster } from '../api/schema.ts';
 import { cnpgDrift } from '../domain/components/cluster.ts';
 import { configMapDrift } from '../domain/components/configmap.ts';
 import { poolerDrift } from '../domain/components/pooler.ts';
 import { type Effect, type KubeEvent, type Write, warning } from '../domain/effects.ts';
+import { holds } from '../domain/holds.ts';
 import {
   type CnpgCluster,
   type ConfigMap,
@@ -15,6 +14,9 @@ import {
 } from '../domain/objects.ts';
 import { EventReason, FINALIZER } from '../domain/vocabulary.ts';
 import { classOf, type ErrorClass } from './errors.ts';
+
+export { holds };
+
 import type { ChildPort, Ports } from './ports.ts';
 
 function childPort(ports: Ports, ref: Pick<ObjectRef, 'kind'>): ChildPort<KubeObject> {
@@ -74,24 +76,6 @@ const ANSWERED: ReadonlySet<ErrorClass> = new Set<ErrorClass>([
   'namespaceTerminating',
   'tooManyRequests',
 ]);
-
-/**
- * Whether `actual` holds everything `expected` says: its fields, recursively, with the same values; list
- * items in order, each holding the one sent. What others added (defaults, status, other managers'
- * fields) does not matter; anything sent and not found does.
- */
-export function holds(actual: unknown, expected: unknown): boolean {
-  if (expected === undefined) return true;
-  if (Array.isArray(expected)) {
-    return Array.isArray(actual) && actual.length === expected.length && expected.every((e, i) => holds(actual[i], e));
-  }
-  if (typeof expected === 'object' && expected !== null) {
-    if (typeof actual !== 'object' || actual === null || Array.isArray(actual)) return false;
-    const fields = actual as Record<string, unknown>;
-    return Object.entries(expected).every(([k, v]) => holds(fields[k], v));
-  }
-  return isDeepStrictEqual(actual, expected);
-}
 
 const ownedBy = (object: KubeObject, owner: OwnerReference) =>
   (object.metadata.ownerReferences ?? []).some((o) => holds(o, owner));

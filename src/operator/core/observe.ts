@@ -1,11 +1,12 @@
 /** Reads one PostgresCluster's world through the ports: the observation of a tick. */
 import { isDns1123Subdomain } from '../api/cnpg-rules.ts';
-import type { PostgresCluster } from '../api/schema.ts';
+import type { PostgresCluster, PostgresDatabase } from '../api/schema.ts';
 import { cnpgRef } from '../domain/components/cluster.ts';
 import { configMapRef } from '../domain/components/configmap.ts';
 import { poolerRef } from '../domain/components/pooler.ts';
 import { secretRef } from '../domain/components/secret.ts';
 import { namedClass, referencedRoleSecrets } from '../domain/config.ts';
+import { roleClaims } from '../domain/database/roles.ts';
 import type { SecretView } from '../domain/objects.ts';
 import type { Observation } from '../domain/observation.ts';
 import type { Ports } from './ports.ts';
@@ -19,7 +20,8 @@ export async function observeCluster(ports: Ports, cluster: PostgresCluster): Pr
   const className = namedClass(cluster);
   // A name no Secret can have is not asked for: one with '/' would be a subresource request, refused on
   // every pass. The merge check names the field instead.
-  const roleSecretNames = referencedRoleSecrets(cluster).filter(isDns1123Subdomain);
+  const [databases, claims] = await databasesNaming(ports, cluster);
+  const roleSecretNames = [...new Set([...referencedRoleSecrets(cluster), ...claims])].filter(isDns1123Subdomain);
   const [clusterClass, secret, cnpg, rw, ro, configMap, ...roleSecrets] = await Promise.all([
     className ? ports.classes.get(className) : undefined,
     ports.secrets.get(secretRef(base)),
@@ -41,5 +43,14 @@ export async function observeCluster(ports: Ports, cluster: PostgresCluster): Pr
     poolers: { ...(rw ? { rw } : {}), ...(ro ? { ro } : {}) },
     ...(configMap ? { configMap } : {}),
     roleSecrets: roleSecretsByName,
+    databases,
   };
+}
+
+/** The namespace's PostgresDatabases, and the password Secrets of the roles this cluster pushes for them. */
+async function databasesNaming(ports: Ports, cluster: PostgresCluster): Promise<[PostgresDatabase[], string[]]> {
+  const databases = await ports.databases.list(cluster.metadata.namespace);
+  const { roles } = roleClaims(cluster, databases);
+  const secrets = [...roles.values()].filter((r) => r.ensure === 'present').map((r) => r.secretName);
+  return [databases, secrets];
 }

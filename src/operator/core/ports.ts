@@ -2,7 +2,13 @@
  * The ports: everything the reconcile core needs from the world. Adapters implement them (in memory for
  * tests and the simulation, Kubernetes for the operator); nothing else talks to the API.
  */
-import type { OwnerReference, PostgresCluster, PostgresClusterClass, PostgresClusterStatus } from '../api/schema.ts';
+import type {
+  ObjectMeta,
+  OwnerReference,
+  PostgresCluster,
+  PostgresClusterClass,
+  PostgresClusterStatus,
+} from '../api/schema.ts';
 import type { KubeEvent, SecretTemplate } from '../domain/effects.ts';
 import type {
   CnpgCluster,
@@ -13,6 +19,7 @@ import type {
   PoolerView,
   SecretView,
 } from '../domain/objects.ts';
+import type { PostgresDatabasePort } from './database/ports.ts';
 
 export interface ClusterKey {
   namespace: string;
@@ -92,8 +99,15 @@ export interface ConfigMapPort extends ChildPort<ConfigMap> {
   apply(object: ConfigMap, seen?: Seen): Promise<ConfigMap | undefined>;
 }
 
+/** What an Event is about: a PostgresCluster or a PostgresDatabase. */
+export interface EventSubject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta & { namespace: string };
+}
+
 export interface EventSink {
-  emit(regarding: PostgresCluster, event: KubeEvent): Promise<void>;
+  emit(regarding: EventSubject, event: KubeEvent): Promise<void>;
 }
 
 export interface Clock {
@@ -112,6 +126,11 @@ export interface Ports {
   cnpgClusters: CnpgClusterPort;
   poolers: PoolerPort;
   configMaps: ConfigMapPort;
+  /**
+   * PostgresDatabases: a cluster's pass lists those of its namespace to push their roles (the one writer of
+   * `managed.roles`, domain/database/roles.ts); a database's pass reads and writes its own (core/database).
+   */
+  databases: PostgresDatabasePort;
   events: EventSink;
   clock: Clock;
 }

@@ -122,7 +122,7 @@ export interface ReconcileOptions {
   followWrites?: boolean;
 }
 
-const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
+export const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
   switch (retryFor(classOf(error))) {
     case 'conflict':
       return { kind: 'immediate' };

@@ -7,6 +7,7 @@ import type { StateMeta } from '../../../machines/meta.ts';
 import { deadlineExceeded, stateMessage, summaryOf } from '../../../machines/summary.ts';
 import type { Condition, PostgresClusterStatus } from '../api/schema.ts';
 import { type Assessment, rolesStatus } from '../domain/assessment.ts';
+import { specRoles } from '../domain/components/managed-roles.ts';
 import type { OwnerReference } from '../domain/objects.ts';
 import type { Settings } from '../domain/observation.ts';
 import type { Verdict } from '../domain/verdict.ts';
@@ -44,9 +45,9 @@ export interface StatusInput {
 /** Kubernetes serialises condition times with second precision; so do we, or every pass would differ. */
 export const toSeconds = (ms: number) => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 
-type Draft = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
+export type Draft = Omit<Condition, 'lastTransitionTime' | 'observedGeneration'>;
 
-const draft = (type: string, ok: boolean, reason: string, message: string): Draft => ({
+export const draft = (type: string, ok: boolean, reason: string, message: string): Draft => ({
   type,
   status: ok ? 'True' : 'False',
   reason,
@@ -115,7 +116,12 @@ function summaryConditions(input: StatusInput, components: Draft[]): Draft[] {
 }
 
 /** Keeps `lastTransitionTime` unless the status flipped; stamps the generation on every condition. */
-function finish(drafts: Draft[], previous: Condition[] | undefined, generation: number, now: number): Condition[] {
+export function finish(
+  drafts: Draft[],
+  previous: Condition[] | undefined,
+  generation: number,
+  now: number,
+): Condition[] {
   return drafts.map((d) => {
     const before = previous?.find((p) => p.type === d.type);
     const lastTransitionTime = before && before.status === d.status ? before.lastTransitionTime : toSeconds(now);
@@ -161,11 +167,10 @@ export function projectStatus(input: StatusInput): PostgresClusterStatus {
   // Consumers switch to the poolers on `enabled: true`; it is absent whenever the pooler is disabled.
   if (config?.pooler) status.connectionPoolerStatus = { enabled: assessment.poolersServing };
   else if (!config && previous?.connectionPoolerStatus) status.connectionPoolerStatus = previous.connectionPoolerStatus;
-  if (
-    assessment.roles &&
-    (assessment.roles.roles.length > 0 || Object.keys(assessment.roles.waitingForSecret).length)
-  ) {
-    status.managedRolesStatus = rolesStatus(observation, assessment.roles);
+  // The spec's roles: each PostgresDatabase reports on its own.
+  const roles = assessment.roles && specRoles(assessment.roles);
+  if (roles && (roles.roles.length > 0 || Object.keys(roles.waitingForSecret).length)) {
+    status.managedRolesStatus = rolesStatus(observation, roles);
   }
   const resources: NonNullable<PostgresClusterStatus['resources']> = {};
   if (secret && ours(secret) && secret.keys.includes(PASSWORD_KEY)) {

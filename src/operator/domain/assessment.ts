@@ -5,7 +5,13 @@
 
 import { desiredCnpgCluster, judgeCnpgCluster } from './components/cluster.ts';
 import { desiredConfigMap, judgeConfigMap } from './components/configmap.ts';
-import { type DesiredRoles, desiredRoles, judgeManagedRoles, rolesStatus } from './components/managed-roles.ts';
+import {
+  type DesiredRoles,
+  databaseRolesPush,
+  desiredRoles,
+  judgeManagedRoles,
+  rolesStatus,
+} from './components/managed-roles.ts';
 import { judgePoolers } from './components/pooler.ts';
 import { judgeSecret } from './components/secret.ts';
 import { type MergedConfig, type MergeResult, mergeConfig, namedClass } from './config.ts';
@@ -28,6 +34,8 @@ export interface Assessment {
   poolersServing: boolean;
   /** The stored refusals that still hold: the same object would be sent again (kept in the status). */
   rejections: RejectedWrite[];
+  /** The push of PostgresDatabases' roles, when only theirs differ (components/managed-roles.ts). */
+  databaseRolesPush: Effect[];
 }
 
 const cache = new WeakMap<Observation, Map<Settings, Assessment>>();
@@ -60,6 +68,7 @@ export function assess(observation: Observation, settings: Settings): Assessment
       plans: { secret: secret.effects, cluster: [], managedRoles: [], pooler: [], configMap: [] },
       poolersServing: false,
       rejections: [],
+      databaseRolesPush: [],
     };
   }
   const config = merge.config;
@@ -89,6 +98,7 @@ export function assess(observation: Observation, settings: Settings): Assessment
     // The pooler's own judgment, before refusals are taken out: what `poolersServing` asks.
     poolersServing: config.pooler !== undefined && judged.pooler.verdict.state === 'Ready',
     rejections,
+    databaseRolesPush: judgments.managedRoles.verdict.state === 'Failed' ? [] : databaseRolesPush(observation, roles),
   };
 }
 

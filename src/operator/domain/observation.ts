@@ -2,7 +2,7 @@
  * The observation a reconcile tick carries into the statechart: everything the adapters read about one
  * PostgresCluster and its children at one moment. The machine and the health checks see nothing else.
  */
-import type { PostgresCluster, PostgresClusterClass } from '../api/schema.ts';
+import type { PostgresCluster, PostgresClusterClass, PostgresDatabase } from '../api/schema.ts';
 import type { CnpgCluster, ConfigMap, PoolerView, SecretView } from './objects.ts';
 
 export interface Observation {
@@ -15,6 +15,11 @@ export interface Observation {
   configMap?: ConfigMap;
   /** Password Secrets named by managed roles, by Secret name; absent entries do not exist. */
   roleSecrets: Record<string, SecretView | undefined>;
+  /**
+   * The PostgresDatabases of the namespace: the roles of those naming this cluster are pushed with its own
+   * (domain/database/roles.ts), their connection Secrets being the roles' password Secrets (in `roleSecrets`).
+   */
+  databases?: PostgresDatabase[];
 }
 
 /** Operator settings that shape desired objects and timing. */

@@ -13,13 +13,14 @@ import { describeOwner, type Reason } from './vocabulary.ts';
 
 export type VerdictState = 'Ready' | 'Pending' | 'Provisioning' | 'Configuring' | 'Failed';
 
-export interface Verdict {
+/** `R`: the reasons of the resource judged (a PostgresCluster's by default, a PostgresDatabase's in domain/database). */
+export interface Verdict<R extends string = Reason> {
   state: VerdictState;
-  reason: Reason;
+  reason: R;
   message: string;
 }
 
-export const verdict = (state: VerdictState, reason: Reason, message: string): Verdict => ({
+export const verdict = <R extends string = Reason>(state: VerdictState, reason: R, message: string): Verdict<R> => ({
   state,
   reason,
   message,
@@ -35,9 +36,15 @@ export const heldByOther = (reason: Reason, what: string, owners: OwnerReference
  * (missing, foreign, adoptable, drifted, …) once, each rung deciding both, so a verdict of "adopting" or
  * "updating" always comes with the write that does it, and a write never comes with "Ready".
  */
-export interface Judgment {
-  verdict: Verdict;
-  effects: Effect[];
+export interface Judgment<R extends string = Reason, E = Effect> {
+  verdict: Verdict<R>;
+  effects: E[];
 }
 
-export const judgment = (passed: Verdict, ...effects: Effect[]): Judgment => ({ verdict: passed, effects });
+export const judgment = <R extends string = Reason, E = Effect>(
+  passed: Verdict<R>,
+  ...effects: E[]
+): Judgment<R, E> => ({
+  verdict: passed,
+  effects,
+});

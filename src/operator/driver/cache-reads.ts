@@ -25,7 +25,7 @@
  *   The cache says whether the object exists and which version it is; a version is immutable, so the
  *   content remembered under it is exact.
  */
-import type { OwnerReference, PostgresCluster } from '../api/schema.ts';
+import type { OwnerReference, PostgresCluster, PostgresDatabase } from '../api/schema.ts';
 import { classOf } from '../core/errors.ts';
 import type { ChildPort, ClusterKey, Ports, Seen } from '../core/ports.ts';
 import type {
@@ -174,6 +174,7 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
   const sightings = new Sightings([sources.cnpgClusters, sources.poolers, sources.configMaps]);
   const own = {
     clusters: new OwnWrites<PostgresCluster>(sources.clusters),
+    databases: new OwnWrites<PostgresDatabase>(sources.databases),
     cnpgClusters: new OwnWrites<CnpgCluster>(sources.cnpgClusters),
     poolers: new OwnWrites<Pooler>(sources.poolers),
     configMaps: new OwnWrites<ConfigMap>(sources.configMaps),
@@ -301,6 +302,24 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
         const cluster = own.clusters.get(key.namespace, key.name);
         if (!cluster) return undefined;
         return cluster.metadata.deletionTimestamp ? ports.clusters.get(key) : copy(cluster);
+      },
+    },
+    // A PostgresDatabase as the cluster's is read: from the cache, as this process's own last write left it, and
+    // fresh while it is being deleted (its policy decides what is dropped). Every cluster pass lists its
+    // namespace's databases (the roles it pushes): from the cache, at no request.
+    databases: {
+      ...ports.databases,
+      list: async (namespace) =>
+        sources.databases.list(namespace).map((d) => copy(own.databases.get(namespace, d.metadata.name) ?? d)),
+      async get(key: ClusterKey) {
+        const database = own.databases.get(key.namespace, key.name);
+        if (!database) return undefined;
+        return database.metadata.deletionTimestamp ? ports.databases.get(key) : copy(database);
+      },
+      async writeStatus(database, status) {
+        const written = await ports.databases.writeStatus(database, status);
+        own.databases.written(written);
+        return written;
       },
     },
     classes: {

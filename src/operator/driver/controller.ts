@@ -13,6 +13,7 @@ import type { ObjectVersion } from '../core/follow.ts';
 import { type ClusterKey, keyString } from '../core/ports.ts';
 import type { ReconcileOutcome, UnsentEvent } from '../core/reconcile.ts';
 import type { KubeEvent } from '../domain/effects.ts';
+import { DATABASE_KEY_PREFIX, databaseKeyString, databasesFor, isDatabaseKey } from './database-mapping.ts';
 import { Echoes } from './echoes.ts';
 import { clusterFields, describeError, type Logger, transitionOf } from './logger.ts';
 import { clustersFor, isStatusUpdate, type MappingLookups, RoleSecretIndex } from './mapping.ts';
@@ -47,6 +48,12 @@ export interface ControllerOptions {
    * cluster, so that a new term of the same replica sends them.
    */
   pendingKeys?: () => Iterable<string>;
+  /**
+   * One pass for one PostgresDatabase (core/database/reconcile.ts), on keys of their own in the same queue and
+   * workers (database-mapping.ts). Without it, PostgresDatabases are not reconciled (the clusters still push
+   * their roles).
+   */
+  reconcileDatabase?: (key: ClusterKey) => Promise<ReconcileOutcome>;
 }
 
 /**
@@ -100,6 +107,7 @@ export class Controller {
       clusters: (namespace) => clusters.list(namespace),
       pooler: (namespace, name) => poolers.get(namespace, name),
       clustersUsingSecret: (namespace, name) => this.roleSecrets.clustersUsing(namespace, name),
+      database: (namespace, name) => options.sources.databases.get(namespace, name),
     };
   }
 
@@ -119,6 +127,7 @@ export class Controller {
             if (this.echoes.wakes(queued, event)) this.queue.add(queued);
           } else if (this.statusEchoes.wakes(queued, event)) this.repairStatus(queued);
         }
+        for (const key of this.databaseKeysFor(event)) this.queue.add(databaseKeyString(key));
       }),
     );
   }
@@ -137,6 +146,20 @@ export class Controller {
       this.log.error(
         { reason: 'MappingThrew', kind, namespace: metadata?.namespace, name: metadata?.name, err: error },
         'mapping a watch event threw; it wakes no cluster until the resync',
+      );
+      return [];
+    }
+  }
+
+  /** The PostgresDatabases one event concerns, when this controller reconciles them; never throws. */
+  private databaseKeysFor(event: SourceEvent): ClusterKey[] {
+    if (!this.options.reconcileDatabase) return [];
+    try {
+      return databasesFor(event, (namespace) => this.options.sources.databases.list(namespace));
+    } catch (error) {
+      this.log.error(
+        { reason: 'MappingThrew', kind: event.object.kind, err: error },
+        'mapping a watch event to databases threw',
       );
       return [];
     }
@@ -168,6 +191,11 @@ export class Controller {
   enqueueAll(): number {
     const clusters = this.options.sources.clusters.list();
     for (const c of clusters) this.queue.add(keyString({ namespace: c.metadata.namespace, name: c.metadata.name }));
+    if (this.options.reconcileDatabase) {
+      for (const d of this.options.sources.databases.list()) {
+        this.queue.add(databaseKeyString({ namespace: d.metadata.namespace, name: d.metadata.name }));
+      }
+    }
     // A cluster that is gone may still have Events to send (the end of its deletion): only its key's pass does.
     for (const key of this.options.pendingKeys?.() ?? []) this.queue.add(key);
     return clusters.length;
@@ -220,7 +248,7 @@ export class Controller {
     this.statusEchoes.started(key);
     let outcome: ReconcileOutcome;
     try {
-      outcome = await this.options.reconcile(parseKey(key));
+      outcome = await this.passOf(key);
     } catch (error) {
       // reconcile() reports errors in its outcome; a throw is a bug, retried with backoff like a panic.
       this.passEnded(key);
@@ -234,6 +262,14 @@ export class Controller {
     finished?.(outcome);
     this.report(outcome);
     this.schedule(key, outcome);
+  }
+
+  /** The pass a queued key stands for: a PostgresDatabase's or a PostgresCluster's. */
+  private passOf(key: string): Promise<ReconcileOutcome> {
+    const { reconcileDatabase } = this.options;
+    if (reconcileDatabase && isDatabaseKey(key))
+      return reconcileDatabase(parseKey(key.slice(DATABASE_KEY_PREFIX.length)));
+    return this.options.reconcile(parseKey(key));
   }
 
   /** Wakes `key` again for what the events held during its pass showed that the pass did not write itself. */

@@ -14,6 +14,7 @@
  * Reads pass through untouched: a standby reading its caches harms nobody.
  */
 import type { OwnerReference } from '../api/schema.ts';
+import type { DatabasePorts } from '../core/database/ports.ts';
 import { PortError } from '../core/errors.ts';
 import type { ChildPort, Ports } from '../core/ports.ts';
 import type { KubeObject, ObjectRef } from '../domain/objects.ts';
@@ -57,7 +58,7 @@ function fencedChild<T extends KubeObject>(
  */
 export function fencedPorts(ports: Ports, leadership: Pick<Leadership, 'isLeader' | 'identity'>): Ports {
   const fence = fenceOf(leadership);
-  const { clusters, secrets, cnpgClusters, poolers, configMaps, events } = ports;
+  const { clusters, secrets, cnpgClusters, poolers, configMaps, databases, events } = ports;
   // Every port is listed, none spread: a port or a write added later fails to compile here until fenced.
   return {
     classes: ports.classes,
@@ -110,10 +111,80 @@ export function fencedPorts(ports: Ports, leadership: Pick<Leadership, 'isLeader
         return configMaps.apply(object, seen);
       },
     },
+    databases: {
+      get: (key) => databases.get(key),
+      list: (namespace) => databases.list(namespace),
+      addFinalizer: async (database, finalizer) => {
+        fence('add finalizer');
+        return databases.addFinalizer(database, finalizer);
+      },
+      removeFinalizer: async (database, finalizer) => {
+        fence('remove finalizer');
+        return databases.removeFinalizer(database, finalizer);
+      },
+      writeStatus: async (database, status) => {
+        fence('write status');
+        return databases.writeStatus(database, status);
+      },
+    },
     events: {
       emit: async (regarding, event) => {
         fence(`event ${event.reason}`);
         return events.emit(regarding, event);
+      },
+    },
+  };
+}
+
+/** The database ports whose writes each check `leadership` first, as `fencedPorts` does for the cluster's. */
+export function fencedDatabasePorts(
+  ports: DatabasePorts,
+  clusterPorts: Ports,
+  leadership: Pick<Leadership, 'isLeader' | 'identity'>,
+): DatabasePorts {
+  const fence = fenceOf(leadership);
+  const { cnpgDatabases, connectionSecrets, privileges } = ports;
+  return {
+    clusters: clusterPorts.clusters,
+    cnpgClusters: clusterPorts.cnpgClusters,
+    configMaps: clusterPorts.configMaps,
+    databases: clusterPorts.databases,
+    events: clusterPorts.events,
+    clock: clusterPorts.clock,
+    cnpgDatabases: {
+      get: (ref) => cnpgDatabases.get(ref),
+      apply: async (object) => {
+        fence('apply Database');
+        return cnpgDatabases.apply(object);
+      },
+      recordPrivileges: async (ref, digest) => {
+        fence('record privileges');
+        return cnpgDatabases.recordPrivileges(ref, digest);
+      },
+      delete: async (ref) => {
+        fence('delete Database');
+        return cnpgDatabases.delete(ref);
+      },
+    },
+    connectionSecrets: {
+      get: (ref) => connectionSecrets.get(ref),
+      apply: async (template) => {
+        fence('apply Secret');
+        return connectionSecrets.apply(template);
+      },
+      delete: async (ref) => {
+        fence('delete Secret');
+        return connectionSecrets.delete(ref);
+      },
+      releaseOwner: async (ref, uid) => {
+        fence('release Secret');
+        return connectionSecrets.releaseOwner(ref, uid);
+      },
+    },
+    privileges: {
+      grant: async (cluster, plan) => {
+        fence('grant privileges');
+        return privileges.grant(cluster, plan);
       },
     },
   };

@@ -7,8 +7,10 @@ import { isDeepStrictEqual } from 'node:util';
 import { GROUP, type PostgresCluster } from '../api/schema.ts';
 import type { ClusterKey } from '../core/ports.ts';
 import { namedClass, referencedRoleSecrets } from '../domain/config.ts';
+import { DATABASE_LABEL } from '../domain/database/vocabulary.ts';
 import type { KubeObject, Pooler } from '../domain/objects.ts';
 import { CLUSTER_LABEL, clusterNameOfChild } from '../domain/vocabulary.ts';
+import { clusterOfDatabase } from './database-mapping.ts';
 import type { SourceEvent } from './sources.ts';
 
 export interface MappingLookups {
@@ -21,6 +23,8 @@ export interface MappingLookups {
    * mapping scans the namespace's clusters.
    */
   clustersUsingSecret?(namespace: string, name: string): readonly ClusterKey[];
+  /** A cached PostgresDatabase: its connection Secrets are the password Secrets of the roles its cluster pushes. */
+  database?(namespace: string, name: string): KubeObject | undefined;
 }
 
 /**
@@ -168,6 +172,14 @@ function clustersUsingRoleSecret(secret: KubeObject, lookups: MappingLookups): r
   return keysWhere(lookups.clusters(secret.metadata.namespace ?? ''), (c) => referencedRoleSecrets(c).includes(name));
 }
 
+/** A PostgresDatabase's connection Secret is its role's password Secret: the cluster that pushes the role. */
+function clusterOfDatabaseSecret(secret: KubeObject, lookups: MappingLookups): ClusterKey[] {
+  const database = secret.metadata.labels?.[DATABASE_LABEL];
+  const cached = database ? lookups.database?.(secret.metadata.namespace ?? '', database) : undefined;
+  const cluster = cached && clusterOfDatabase(cached);
+  return cluster ? [cluster] : [];
+}
+
 function dedupe(keys: ClusterKey[]): ClusterKey[] {
   const seen = new Map(keys.map((k) => [`${k.namespace}/${k.name}`, k]));
   return [...seen.values()];
@@ -183,6 +195,13 @@ export function clustersFor(event: SourceEvent, lookups: MappingLookups): Cluste
       const key = keyOf(object);
       return key ? [key] : [];
     }
+    case 'PostgresDatabase': {
+      // Any change, its status included: the cluster lets the roles go once the database's deletion says so.
+      const cluster = clusterOfDatabase(object);
+      return cluster ? [cluster] : [];
+    }
+    case 'Database':
+      return [];
     case 'PostgresClusterClass':
       // Cluster-scoped: clusters in every namespace may use it.
       return keysWhere(lookups.clusters(), (c) => namedClass(c) === object.metadata.name);
@@ -194,6 +213,7 @@ export function clustersFor(event: SourceEvent, lookups: MappingLookups): Cluste
     namedCluster(object) ?? (object.kind === 'Deployment' ? clusterOfPoolerDeployment(object, lookups) : undefined);
   const keys = name ? [{ namespace, name }] : clusterByDerivedName(object, lookups);
   // Whatever else a Secret is, a cluster whose role names it needs to know it changed.
-  if (object.kind === 'Secret') keys.push(...clustersUsingRoleSecret(object, lookups));
+  if (object.kind === 'Secret')
+    keys.push(...clustersUsingRoleSecret(object, lookups), ...clusterOfDatabaseSecret(object, lookups));
   return dedupe(keys);
 }

@@ -3,11 +3,12 @@
  * stopped in the right order. Everything that talks to Kubernetes comes in through interfaces (watch
  * sources, leadership, ports), so this module runs unchanged against fakes.
  */
+import type { DatabasePorts } from '../core/database/ports.ts';
 import type { Ports } from '../core/ports.ts';
 import type { Settings } from '../domain/observation.ts';
 import { readingFromCaches } from './cache-reads.ts';
 import { Controller } from './controller.ts';
-import { fencedPorts } from './fenced-ports.ts';
+import { fencedDatabasePorts, fencedPorts } from './fenced-ports.ts';
 import type { Logger } from './logger.ts';
 import { OperatorMetrics } from './metrics.ts';
 import { type ProcessPasses, processPasses } from './passes.ts';
@@ -17,6 +18,8 @@ import { allSources, type Leadership, type WatchSources } from './sources.ts';
 export interface OperatorOptions {
   sources: WatchSources;
   ports: Ports;
+  /** The ports of PostgresDatabase passes; without them PostgresDatabases are not reconciled. */
+  databasePorts?: DatabasePorts;
   settings: Settings;
   leadership: Leadership;
   workers: number;
@@ -70,7 +73,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   // Every write first checks that this replica still holds the lease, by its own clock (fenced-ports.ts).
   const ports = readingFromCaches(fencedPorts(options.ports, leadership), sources);
   // What a pass could not announce and the Events it handed over to be sent: in this process's memory.
-  const passes = processPasses(ports, options.settings);
+  const databasePorts = options.databasePorts && fencedDatabasePorts(options.databasePorts, ports, leadership);
+  const passes = processPasses(ports, options.settings, databasePorts ? { databasePorts } : {});
   const controller = new Controller({
     sources,
     reconcile: passes.pass,
@@ -79,6 +83,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     metrics,
     ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
     pendingKeys: () => passes.announcements.unsentKeys(),
+    ...(passes.databasePass ? { reconcileDatabase: passes.databasePass } : {}),
   });
   passes.attach(controller);
   controller.watch();

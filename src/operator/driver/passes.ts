@@ -5,6 +5,8 @@
  * exactly this, so that what the simulation shows is what the operator does.
  */
 import { Announcements } from '../core/announcements.ts';
+import type { DatabasePorts } from '../core/database/ports.ts';
+import { reconcileDatabase } from '../core/database/reconcile.ts';
 import { type ClusterKey, keyString, type Ports } from '../core/ports.ts';
 import { type ReconcileOutcome, reconcile } from '../core/reconcile.ts';
 import type { Settings } from '../domain/observation.ts';
@@ -16,6 +18,8 @@ export interface ProcessPasses {
   readonly delivery: EventDelivery;
   /** One pass for one cluster: what the Controller runs. */
   pass(key: ClusterKey): Promise<ReconcileOutcome>;
+  /** One pass for one PostgresDatabase, when the process was given their ports. */
+  databasePass?: (key: ClusterKey) => Promise<ReconcileOutcome>;
   /**
    * The controller that logs what the delivery sent and in whose queue an object whose Events could not be
    * sent is woken, so that its next pass sends them: set once it exists (it needs `pass` to be built).
@@ -29,6 +33,8 @@ export interface ProcessPassesOptions {
   onDelivered?: (delivered: Delivered) => void;
   /** Whether a pass follows its own writes (core/reconcile.ts, `followWrites`); on unless told otherwise. */
   followWrites?: boolean;
+  /** The ports of PostgresDatabase passes (core/database); without them no database is reconciled. */
+  databasePorts?: DatabasePorts;
 }
 
 export function processPasses(ports: Ports, settings: Settings, options: ProcessPassesOptions = {}): ProcessPasses {
@@ -66,8 +72,15 @@ export function processPasses(ports: Ports, settings: Settings, options: Process
         deliver: (regarding, events) => delivery.deliver(regarding, events),
         followWrites: options.followWrites ?? true,
       }),
+    ...(options.databasePorts ? { databasePass: databasePassOf(options.databasePorts, settings) } : {}),
     attach: (c) => {
       controller = c;
     },
   };
 }
+
+/** A database pass as the controller takes it: its outcome in the cluster's shape (no follow-ups, no handover). */
+const databasePassOf =
+  (ports: DatabasePorts, settings: Settings) =>
+  async (key: ClusterKey): Promise<ReconcileOutcome> =>
+    reconcileDatabase(key, { ports, settings });

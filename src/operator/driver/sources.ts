@@ -3,7 +3,8 @@
  * (src/operator/kubernetes/informer.ts, leader.ts, watch-sources.ts); tests use fakes. Nothing in
  * src/operator/driver talks to the API server itself.
  */
-import type { PostgresCluster, PostgresClusterClass } from '../api/schema.ts';
+import type { PostgresCluster, PostgresClusterClass, PostgresDatabase } from '../api/schema.ts';
+import type { CnpgDatabase } from '../domain/database/observation.ts';
 import type { CnpgCluster, KubeObject, Pooler } from '../domain/objects.ts';
 
 export interface SourceEvent<T extends KubeObject = KubeObject> {
@@ -46,6 +47,10 @@ export interface WatchSources {
   secrets: ObjectSource<KubeObject>;
   configMaps: ObjectSource<KubeObject>;
   deployments: ObjectSource<KubeObject>;
+  /** PostgresDatabases: their own passes, and the roles their clusters push (domain/database/roles.ts). */
+  databases: ObjectSource<PostgresDatabase>;
+  /** CNPG Databases, which PostgresDatabases own. */
+  cnpgDatabases: ObjectSource<CnpgDatabase>;
 }
 
 export const allSources = (sources: WatchSources): ObjectSource[] => Object.values(sources) as ObjectSource[];

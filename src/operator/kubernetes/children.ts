@@ -42,7 +42,8 @@ const controllerOf = (owners: OwnerReference[] | undefined) => (owners ?? []).fi
 const isPostgresCluster = (owner: OwnerReference | undefined) =>
   owner?.kind === 'PostgresCluster' && owner.apiVersion === API_VERSION;
 
-class KubernetesChildPort<T extends KubeObject> implements ChildPort<T> {
+/** Shared by the PostgresDatabase's child ports too (database-children.ts). */
+export class KubernetesChildPort<T extends KubeObject> implements ChildPort<T> {
   constructor(
     protected readonly client: ObjectClient,
     protected readonly project: (raw: RawObject) => T,
@@ -143,7 +144,7 @@ class KubernetesChildPort<T extends KubeObject> implements ChildPort<T> {
   }
 }
 
-const secretViewOf = (raw: RawObject): SecretView => {
+export const secretViewOf = (raw: RawObject): SecretView => {
   const { data, stringData } = raw as { data?: object; stringData?: object };
   return {
     apiVersion: 'v1',

@@ -11,9 +11,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type KubeConfig, V1MicroTime } from '@kubernetes/client-node';
-import type { PostgresCluster } from '../api/schema.ts';
 import { classOf, type ErrorClass } from '../core/errors.ts';
-import type { Clock, EventSink } from '../core/ports.ts';
+import type { Clock, EventSink, EventSubject } from '../core/ports.ts';
 import type { KubeEvent } from '../domain/effects.ts';
 import { call, isAlreadyExists, isNotFound } from './errors.ts';
 import { resourcePath } from './resources.ts';
@@ -105,7 +104,7 @@ export class KubernetesEventSink implements EventSink {
     }
   }
 
-  async emit(regarding: PostgresCluster, event: KubeEvent): Promise<void> {
+  async emit(regarding: EventSubject, event: KubeEvent): Promise<void> {
     const now = this.clock.now();
     const note = truncateBytes(event.message, NOTE_BYTES);
     const { namespace, name, uid } = regarding.metadata;
@@ -149,7 +148,7 @@ export class KubernetesEventSink implements EventSink {
   }
 
   private async create(
-    regarding: PostgresCluster,
+    regarding: EventSubject,
     event: KubeEvent,
     note: string,
     now: number,

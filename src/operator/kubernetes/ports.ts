@@ -14,6 +14,7 @@ import {
 import { KubernetesEventSink } from './events.ts';
 import { objectClient } from './objects.ts';
 import { classPort, postgresClusterPort } from './postgres-cluster.ts';
+import { postgresDatabasePort } from './postgres-database.ts';
 import { RESOURCES } from './resources.ts';
 import { RestClient } from './rest.ts';
 
@@ -37,6 +38,7 @@ export function kubernetesPorts(kc: KubeConfig, options: KubernetesPortsOptions 
     cnpgClusters: new KubernetesCnpgClusterPort(objectClient(rest, RESOURCES.cnpgClusters)),
     poolers: new KubernetesPoolerPort(objectClient(rest, RESOURCES.poolers), rest),
     configMaps: new KubernetesConfigMapPort(objectClient(rest, RESOURCES.configMaps)),
+    databases: postgresDatabasePort(rest),
     events: new KubernetesEventSink(kc, {
       clock,
       ...(options.reportingController ? { reportingController: options.reportingController } : {}),

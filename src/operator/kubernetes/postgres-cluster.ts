@@ -1,12 +1,13 @@
 /**
  * The PostgresCluster and PostgresClusterClass ports: reads, the finalizer and the status, each written
- * by JSON merge patch (custom resources do not take strategic merge patches).
+ * by JSON merge patch (custom resources do not take strategic merge patches). The PostgresDatabase's port
+ * (postgres-database.ts) is built from the same {@link reconciledObjectPort}.
  */
-import type { PostgresCluster, PostgresClusterClass, PostgresClusterStatus } from '../api/schema.ts';
-import type { ClassPort, PostgresClusterPort } from '../core/ports.ts';
+import type { ObjectMeta, PostgresCluster, PostgresClusterClass, PostgresClusterStatus } from '../api/schema.ts';
+import type { ClassPort, ClusterKey, PostgresClusterPort } from '../core/ports.ts';
 import { call, getOrUndefined } from './errors.ts';
 import { customObjectOf, type RawObject } from './objects.ts';
-import { RESOURCES, resourcePath } from './resources.ts';
+import { RESOURCES, type ResourceType, resourcePath } from './resources.ts';
 import { CONTENT, type RestClient } from './rest.ts';
 
 const resourceVersionOf = (object: unknown): string | undefined => {
@@ -31,61 +32,81 @@ export function mergePatchFrom(previous: unknown, next: unknown): unknown {
   return patch;
 }
 
-export function postgresClusterPort(rest: RestClient): PostgresClusterPort {
-  const path = (c: PostgresCluster, subresource?: string) => resourcePath(RESOURCES.clusters, c.metadata, subresource);
+/**
+ * What the PostgresCluster and the PostgresDatabase share: each is read by key, carries pgfsm's finalizer and
+ * reports on its status subresource, with the same conditional writes.
+ */
+export interface ReconciledObjectPort<T, S> {
+  get(key: ClusterKey): Promise<T | undefined>;
+  addFinalizer(object: T, finalizer: string): Promise<string | undefined>;
+  removeFinalizer(object: T, finalizer: string): Promise<string | undefined>;
+  writeStatus(object: T, status: S): Promise<T | undefined>;
+}
+
+type Reconciled<S> = { metadata: ObjectMeta & { namespace: string }; status?: S };
+
+/** The port of one reconciled kind (`type`): the PostgresCluster's semantics, below, for either. */
+export function reconciledObjectPort<T extends Reconciled<S>, S>(
+  rest: RestClient,
+  type: ResourceType,
+): ReconciledObjectPort<T, S> {
+  const path = (o: T, subresource?: string) => resourcePath(type, o.metadata, subresource);
   const mergePatch = (at: string, body: object) =>
     rest.request<RawObject>({ method: 'PATCH', path: at, body, contentType: CONTENT.mergePatch });
-  const what = (verb: string, c: PostgresCluster) =>
-    `${verb} PostgresCluster ${c.metadata.namespace}/${c.metadata.name}`;
+  const what = (verb: string, o: T) => `${verb} ${type.kind} ${o.metadata.namespace}/${o.metadata.name}`;
 
   /**
    * Finalizers are written with the resourceVersion of the object the core decided on: the merge patch
    * replaces the whole list, so a stale write must fail (409) instead of dropping someone else's finalizer.
-   * A cluster that is already gone needs no finalizer change. Answers the version the write led to.
+   * An object that is already gone needs no finalizer change. Answers the version the write led to.
    */
-  const writeFinalizers = async (cluster: PostgresCluster, finalizers: string[]) => {
-    const body = { metadata: { resourceVersion: cluster.metadata.resourceVersion, finalizers } };
-    const written = await getOrUndefined({ what: what('update finalizers of', cluster) }, () =>
-      mergePatch(path(cluster), body),
+  const writeFinalizers = async (object: T, finalizers: string[]) => {
+    const body = { metadata: { resourceVersion: object.metadata.resourceVersion, finalizers } };
+    const written = await getOrUndefined({ what: what('update finalizers of', object) }, () =>
+      mergePatch(path(object), body),
     );
     return resourceVersionOf(written);
   };
 
   return {
     async get(key) {
-      const raw = await getOrUndefined({ what: `get PostgresCluster ${key.namespace}/${key.name}` }, () =>
-        rest.request<RawObject>({ method: 'GET', path: resourcePath(RESOURCES.clusters, key) }),
+      const raw = await getOrUndefined({ what: `get ${type.kind} ${key.namespace}/${key.name}` }, () =>
+        rest.request<RawObject>({ method: 'GET', path: resourcePath(type, key) }),
       );
-      return raw === undefined ? undefined : customObjectOf<PostgresCluster>(raw);
+      return raw === undefined ? undefined : customObjectOf<T>(raw);
     },
-    async addFinalizer(cluster, finalizer) {
-      const finalizers = cluster.metadata.finalizers ?? [];
-      return finalizers.includes(finalizer) ? undefined : writeFinalizers(cluster, [...finalizers, finalizer]);
+    async addFinalizer(object, finalizer) {
+      const finalizers = object.metadata.finalizers ?? [];
+      return finalizers.includes(finalizer) ? undefined : writeFinalizers(object, [...finalizers, finalizer]);
     },
-    async removeFinalizer(cluster, finalizer) {
-      const finalizers = cluster.metadata.finalizers ?? [];
+    async removeFinalizer(object, finalizer) {
+      const finalizers = object.metadata.finalizers ?? [];
       if (!finalizers.includes(finalizer)) return undefined;
       return writeFinalizers(
-        cluster,
+        object,
         finalizers.filter((f) => f !== finalizer),
       );
     },
     /**
-     * Conditional on the resourceVersion of `cluster` (ports.ts): a status computed from an old view fails
+     * Conditional on the resourceVersion of `object` (ports.ts): a status computed from an old view fails
      * with 409 and the pass runs again on the newer object, instead of overwriting a newer status. The
-     * patch is computed against the status of `cluster`, which the condition guarantees is the stored one.
+     * patch is computed against the status of `object`, which the condition guarantees is the stored one.
      */
-    async writeStatus(cluster, status: PostgresClusterStatus) {
+    async writeStatus(object, status) {
       const body = {
-        metadata: { resourceVersion: cluster.metadata.resourceVersion },
-        status: mergePatchFrom(cluster.status, status),
+        metadata: { resourceVersion: object.metadata.resourceVersion },
+        status: mergePatchFrom(object.status, status),
       };
-      const written = await call({ what: what('write status of', cluster) }, () =>
-        mergePatch(path(cluster, 'status'), body),
+      const written = await call({ what: what('write status of', object) }, () =>
+        mergePatch(path(object, 'status'), body),
       );
-      return written ? customObjectOf<PostgresCluster>(written) : undefined;
+      return written ? customObjectOf<T>(written) : undefined;
     },
   };
+}
+
+export function postgresClusterPort(rest: RestClient): PostgresClusterPort {
+  return reconciledObjectPort<PostgresCluster, PostgresClusterStatus>(rest, RESOURCES.clusters);
 }
 
 export function classPort(rest: RestClient): ClassPort {

@@ -29,6 +29,8 @@ export const RESOURCES = {
   secrets: { apiVersion: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true },
   configMaps: { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true },
   deployments: { apiVersion: 'apps/v1', kind: 'Deployment', plural: 'deployments', namespaced: true },
+  databases: { apiVersion: API_VERSION, kind: 'PostgresDatabase', plural: 'postgresdatabases', namespaced: true },
+  cnpgDatabases: { apiVersion: CNPG_API_VERSION, kind: 'Database', plural: 'databases', namespaced: true },
 } satisfies Record<keyof WatchSources, ResourceType>;
 
 /**

@@ -25,7 +25,8 @@
  *   since the ports must read those Secrets anyway.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { PostgresCluster, PostgresClusterClass } from '../api/schema.ts';
+import type { PostgresCluster, PostgresClusterClass, PostgresDatabase } from '../api/schema.ts';
+import type { CnpgDatabase } from '../domain/database/observation.ts';
 import {
   CNPG_API_VERSION,
   type CnpgCluster,
@@ -111,6 +112,8 @@ export const WATCH_SHAPES: Record<keyof WatchSources, WatchShape> = {
     filter: ownedByPooler,
     requiredLabel: POOLER_NAME_LABEL,
   },
+  databases: { resource: RESOURCES.databases },
+  cnpgDatabases: { resource: RESOURCES.cnpgDatabases },
 };
 
 /** What the cache keeps of each object of a shape. */
@@ -127,6 +130,8 @@ export function watchSourcesFrom(make: <T extends KubeObject>(shape: WatchShape)
     secrets: make<KubeObject>(WATCH_SHAPES.secrets),
     configMaps: make<KubeObject>(WATCH_SHAPES.configMaps),
     deployments: make<KubeObject>(WATCH_SHAPES.deployments),
+    databases: make<PostgresDatabase>(WATCH_SHAPES.databases),
+    cnpgDatabases: make<CnpgDatabase>(WATCH_SHAPES.cnpgDatabases),
   };
 }
 

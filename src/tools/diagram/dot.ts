@@ -9,10 +9,12 @@
  * with the step that fails into it.
  */
 
+import type { MachineDescription } from '../../../machines/chart.ts';
+import type { GuardReader } from '../../../machines/guards.ts';
 import { type Chart, type ChartState, index, type Transition } from '../../../machines/walk.ts';
 import { classifier, downstreamOf, type EdgeKind } from './classify.ts';
 import { summariseGates } from './gates.ts';
-import { GENERATED_NOTE } from './table.ts';
+import { generatedNote, sourceOf } from './label.ts';
 
 interface Edge {
   from: string;
@@ -56,8 +58,8 @@ const FILL: Record<string, string> = {
 };
 
 /** Every drawn transition target as an edge, with per-child duplicates folded onto the parent. */
-function edgesOf(chart: Chart, covered: Set<Transition>): Edge[] {
-  const kindOf = classifier(chart);
+function edgesOf(chart: Chart, guards: GuardReader, covered: Set<Transition>): Edge[] {
+  const kindOf = classifier(chart, guards);
   const { isWithin } = index(chart);
   const edges: Edge[] = chart.states.flatMap((s) =>
     s.transitions
@@ -77,21 +79,23 @@ function edgesOf(chart: Chart, covered: Set<Transition>): Edge[] {
   return edges;
 }
 
-export function toDot(chart: Chart): string {
+export function toDot(machine: MachineDescription): string {
+  const { chart, guards } = machine;
   const { get, isWithin } = index(chart);
   const compound = (path: string) => get(path).children.length > 0;
   const node = (path: string) => (compound(path) ? top(path) : q(path));
   const fill = (s: ChartState) => FILL[s.meta?.phase ?? (s.initial ? get(s.initial).meta?.phase : '') ?? ''];
-  const gates = summariseGates(chart);
-  const edges = edgesOf(chart, gates.covered);
+  const gates = summariseGates(chart, guards);
+  const edges = edgesOf(chart, guards, gates.covered);
 
   // An edge back into a cluster from a state after it (Ready → Provisioning) is attached to the child
   // it came from (ConfigMap) and clipped at the border: attached to the top, it would climb the whole
   // cluster and cut across the failure edges.
-  const exitOf = (e: Edge) => (compound(e.to) && !compound(e.from) ? downstreamOf(chart, e.to).get(e.from) : undefined);
+  const exitOf = (e: Edge) =>
+    compound(e.to) && !compound(e.from) ? downstreamOf(chart, guards, e.to).get(e.from) : undefined;
 
   const lines = [
-    `// ${GENERATED_NOTE}`,
+    `// ${generatedNote([machine])}`,
     'digraph statechart {',
     '  graph [compound=true newrank=true rankdir=TB nodesep=0.45 ranksep=0.45 fontname="Helvetica" labeljust=l];',
     '  node [shape=box style="rounded,filled" fillcolor=white fontname="Helvetica" fontsize=12 color="#57606a"];',
@@ -168,7 +172,7 @@ export function toDot(chart: Chart): string {
     [COLOR.normal, 'a transition drawn from a cluster border is taken from every state inside it'],
     [COLOR.normal, `dashed notes: the gates every live state (all but ${gates.exempt.join(', ')}) checks first`],
     [COLOR.normal, 'on every tick, in the order numbered; a state already in the target stays'],
-    [COLOR.normal, `${chart.id}, generated from machines/postgres-cluster.ts; states.md lists every transition`],
+    [COLOR.normal, `${chart.id}, generated from ${sourceOf(machine)}; states.md lists every transition`],
   ];
   const rows = legend.map(([c, text]) => `<FONT COLOR="${c}">${html(text)}</FONT><BR ALIGN="LEFT"/>`);
   lines.push(`  label=<${rows.join('')}>;`, '  fontsize=11;', '}');

@@ -1,12 +1,12 @@
 /**
  * Folds the gate transitions into one "from any live state" stub per gate for the picture.
  *
- * Every live state checks the same five gates first on every tick, which as plain edges is ~40 arrows
+ * Every live state checks the same gates first (five in the cluster's machine) on every tick, which as plain edges is ~40 arrows
  * that drown the lifecycle. A gate is folded only when the fold is exact: every live state has it, all
  * of them go to the same target with the same label, and the only exceptions are states inside that
  * target, which stay (e.g. Suspended on suspendRequested). Anything else stays drawn as plain edges.
  */
-import { isGate, usedGuards } from '../../../machines/guards.ts';
+import type { GuardReader } from '../../../machines/guards.ts';
 import { type Chart, index, leaves, type Transition } from '../../../machines/walk.ts';
 import { transitionLabel } from './label.ts';
 
@@ -23,9 +23,9 @@ export interface GateSummary {
   exempt: string[];
 }
 
-export function summariseGates(chart: Chart): GateSummary {
+export function summariseGates(chart: Chart, guards: GuardReader): GateSummary {
   const { lineage, isWithin } = index(chart);
-  const gates = usedGuards(chart).filter(isGate);
+  const gates = guards.usedGuards(chart).filter(guards.isGate);
   // Own handlers first, then inherited ones: the order XState tries them.
   const handlers = new Map(leaves(chart).map((s) => [s.path, lineage(s.path).flatMap((o) => o.transitions)]));
   const onGate = (ts: Transition[], gate: string) => ts.filter((t) => t.guard?.label === gate);

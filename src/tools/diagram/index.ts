@@ -1,32 +1,34 @@
 /**
- * Generates diagrams/ from the lifecycle machine: Mermaid, DOT, SVG, the state table and a README.
- * Everything is derived from the machine definition in document order, so the output is byte-stable.
+ * Generates diagrams/ from every machine of machines/chart.ts: per machine Mermaid, DOT and SVG, and one
+ * state table and one README for them all. Everything is derived from the machine definitions in document
+ * order, so the output is byte-stable.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AnyStateMachine } from 'xstate';
-import { postgresClusterMachine } from '../../../machines/postgres-cluster.ts';
-import { walk } from '../../../machines/walk.ts';
+import { MACHINES, type MachineDescription } from '../../../machines/chart.ts';
 import { toDot } from './dot.ts';
 import { toMermaid } from './mermaid.ts';
-import { toReadme } from './readme.ts';
+import { type Rendered, toReadme } from './readme.ts';
 import { toSvg } from './svg.ts';
 import { toStateTable } from './table.ts';
 
-/** File name -> content, in a fixed order. */
+/** File name -> content, in a fixed order: each machine's pictures, then states.md and README.md. */
 export async function generateDiagrams(
-  machine: AnyStateMachine = postgresClusterMachine,
+  machines: readonly MachineDescription[] = MACHINES,
 ): Promise<Map<string, string>> {
-  const chart = walk(machine);
-  const mermaid = toMermaid(chart);
-  const dot = toDot(chart);
-  return new Map([
-    ['postgres-cluster.mmd', mermaid],
-    ['postgres-cluster.dot', dot],
-    ['postgres-cluster.svg', await toSvg(dot)],
-    ['states.md', toStateTable(chart)],
-    ['README.md', toReadme(chart.id, mermaid)],
-  ]);
+  const files = new Map<string, string>();
+  const rendered: Rendered[] = [];
+  for (const machine of machines) {
+    const mermaid = toMermaid(machine);
+    const dot = toDot(machine);
+    files.set(`${machine.file}.mmd`, mermaid);
+    files.set(`${machine.file}.dot`, dot);
+    files.set(`${machine.file}.svg`, await toSvg(dot));
+    rendered.push({ machine, mermaid });
+  }
+  files.set('states.md', toStateTable(machines));
+  files.set('README.md', toReadme(rendered));
+  return files;
 }
 
 const readOrUndefined = (path: string) => readFile(path, 'utf8').catch(() => undefined);

@@ -2,14 +2,15 @@
  * Mermaid `stateDiagram-v2` text. Complete rather than pretty: one edge per transition target, so a
  * reviewer can check any transition against the machine; the SVG is the readable picture.
  */
-import type { Chart, ChartState } from '../../../machines/walk.ts';
-import { transitionLabel } from './label.ts';
-import { GENERATED_NOTE } from './table.ts';
+import type { MachineDescription } from '../../../machines/chart.ts';
+import type { ChartState } from '../../../machines/walk.ts';
+import { generatedNote, transitionLabel } from './label.ts';
 
 /** Mermaid ids cannot contain dots; the readable name is restored with `state "Key" as id`. */
 export const mermaidId = (path: string) => path.replace(/\W/g, '_');
 
-export function toMermaid(chart: Chart): string {
+export function toMermaid(machine: MachineDescription): string {
+  const { chart } = machine;
   const ids = new Map<string, string>();
   for (const s of chart.states) {
     const id = mermaidId(s.path);
@@ -18,7 +19,11 @@ export function toMermaid(chart: Chart): string {
     ids.set(id, s.path);
   }
 
-  const lines = ['stateDiagram-v2', `  %% ${chart.id}: ${GENERATED_NOTE}`, `  [*] --> ${mermaidId(chart.initial)}`];
+  const lines = [
+    'stateDiagram-v2',
+    `  %% ${chart.id}: ${generatedNote([machine])}`,
+    `  [*] --> ${mermaidId(chart.initial)}`,
+  ];
   const declare = (s: ChartState, indent: string) => {
     if (s.children.length === 0) {
       lines.push(`${indent}state "${s.key}" as ${mermaidId(s.path)}`);

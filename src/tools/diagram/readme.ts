@@ -1,24 +1,44 @@
-/** `diagrams/README.md`: the picture first, then the table link, then the complete Mermaid text. */
-import { GENERATED_NOTE } from './table.ts';
+/**
+ * `diagrams/README.md`: the table link, then per machine its picture, its sources and its complete
+ * Mermaid text.
+ */
+import type { MachineDescription } from '../../../machines/chart.ts';
+import { generatedNote } from './label.ts';
 
-export function toReadme(title: string, mermaid: string): string {
+/** One machine's rendering, as the README shows it. */
+export interface Rendered {
+  machine: MachineDescription;
+  mermaid: string;
+}
+
+const section = ({ machine, mermaid }: Rendered) => [
+  `## ${machine.title}`,
+  '',
+  `![the ${machine.title} lifecycle statechart](${machine.file}.svg)`,
+  '',
+  `- [${machine.file}.dot](${machine.file}.dot): the Graphviz source of the picture above.`,
+  `- [${machine.file}.mmd](${machine.file}.mmd): the Mermaid text below.`,
+  '',
+  '```mermaid',
+  mermaid.trimEnd(),
+  '```',
+  '',
+];
+
+export function toReadme(rendered: readonly Rendered[]): string {
   return [
-    `# ${title}: lifecycle statechart`,
+    '# Lifecycle statecharts',
     '',
-    GENERATED_NOTE,
+    generatedNote(rendered.map((r) => r.machine)),
     '',
-    '![statechart](postgres-cluster.svg)',
+    `One statechart per resource: ${rendered.map((r) => `[${r.machine.title}](#${r.machine.title.toLowerCase()})`).join(', ')}.`,
     '',
-    '- [states.md](states.md): every state with its phase, conditions, actions and transitions, and every guard.',
-    '- [postgres-cluster.dot](postgres-cluster.dot): the Graphviz source of the picture above.',
-    '- [postgres-cluster.mmd](postgres-cluster.mmd): the Mermaid text below.',
+    '- [states.md](states.md): every state of each machine with its phase, conditions, actions and transitions,',
+    '  and every guard.',
     '',
-    'The picture folds repeated transitions (see its legend); the Mermaid chart below draws every',
-    'transition target as its own edge.',
+    'Each picture folds repeated transitions (see its legend); each Mermaid chart draws every transition',
+    'target as its own edge.',
     '',
-    '```mermaid',
-    mermaid.trimEnd(),
-    '```',
-    '',
+    ...rendered.flatMap(section),
   ].join('\n');
 }

@@ -142,6 +142,8 @@ export async function captureLogLines(): Promise<Record<string, unknown>[]> {
     secrets: source('secrets') as unknown as WatchSources['secrets'],
     configMaps: source('configmaps') as unknown as WatchSources['configMaps'],
     deployments: source('deployments') as unknown as WatchSources['deployments'],
+    databases: source('postgresdatabases') as unknown as WatchSources['databases'],
+    cnpgDatabases: source('databases') as unknown as WatchSources['cnpgDatabases'],
   };
   let lastTaken: () => void = () => {};
   const lastPass = new Promise<void>((resolve) => {

@@ -77,6 +77,14 @@ export function frozenPorts(
       ...child((ref) => (sameRef(observation.configMap, ref) ? observation.configMap : undefined)),
       apply: write,
     },
+    // The documented worlds have no PostgresDatabase: the cluster pushes its own roles only.
+    databases: {
+      get: async () => undefined,
+      list: async () => observation.databases ?? [],
+      addFinalizer: write,
+      removeFinalizer: write,
+      writeStatus: write,
+    },
     events: {
       emit: async (_regarding, event) => {
         recorder.events.push(event);

@@ -302,6 +302,55 @@ export function postgresClusterClassCrd(): CustomResourceDefinition {
   };
 }
 
+export function postgresDatabaseCrd(): CustomResourceDefinition {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `postgresdatabases.${GROUP}` },
+    spec: {
+      group: GROUP,
+      names: {
+        kind: 'PostgresDatabase',
+        listKind: 'PostgresDatabaseList',
+        plural: 'postgresdatabases',
+        singular: 'postgresdatabase',
+        shortNames: ['pgdb'],
+        categories: ['pgfsm'],
+      },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: 'Cluster', type: 'string', jsonPath: '.spec.cluster' },
+            { name: 'Database', type: 'string', jsonPath: '.spec.name' },
+            { name: 'Owner', type: 'string', jsonPath: '.spec.owner' },
+            { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+            { name: 'Ready', type: 'string', jsonPath: `${READY_CONDITION}.status` },
+            { name: 'Reason', type: 'string', jsonPath: `${READY_CONDITION}.reason` },
+            { name: 'Host', type: 'string', jsonPath: '.status.endpoint.host', priority: 1 },
+            { name: 'State', type: 'string', jsonPath: '.status.state', priority: 1 },
+            AGE_COLUMN,
+          ],
+          schema: {
+            openAPIV3Schema: rootSchema('PostgresDatabase', [
+              {
+                // Secret names are `<name>-<role>`: bounded so that every one stays a valid object name.
+                rule: `oldSelf.hasValue() || self.metadata.name.size() <= ${MAX_CLUSTER_NAME_LENGTH}`,
+                optionalOldSelf: true,
+                message: `metadata.name must be at most ${MAX_CLUSTER_NAME_LENGTH} characters`,
+              },
+            ]),
+          },
+        },
+      ],
+    },
+  };
+}
+
 const CRD_HEADER = '# Generated from src/operator/api/schema.ts by src/tools/generate/crds.ts — do not edit\n';
 
 // lineWidth 0: long CEL rules stay on one line; no aliases: every YAML node stands on its own for kubectl diffs.
@@ -309,7 +358,7 @@ const toYaml = (document: object) => CRD_HEADER + stringify(document, { lineWidt
 
 /** The contents of deploy/crds/, by file name: one file per CRD plus the kustomization listing them. */
 export function renderCrdFiles(): Record<string, string> {
-  const crds = [postgresClusterCrd(), postgresClusterClassCrd()];
+  const crds = [postgresClusterCrd(), postgresClusterClassCrd(), postgresDatabaseCrd()];
   const files = Object.fromEntries(crds.map((crd) => [`${crd.spec.group}_${crd.spec.names.plural}.yaml`, toYaml(crd)]));
   const kustomization = {
     apiVersion: 'kustomize.config.k8s.io/v1beta1',

@@ -20,13 +20,20 @@ import {
   PatchStrategy,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
+import { parse } from 'yaml';
 import { packageFile } from '../package-files.ts';
 import { asModel, renderKustomization } from './kustomize.ts';
 
-export const PGFSM_CRDS = [
-  packageFile('deploy/crds/pgfsm.io_postgresclusters.yaml'),
-  packageFile('deploy/crds/pgfsm.io_postgresclusterclasses.yaml'),
-];
+const CRD_DIR = packageFile('deploy/crds');
+
+/**
+ * pgfsm's CRDs, in the order deploy/crds/kustomization.yaml lists them: the files `kubectl apply -k deploy/`
+ * installs, and the generator writes both (src/tools/generate/crds.ts), so a new kind is installed here too.
+ * Only the resource list is read (rendering the CRDs themselves would parse every schema on import).
+ */
+export const PGFSM_CRDS: string[] = (
+  (parse(readFileSync(join(CRD_DIR, 'kustomization.yaml'), 'utf8')) as { resources?: string[] } | null)?.resources ?? []
+).map((file) => join(CRD_DIR, file));
 
 /** deploy/rbac in dependency order (the kustomization's order). */
 export const RBAC_MANIFESTS = [

@@ -4,9 +4,11 @@ import type {
   PostgresCluster,
   PostgresClusterClass,
   PostgresClusterStatus,
+  PostgresDatabase,
+  PostgresDatabaseStatus,
 } from '../../operator/api/schema.ts';
 import { PortError } from '../../operator/core/errors.ts';
-import type { ChildPort, Clock, EventSink, Ports } from '../../operator/core/ports.ts';
+import type { ChildPort, Clock, ClusterKey, EventSink, EventSubject, Ports } from '../../operator/core/ports.ts';
 import type { KubeEvent, SecretTemplate } from '../../operator/domain/effects.ts';
 import type {
   CnpgCluster,
@@ -36,7 +38,7 @@ export class MemoryEventSink implements EventSink {
   failNext(times = 1): void {
     this.failures += times;
   }
-  async emit(regarding: PostgresCluster, event: KubeEvent): Promise<void> {
+  async emit(regarding: EventSubject, event: KubeEvent): Promise<void> {
     if (this.failures > 0) {
       this.failures--;
       throw new PortError('timeout', `injected timeout on create Event ${event.reason}`);
@@ -65,7 +67,7 @@ const ownerPatch = (object: StoredObject, mutate: (owners: OwnerReference[]) => 
   return next;
 };
 
-class MemoryChildPort<T extends KubeObject> implements ChildPort<T> {
+export class MemoryChildPort<T extends KubeObject> implements ChildPort<T> {
   constructor(
     protected readonly api: MemoryApiServer,
     private readonly project: (object: StoredObject) => T = (o) => o as unknown as T,
@@ -109,6 +111,51 @@ export const secretViewOf = (object: StoredObject): SecretView => ({
     ...((object.stringData as Record<string, string> | undefined) ?? {}),
   }).sort(),
 });
+
+/**
+ * A resource of ours (PostgresCluster, PostgresDatabase): read, listed, its finalizers and its status, each write
+ * conditional on the version the caller read, as on the real API (kubernetes/postgres-cluster.ts).
+ */
+export function memoryOwnerPort<T extends KubeObject & { metadata: { namespace: string } }, S>(
+  api: MemoryApiServer,
+  kind: string,
+) {
+  /**
+   * Updates the stored object's finalizers as of the version the caller read (a stale caller conflicts); `edit`
+   * returns undefined when there is nothing to change. What to change is decided on the caller's view of the
+   * finalizers, as the Kubernetes adapter decides it: a caller whose view lags (a cache that has not caught up
+   * with the finalizer added) writes, and conflicts, rather than finding the live object already as it wants it.
+   */
+  const editFinalizers = (object: T, edit: (finalizers: string[]) => string[] | undefined) => {
+    const { namespace, name } = object.metadata;
+    const live = api.get<StoredObject>({ kind, namespace, name });
+    const finalizers = live && edit(object.metadata.finalizers ?? []);
+    if (!live || !finalizers) return undefined;
+    live.metadata.finalizers = finalizers;
+    live.metadata.resourceVersion = object.metadata.resourceVersion;
+    return api.update(live).metadata.resourceVersion;
+  };
+  return {
+    async get(key: ClusterKey) {
+      return api.get<T>({ kind, namespace: key.namespace, name: key.name });
+    },
+    async list(namespace: string) {
+      return api.list<T>(kind, namespace);
+    },
+    async addFinalizer(object: T, finalizer: string) {
+      return editFinalizers(object, (finalizers) =>
+        finalizers.includes(finalizer) ? undefined : [...finalizers, finalizer],
+      );
+    },
+    async removeFinalizer(object: T, finalizer: string) {
+      return editFinalizers(object, (finalizers) => finalizers.filter((f) => f !== finalizer));
+    },
+    async writeStatus(object: T, status: S) {
+      const ref = { kind, namespace: object.metadata.namespace, name: object.metadata.name };
+      return api.updateStatus(ref, status as object, object.metadata.resourceVersion) as unknown as T;
+    },
+  };
+}
 
 export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSink = new MemoryEventSink(clock)): Ports {
   const secrets = new (class extends MemoryChildPort<SecretView> {
@@ -158,45 +205,9 @@ export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSin
     }
   })(api);
 
-  /**
-   * Updates the stored cluster's finalizers as of the version the caller read (a stale caller conflicts,
-   * as on the real API); `edit` returns undefined when there is nothing to change. What to change is decided
-   * on the caller's view of the finalizers, as kubernetes/postgres-cluster.ts decides it: a caller whose view
-   * lags (a cache that has not caught up with the finalizer added) writes, and conflicts, rather than finding
-   * the live object already as it wants it.
-   */
-  const editFinalizers = (cluster: PostgresCluster, edit: (finalizers: string[]) => string[] | undefined) => {
-    const { namespace, name } = cluster.metadata;
-    const live = api.get<StoredObject>({ kind: 'PostgresCluster', namespace, name });
-    const finalizers = live && edit(cluster.metadata.finalizers ?? []);
-    if (!live || !finalizers) return undefined;
-    live.metadata.finalizers = finalizers;
-    live.metadata.resourceVersion = cluster.metadata.resourceVersion;
-    return api.update(live).metadata.resourceVersion;
-  };
-
   return {
-    clusters: {
-      async get(key) {
-        return api.get<PostgresCluster>({ kind: 'PostgresCluster', namespace: key.namespace, name: key.name });
-      },
-      async addFinalizer(cluster, finalizer) {
-        return editFinalizers(cluster, (finalizers) =>
-          finalizers.includes(finalizer) ? undefined : [...finalizers, finalizer],
-        );
-      },
-      async removeFinalizer(cluster, finalizer) {
-        return editFinalizers(cluster, (finalizers) => finalizers.filter((f) => f !== finalizer));
-      },
-      /** Conditional on the version of `cluster`, as on the real API (kubernetes/postgres-cluster.ts). */
-      async writeStatus(cluster, status: PostgresClusterStatus) {
-        return api.updateStatus(
-          { kind: 'PostgresCluster', namespace: cluster.metadata.namespace, name: cluster.metadata.name },
-          status,
-          cluster.metadata.resourceVersion,
-        ) as unknown as PostgresCluster;
-      },
-    },
+    clusters: memoryOwnerPort<PostgresCluster, PostgresClusterStatus>(api, 'PostgresCluster'),
+    databases: memoryOwnerPort<PostgresDatabase, PostgresDatabaseStatus>(api, 'PostgresDatabase'),
     classes: {
       async get(name) {
         return api.get<PostgresClusterClass>({ kind: 'PostgresClusterClass', namespace: '', name });

@@ -254,8 +254,12 @@ export class CnpgSimulator {
 
   private onChange(change: Change): void {
     this.noteChange(change);
-    if (change.statusOnly) return;
     const { kind } = change.object;
+    // A Database is applied once its owner role exists: CNPG's roles report arrives as the Cluster's status.
+    if ((kind === 'Database' && change.type !== 'deleted') || (kind === 'Cluster' && change.statusOnly)) {
+      this.syncDatabases();
+    }
+    if (change.statusOnly) return;
     if (change.type === 'deleted') {
       // A new object of the same name starts from scratch.
       const id = keyOf(change.object);
@@ -541,6 +545,24 @@ export class CnpgSimulator {
     });
   }
 
+  /**
+   * CNPG's Database controller, reduced to what pgfsm reads: a Database whose owner role CNPG has reconciled
+   * on its Cluster is applied (`status.applied` for its generation); until then it has no status.
+   */
+  private syncDatabases(): void {
+    for (const database of this.api.list<SimulatedDatabase>('Database')) {
+      const { namespace = '', generation } = database.metadata;
+      if (database.status?.applied && database.status.observedGeneration === generation) continue;
+      const cluster = this.api.get<CnpgCluster>(refOf(namespace, database.spec?.cluster?.name ?? ''));
+      const reconciled = cluster?.status?.managedRolesStatus?.byStatus?.reconciled ?? [];
+      if (!reconciled.includes(database.spec?.owner ?? '')) continue;
+      this.api.put(
+        { ...database, status: { applied: true, observedGeneration: generation } } as unknown as StoredObject,
+        true,
+      );
+    }
+  }
+
   // ---- plumbing -----------------------------------------------------------------------------------
 
   private remember(key: string, print: string): void {
@@ -577,4 +599,9 @@ export class CnpgSimulator {
 }
 
 const refOf = (namespace: string, name: string) => ({ kind: 'Cluster', namespace, name });
+
+type SimulatedDatabase = KubeObject & {
+  spec?: { cluster?: { name?: string }; owner?: string };
+  status?: { applied?: boolean; observedGeneration?: number };
+};
 const refOfPooler = (namespace: string, name: string) => ({ kind: 'Pooler', namespace, name });

@@ -30,7 +30,7 @@ const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const apply = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
 const SIMULATOR = 'cnpg-simulator';
 
-type Kind = 'Cluster' | 'Pooler' | 'Deployment' | 'Secret';
+type Kind = 'Cluster' | 'Pooler' | 'Deployment' | 'Secret' | 'Database';
 
 /** The keys of `next` that differ from `before`, as a JSON merge patch (removed keys become null). */
 export function mergePatchOf(before: unknown, next: unknown): unknown {
@@ -45,6 +45,9 @@ export function mergePatchOf(before: unknown, next: unknown): unknown {
   }
   return patch;
 }
+
+/** The CNPG kinds the simulator writes, by their resource names. */
+const PLURAL_OF: Record<string, string> = { Cluster: 'clusters', Pooler: 'poolers', Database: 'databases' };
 
 /** Writes in flight at once, across objects; each object's writes stay in order. */
 const MAX_CONCURRENT_WRITES = 16;
@@ -112,6 +115,7 @@ export class KubernetesSimulatorApi implements SimulatorApi {
       Deployment: informer(RESOURCES.deployments),
       // Only whether a role's password Secret exists matters: metadata, never data.
       Secret: informer(RESOURCES.secrets, true),
+      Database: informer(RESOURCES.cnpgDatabases),
     };
     // Registered before any `onChange` listener, so a listener woken by the watch's copy of a write reads
     // that copy, not the overlay.
@@ -320,7 +324,7 @@ export class KubernetesSimulatorApi implements SimulatorApi {
       }
       return version;
     }
-    const plural = object.kind === 'Cluster' ? 'clusters' : 'poolers';
+    const plural = PLURAL_OF[object.kind] ?? 'poolers';
     const at = { group: 'postgresql.cnpg.io', version: 'v1', namespace, plural, name };
     // Only what changed since the simulator's own last view, with removed keys as null (a merge patch of the
     // whole status would leave a dropped key, such as phaseReason after a switchover, on the server).

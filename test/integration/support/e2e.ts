@@ -13,12 +13,13 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
-import type { PostgresCluster, PostgresClusterSpec } from '../../../src/operator/api/schema.ts';
+import type { PostgresCluster, PostgresClusterSpec, PostgresDatabase } from '../../../src/operator/api/schema.ts';
+import type { PrivilegesPort } from '../../../src/operator/core/database/ports.ts';
 import { defaultSettings, type Settings } from '../../../src/operator/domain/observation.ts';
 import { createLogger } from '../../../src/operator/driver/logger.ts';
 import { type RunningOperator, startOperator } from '../../../src/operator/driver/operator.ts';
 import { SoleLeader } from '../../../src/operator/driver/sources.ts';
-import { kubernetesPorts } from '../../../src/operator/kubernetes/index.ts';
+import { kubernetesDatabasePorts, kubernetesPorts } from '../../../src/operator/kubernetes/index.ts';
 import { LeaseElector } from '../../../src/operator/kubernetes/leader.ts';
 import { createWatchSources } from '../../../src/operator/kubernetes/watch-sources.ts';
 import type { ControlPlane } from '../../../src/tools/control-plane/index.ts';
@@ -29,6 +30,7 @@ import {
   RBAC_MANIFESTS,
   readManifests,
 } from '../../../src/tools/install/manifests.ts';
+import { RecordingPrivileges } from '../../../src/tools/memory/database-ports.ts';
 import { CnpgSimulator } from '../../../src/tools/simulation/cnpg-simulator.ts';
 import { KubernetesSimulatorApi } from '../../../src/tools/simulation/kubernetes-api.ts';
 
@@ -111,11 +113,22 @@ export async function setUpWorld(cp: ControlPlane, options: WorldOptions = {}): 
 
 export interface OperatorHandle extends RunningOperator {
   identity: string;
+  /** Where the PostgresDatabases' grants went. */
+  privileges: PrivilegesPort;
 }
 
 export async function runOperator(
   world: World,
-  options: { identity?: string; leaderElect?: boolean; settings?: Partial<Settings> } = {},
+  options: {
+    identity?: string;
+    leaderElect?: boolean;
+    settings?: Partial<Settings>;
+    /**
+     * Where PostgresDatabases' grants go. This world has no PostgreSQL (CNPG's controller is simulated), so by
+     * default a stand-in records them; the e2e suite on the real node grants on a real PostgreSQL.
+     */
+    privileges?: PrivilegesPort;
+  } = {},
 ): Promise<OperatorHandle> {
   const identity = options.identity ?? `pgfsm-${Math.random().toString(36).slice(2, 8)}`;
   const kc = world.operatorKc;
@@ -129,16 +142,19 @@ export async function runOperator(
         retryPeriodMs: 300,
       })
     : new SoleLeader(identity);
+  const ports = kubernetesPorts(kc, { reportingInstance: identity });
+  const privileges = options.privileges ?? new RecordingPrivileges();
   const operator = await startOperator({
     sources: createWatchSources(kc),
-    ports: kubernetesPorts(kc, { reportingInstance: identity }),
+    ports,
+    databasePorts: kubernetesDatabasePorts(kc, ports, { privileges }),
     settings: { ...defaultSettings, requeueDelayMs: 2_000, ...options.settings },
     leadership,
     workers: 2,
     metricsAddress: '127.0.0.1:0',
     logger: createLogger({ level: 'warn' }),
   });
-  return Object.assign(operator, { identity });
+  return Object.assign(operator, { identity, privileges });
 }
 
 export const classObject = (name: string, config: Record<string, unknown> = {}) => ({
@@ -212,11 +228,11 @@ export async function conditions(world: World, name: string) {
 }
 
 /** events.k8s.io Events about one PostgresCluster, with their series counts. */
-export async function eventsAbout(world: World, name: string) {
+export async function eventsAbout(world: World, name: string, kind = 'PostgresCluster') {
   const api = world.admin.makeApiClient(EventsV1Api);
   const list = await api.listNamespacedEvent({ namespace: NS });
   return list.items
-    .filter((e) => e.regarding?.name === name && e.regarding?.kind === 'PostgresCluster')
+    .filter((e) => e.regarding?.name === name && e.regarding?.kind === kind)
     .map((e) => ({
       reason: e.reason ?? '',
       type: e.type ?? '',
@@ -229,3 +245,54 @@ export async function eventsAbout(world: World, name: string) {
 
 export const countOf = (events: Array<{ reason: string; count: number }>, reason: string) =>
   events.filter((e) => e.reason === reason).reduce((n, e) => n + e.count, 0);
+
+export async function createDatabase(world: World, name: string, spec: Record<string, unknown>) {
+  await world.custom.createNamespacedCustomObject({
+    ...GROUP,
+    namespace: NS,
+    plural: 'postgresdatabases',
+    body: { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresDatabase', metadata: { name, namespace: NS }, spec },
+  });
+}
+
+export async function getDatabase(world: World, name: string): Promise<PostgresDatabase | undefined> {
+  try {
+    return (await world.custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: NS,
+      plural: 'postgresdatabases',
+      name,
+    })) as PostgresDatabase;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+}
+
+/** Waits for a state; on a timeout, the error says where the database is and why (its conditions). */
+export async function untilDatabaseState(world: World, name: string, state: string, timeoutMs = 30_000) {
+  try {
+    await waitFor(
+      `PostgresDatabase ${name} in ${state}`,
+      async () => ((await getDatabase(world, name))?.status?.state === state ? true : undefined),
+      timeoutMs,
+    );
+  } catch (error) {
+    const status = (await getDatabase(world, name))?.status;
+    const why = (status?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}: ${c.message}`);
+    throw new Error(`${(error as Error).message}; it is in ${status?.state}: ${why.join('; ')}`);
+  }
+}
+
+/** A Secret's values, decoded: for the test's own checks (the operator never reads them back). */
+export async function secretValues(world: World, name: string): Promise<Record<string, string> | undefined> {
+  try {
+    const secret = await world.core.readNamespacedSecret({ name, namespace: NS });
+    return Object.fromEntries(
+      Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]),
+    );
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+}

@@ -4,6 +4,8 @@
  * the list are set to `ensure: absent` until CNPG confirms they are gone.
  */
 import type { MergedConfig } from '../config.ts';
+import { type RoleClaim, roleClaims } from '../database/roles.ts';
+import type { Effect } from '../effects.ts';
 import { normal } from '../effects.ts';
 import { CNPG_API_VERSION, type CnpgCluster, type CnpgRoleConfiguration } from '../objects.ts';
 import type { Observation } from '../observation.ts';
@@ -12,8 +14,14 @@ import { EventReason, Reason } from '../vocabulary.ts';
 
 export interface DesiredRoles {
   roles: CnpgRoleConfiguration[];
-  /** Roles held back because their password Secret does not exist yet: role -> Secret name. */
+  /** Roles of the spec held back because their password Secret does not exist yet: role -> Secret name. */
   waitingForSecret: Record<string, string>;
+  /**
+   * The names among `roles` that PostgresDatabases asked for (domain/database/roles.ts), released ones
+   * included. They are pushed in the same list — this pass is the list's only writer — but judged by each
+   * PostgresDatabase, not by the cluster: a database being added must not take the cluster out of Ready.
+   */
+  databaseRoles: ReadonlySet<string>;
 }
 
 const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
@@ -35,7 +43,8 @@ export function desiredRoles(observation: Observation, config: MergedConfig): De
   const current = new Map((observation.cnpg?.spec?.managed?.roles ?? []).map((r) => [r.name, r]));
   const waitingForSecret: Record<string, string> = {};
   const roles: CnpgRoleConfiguration[] = [];
-  const wanted = new Set(config.managedRoles.map((r) => r.name));
+  const claimed = roleClaims(observation.cluster, observation.databases ?? []).roles;
+  const wanted = new Set([...config.managedRoles.map((r) => r.name), ...claimed.keys()]);
   for (const role of config.managedRoles) {
     if (role.exists === false) {
       roles.push({ name: role.name, ensure: 'absent' });
@@ -62,15 +71,80 @@ export function desiredRoles(observation: Observation, config: MergedConfig): De
     // leave it in the database as not-managed. An absent entry for a gone role costs nothing.
     if (!wanted.has(name)) roles.push({ name, ensure: 'absent' });
   }
-  return { roles: roles.sort(byName), waitingForSecret };
+  const databaseRoles = new Set<string>();
+  for (const claim of roleClaims(observation.cluster, observation.databases ?? []).roles.values()) {
+    databaseRoles.add(claim.name);
+    const role = databaseRole(claim, current.get(claim.name), observation);
+    if (role) roles.push(role);
+  }
+  return { roles: roles.sort(byName), waitingForSecret, databaseRoles };
 }
 
-const rolesKey = (roles: CnpgRoleConfiguration[] | undefined) =>
-  JSON.stringify((roles ?? []).map(normalize).sort(byName));
+/**
+ * A PostgresDatabase's role as it is pushed: absent while its database is deleted with it, out of the list once
+ * released (Retain), and present once its connection Secret exists (CNPG reads the password there). Until the
+ * Secret exists, what CNPG already has is kept, as for the spec's roles.
+ */
+function databaseRole(
+  claim: RoleClaim,
+  pushed: CnpgRoleConfiguration | undefined,
+  observation: Observation,
+): CnpgRoleConfiguration | undefined {
+  if (claim.ensure === 'released') return undefined;
+  if (claim.ensure === 'absent') return { name: claim.name, ensure: 'absent' };
+  if (!observation.roleSecrets[claim.secretName]) return pushed ? normalize(pushed) : undefined;
+  return { name: claim.name, ensure: 'present', login: true, passwordSecret: { name: claim.secretName } };
+}
+
+const rolesKey = (roles: CnpgRoleConfiguration[] | undefined, keep: (name: string) => boolean = () => true) =>
+  JSON.stringify(
+    (roles ?? [])
+      .filter((r) => keep(r.name))
+      .map(normalize)
+      .sort(byName),
+  );
 
 export function rolesDrifted(observation: Observation, desired: DesiredRoles): boolean {
   return rolesKey(observation.cnpg?.spec?.managed?.roles) !== rolesKey(desired.roles);
 }
+
+/** Whether the spec's own roles differ from what CNPG has (the cluster's step pushes them, out of Ready). */
+function specRolesDrifted(observation: Observation, desired: DesiredRoles): boolean {
+  const own = (name: string) => !desired.databaseRoles.has(name);
+  return rolesKey(observation.cnpg?.spec?.managed?.roles, own) !== rolesKey(desired.roles, own);
+}
+
+/** The spec's roles only: what the cluster's own condition judges. */
+export const specRoles = (desired: DesiredRoles): DesiredRoles => ({
+  ...desired,
+  roles: desired.roles.filter((r) => !desired.databaseRoles.has(r.name)),
+});
+
+/**
+ * The push of the list when only PostgresDatabases' roles differ: no step of the cluster's own, since nothing of
+ * the cluster is missing. The ManagedRoles step makes it as it passes, and Ready without leaving (the machine).
+ */
+export function databaseRolesPush(observation: Observation, desired: DesiredRoles): Effect[] {
+  const { cnpg } = observation;
+  if (!cnpg || specRolesDrifted(observation, desired) || !rolesDrifted(observation, desired)) return [];
+  const names = desired.roles
+    .filter((r) => desired.databaseRoles.has(r.name))
+    .map((r) => `${r.name}(${r.ensure})`)
+    .join(', ');
+  return [rolesApply(cnpg, desired, `Roles of PostgresDatabases pushed to CNPG: ${names || 'none'}`)];
+}
+
+const rolesApply = (cnpg: CnpgCluster, desired: DesiredRoles, message: string): Effect => ({
+  type: 'apply',
+  component: 'managedRoles',
+  object: {
+    apiVersion: CNPG_API_VERSION,
+    kind: 'Cluster',
+    metadata: { name: cnpg.metadata.name, namespace: cnpg.metadata.namespace },
+    spec: { managed: { roles: desired.roles } },
+  } as CnpgCluster,
+  event: normal(EventReason.ManagedRolesApplied, 'ApplyManagedRoles', message),
+});
 
 /** The roles that CNPG refused, by role, with its error messages. */
 export function failedRoles(observation: Observation, desired: DesiredRoles): Record<string, string> {
@@ -102,21 +176,14 @@ export function rolesStatus(observation: Observation, desired: DesiredRoles) {
 export function judgeManagedRoles(observation: Observation, desired: DesiredRoles): Judgment {
   const { cnpg } = observation;
   if (!cnpg) return judgment(verdict('Pending', Reason.ManagedRolesPending, 'Waiting for the CNPG cluster'));
-  if (rolesDrifted(observation, desired)) {
+  if (specRolesDrifted(observation, desired)) {
     const names = desired.roles.map((r) => `${r.name}(${r.ensure})`).join(', ') || 'none';
-    return judgment(verdict('Provisioning', Reason.ManagedRolesPending, 'Pushing managed roles to the CNPG cluster'), {
-      type: 'apply',
-      component: 'managedRoles',
-      object: {
-        apiVersion: CNPG_API_VERSION,
-        kind: 'Cluster',
-        metadata: { name: cnpg.metadata.name, namespace: cnpg.metadata.namespace },
-        spec: { managed: { roles: desired.roles } },
-      } as CnpgCluster,
-      event: normal(EventReason.ManagedRolesApplied, 'ApplyManagedRoles', `Managed roles pushed to CNPG: ${names}`),
-    });
+    return judgment(
+      verdict('Provisioning', Reason.ManagedRolesPending, 'Pushing managed roles to the CNPG cluster'),
+      rolesApply(cnpg, desired, `Managed roles pushed to CNPG: ${names}`),
+    );
   }
-  return judgment(reportedHealth(observation, desired));
+  return judgment(reportedHealth(observation, specRoles(desired)));
 }
 
 /** How CNPG reports on roles that are pushed as we want them: nothing to write. */

@@ -1,0 +1,24 @@
+/**
+ * Schema pieces both resources share (schema.ts, database-schema.ts): kept apart so that neither module
+ * imports the other's constants while they are still being built.
+ */
+import { type Static, Type } from '@sinclair/typebox';
+
+export const DeletionPolicy = Type.Union([Type.Literal('Delete'), Type.Literal('Retain')]);
+
+export const Condition = Type.Object({
+  type: Type.String(),
+  status: Type.Union([Type.Literal('True'), Type.Literal('False'), Type.Literal('Unknown')]),
+  observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+  lastTransitionTime: Type.String({ format: 'date-time' }),
+  reason: Type.String(),
+  message: Type.String(),
+});
+
+export const Phase = Type.Union(
+  ['Pending', 'Provisioning', 'Ready', 'Degraded', 'Failed', 'Suspended', 'Deleting'].map((p) => Type.Literal(p)),
+);
+
+export type DeletionPolicy = Static<typeof DeletionPolicy>;
+export type Condition = Static<typeof Condition>;
+export type Phase = Static<typeof Phase>;

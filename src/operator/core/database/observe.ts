@@ -1,0 +1,46 @@
+/** Reads one PostgresDatabase's world through the ports: the observation of its tick. */
+import type { PostgresDatabase } from '../../api/schema.ts';
+import { cnpgDatabaseRef } from '../../domain/database/cnpg-database.ts';
+import { secretRefOf } from '../../domain/database/connection.ts';
+import type { ConnectionSecretView, DatabaseObservation } from '../../domain/database/observation.ts';
+import { rolesOf } from '../../domain/database/roles.ts';
+import { CNPG_API_VERSION } from '../../domain/objects.ts';
+import { childNames } from '../../domain/vocabulary.ts';
+import type { DatabasePorts } from './ports.ts';
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export async function observeDatabase(ports: DatabasePorts, database: PostgresDatabase): Promise<DatabaseObservation> {
+  const namespace = database.metadata.namespace;
+  // The spec may be anything (stored past the CRD rules): a name no object can have is not asked for, and the
+  // spec check stops this database in Failed.InvalidSpec naming the field.
+  const clusterName =
+    typeof database.spec?.cluster === 'string' && DNS_LABEL.test(database.spec.cluster)
+      ? database.spec.cluster
+      : undefined;
+  const names = clusterName ? childNames(clusterName) : undefined;
+  const roles = rolesOf(database);
+  const [cluster, cnpg, endpoints, cnpgDatabase, databases, ...secrets] = await Promise.all([
+    clusterName ? ports.clusters.get({ namespace, name: clusterName }) : undefined,
+    names
+      ? ports.cnpgClusters.get({ apiVersion: CNPG_API_VERSION, kind: 'Cluster', namespace, name: names.cnpgCluster })
+      : undefined,
+    names ? ports.configMaps.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: names.configMap }) : undefined,
+    ports.cnpgDatabases.get(cnpgDatabaseRef(database)),
+    ports.databases.list(namespace),
+    ...roles.map((role) => ports.connectionSecrets.get(secretRefOf(database, role))),
+  ]);
+  const byRole: Record<string, ConnectionSecretView | undefined> = {};
+  roles.forEach((role, i) => {
+    byRole[role.name] = secrets[i] as ConnectionSecretView | undefined;
+  });
+  return {
+    database,
+    ...(cluster ? { cluster } : {}),
+    ...(cnpg ? { cnpg } : {}),
+    ...(endpoints ? { endpoints } : {}),
+    ...(cnpgDatabase ? { cnpgDatabase } : {}),
+    secrets: byRole,
+    databases,
+  };
+}

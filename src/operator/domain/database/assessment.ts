@@ -1,0 +1,307 @@
+/**
+ * The checks of a PostgresDatabase's tick: one judgment per component (its verdict and the writes acting on
+ * it), computed once per tick and shared by the machine's guards and actions and by the status projection.
+ * Pure: the observation and the settings are all it reads.
+ */
+
+import { PLAIN_IDENTIFIER } from '../../api/database-schema.ts';
+import type { PostgresDatabase } from '../../api/schema.ts';
+import { type PrivilegePlan, planDigest } from '../../postgres/privileges.ts';
+import { type Judgment, judgment, type Verdict, verdict } from '../verdict.ts';
+import { ADOPT_ANNOTATION, describeOwner } from '../vocabulary.ts';
+import { cnpgApplied, cnpgDatabaseDrift, cnpgDatabaseRef, cnpgRefused, desiredCnpgDatabase } from './cnpg-database.ts';
+import { desiredSecret, type Endpoints, publishedEndpoints, secretDrift } from './connection.ts';
+import { type DatabaseEffect, databaseEvent } from './effects.ts';
+import type { DatabaseObservation, DatabaseTick } from './observation.ts';
+import { type DatabaseRole, roleClaims, rolesOf } from './roles.ts';
+import {
+  DATABASE_COMPONENTS,
+  type DatabaseComponent,
+  DatabaseReason,
+  ownershipByDatabase,
+  PRIVILEGES_ANNOTATION,
+} from './vocabulary.ts';
+
+export type DatabaseVerdict = Verdict<DatabaseReason>;
+type DatabaseJudgment = Judgment<DatabaseReason, DatabaseEffect>;
+
+export interface DatabaseAssessment {
+  /** Why the spec cannot be acted on, naming the field; undefined when it can. */
+  specProblem?: string;
+  /** Each component's verdict; a component after one that is not Ready is judged too (the status shows it). */
+  health: Record<DatabaseComponent, DatabaseVerdict>;
+  /** The writes each component's step makes on this tick. */
+  plans: Record<DatabaseComponent, DatabaseEffect[]>;
+  endpoints?: Endpoints;
+  roles: DatabaseRole[];
+}
+
+const plain = new RegExp(PLAIN_IDENTIFIER);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * What the CRD schema refuses, checked again: an object stored before the CRD (or with validation off) may
+ * hold anything, and must stop in Failed.InvalidSpec naming the field rather than make a pass throw.
+ */
+export function specProblem(database: PostgresDatabase): string | undefined {
+  const spec: unknown = database.spec;
+  if (!isRecord(spec)) return 'spec is missing';
+  for (const field of ['cluster', 'name', 'owner'] as const) {
+    if (typeof spec[field] !== 'string' || spec[field] === '') return `spec.${field} must be set`;
+  }
+  for (const field of ['name', 'owner'] as const) {
+    if (!plain.test(spec[field] as string)) return `spec.${field} must be a plain PostgreSQL identifier`;
+  }
+  const users = spec.users ?? [];
+  if (!Array.isArray(users)) return 'spec.users must be a list';
+  for (const [i, user] of users.entries()) {
+    if (!isRecord(user) || typeof user.name !== 'string' || !plain.test(user.name)) {
+      return `spec.users[${i}].name must be a plain PostgreSQL identifier`;
+    }
+    if (user.name === spec.owner) return `spec.users[${i}].name must differ from spec.owner`;
+  }
+  for (const list of ['schemas', 'extensions'] as const) {
+    const items = spec[list] ?? [];
+    if (!Array.isArray(items) || items.some((item) => !isRecord(item) || typeof item.name !== 'string')) {
+      return `spec.${list} must be a list of names`;
+    }
+  }
+  return undefined;
+}
+
+const pending = (reason: DatabaseReason, message: string) => verdict('Pending', reason, message);
+const ready = (reason: DatabaseReason, message: string) => verdict('Ready', reason, message);
+
+function judgeCluster(o: DatabaseObservation, endpoints: Endpoints | undefined): DatabaseJudgment {
+  const name = o.database.spec.cluster;
+  if (!o.cluster) {
+    return judgment(
+      pending(
+        DatabaseReason.ClusterNotFound,
+        `PostgresCluster ${name} does not exist in namespace ${o.database.metadata.namespace}`,
+      ),
+    );
+  }
+  if (o.cluster.metadata.deletionTimestamp) {
+    return judgment(pending(DatabaseReason.ClusterDeleting, `PostgresCluster ${name} is being deleted`));
+  }
+  if (!endpoints || !o.cnpg) {
+    const phase = o.cluster.status?.phase ?? 'new';
+    return judgment(
+      pending(
+        DatabaseReason.ClusterNotPublished,
+        `Waiting for PostgresCluster ${name} (${phase}) to publish its endpoints`,
+      ),
+    );
+  }
+  const via = endpoints.pooled ? 'through its pooler' : 'directly';
+  return judgment(ready(DatabaseReason.ClusterAvailable, `PostgresCluster ${name} is published; connecting ${via}`));
+}
+
+function judgeSecrets(o: DatabaseObservation, roles: DatabaseRole[], endpoints: Endpoints): DatabaseJudgment {
+  const effects: DatabaseEffect[] = [];
+  const creating: string[] = [];
+  const following: string[] = [];
+  for (const role of roles) {
+    const template = desiredSecret(o.database, role, endpoints);
+    const seen = o.secrets[role.name];
+    if (!seen) {
+      creating.push(role.secretName);
+      const what = `Secret ${role.secretName} created for role ${role.name}`;
+      effects.push({
+        type: 'applySecret',
+        secret: template,
+        event: databaseEvent('SecretCreated', 'CreateSecret', what),
+      });
+      continue;
+    }
+    const ownership = ownershipByDatabase(seen.metadata.ownerReferences, o.database);
+    if (ownership === 'foreign') {
+      const by = describeOwner(seen.metadata.ownerReferences);
+      return judgment(
+        verdict('Failed', DatabaseReason.SecretOwnedByOther, `Secret ${role.secretName} is controlled by ${by}`),
+      );
+    }
+    if (ownership === 'orphan' && seen.metadata.annotations?.[ADOPT_ANNOTATION] !== 'true') {
+      const how = `kubectl annotate -n ${o.database.metadata.namespace} secret ${role.secretName} ${ADOPT_ANNOTATION}=true`;
+      return judgment(
+        verdict(
+          'Failed',
+          DatabaseReason.SecretOwnedByOther,
+          `Secret ${role.secretName} exists without an owner and was not handed over: it is not changed. To hand it over: ${how}`,
+        ),
+      );
+    }
+    const drift = secretDrift(seen, template);
+    if (drift.length > 0 || ownership === 'orphan') {
+      following.push(role.secretName);
+      const what = `Secret ${role.secretName} now points at ${template.host}:${template.port} (${drift.join(', ') || 'adopted'})`;
+      effects.push({
+        type: 'applySecret',
+        secret: template,
+        event: databaseEvent('SecretUpdated', 'UpdateSecret', what),
+      });
+    }
+  }
+  if (creating.length > 0) {
+    return judgment(pending(DatabaseReason.SecretsPending, `Creating Secret(s) ${creating.join(', ')}`), ...effects);
+  }
+  if (following.length > 0) {
+    const message = `Secret(s) ${following.join(', ')} follow the cluster to ${endpoints.rw}`;
+    return judgment(verdict('Provisioning', DatabaseReason.SecretsFollowingCluster, message), ...effects);
+  }
+  return judgment(ready(DatabaseReason.SecretsReady, `${roles.length} connection Secret(s) point at ${endpoints.rw}`));
+}
+
+function judgeRoles(o: DatabaseObservation, roles: DatabaseRole[]): DatabaseJudgment {
+  const { cluster, cnpg } = o;
+  if (!cluster || !cnpg) return judgment(pending(DatabaseReason.RolesPending, 'Waiting for the CNPG cluster'));
+  const conflict = roleClaims(cluster, o.databases).conflicts.get(o.database.metadata.name);
+  if (conflict) return judgment(verdict('Failed', DatabaseReason.RoleClaimed, conflict));
+  const cannot = cnpg.status?.managedRolesStatus?.cannotReconcile ?? {};
+  const failed = roles.filter((r) => cannot[r.name]);
+  if (failed.length > 0) {
+    const detail = failed.map((r) => `${r.name}: ${(cannot[r.name] ?? []).join('; ') || 'cannot be reconciled'}`);
+    return judgment(
+      verdict('Failed', DatabaseReason.RolesReconciliationFailed, `CNPG cannot reconcile ${detail.join('; ')}`),
+    );
+  }
+  const pushed = new Map((cnpg.spec.managed?.roles ?? []).map((r) => [r.name, r]));
+  const reconciled = new Set(cnpg.status?.managedRolesStatus?.byStatus?.reconciled ?? []);
+  const waiting = roles.filter((r) => {
+    const entry = pushed.get(r.name);
+    return entry?.ensure === 'absent' || entry?.passwordSecret?.name !== r.secretName || !reconciled.has(r.name);
+  });
+  if (waiting.length > 0) {
+    const names = waiting.map((r) => r.name).join(', ');
+    return judgment(
+      verdict(
+        'Provisioning',
+        DatabaseReason.RolesPending,
+        `Waiting for PostgresCluster ${cluster.metadata.name} and CNPG to create role(s) ${names}`,
+      ),
+    );
+  }
+  return judgment(ready(DatabaseReason.RolesReconciled, `${roles.length} role(s) reconciled by CNPG`));
+}
+
+function judgeDatabase(o: DatabaseObservation): DatabaseJudgment {
+  const desired = desiredCnpgDatabase(o.database);
+  const name = desired.metadata.name;
+  const seen = o.cnpgDatabase;
+  const apply = (action: string, message: string): DatabaseEffect => ({
+    type: 'applyDatabase',
+    object: desired,
+    event: databaseEvent('DatabaseApplied', action, message),
+  });
+  if (!seen) {
+    return judgment(
+      verdict('Provisioning', DatabaseReason.DatabasePending, `CNPG Database ${name} does not exist yet`),
+      apply('CreateDatabase', `CNPG Database ${name} created for database ${desired.spec.name}`),
+    );
+  }
+  if (ownershipByDatabase(seen.metadata.ownerReferences, o.database) !== 'ours') {
+    const by = describeOwner(seen.metadata.ownerReferences);
+    return judgment(
+      verdict('Failed', DatabaseReason.DatabaseOwnedByOther, `CNPG Database ${name} is controlled by ${by}`),
+    );
+  }
+  const drift = cnpgDatabaseDrift(seen, desired);
+  if (drift.length > 0) {
+    return judgment(
+      verdict('Provisioning', DatabaseReason.DatabasePending, `CNPG Database ${name}: ${drift.join(', ')} differ`),
+      apply('UpdateDatabase', `CNPG Database ${name} updated: ${drift.join(', ')}`),
+    );
+  }
+  if (cnpgRefused(seen)) {
+    return judgment(
+      verdict(
+        'Failed',
+        DatabaseReason.DatabaseNotApplied,
+        `CNPG cannot apply Database ${name}: ${seen.status?.message}`,
+      ),
+    );
+  }
+  if (!cnpgApplied(seen)) {
+    return judgment(
+      verdict('Provisioning', DatabaseReason.DatabasePending, `Waiting for CNPG to apply Database ${name}`),
+    );
+  }
+  return judgment(
+    ready(DatabaseReason.DatabaseApplied, `Database ${desired.spec.name} exists, owned by ${desired.spec.owner}`),
+  );
+}
+
+export function privilegePlanOf(database: PostgresDatabase, roles: DatabaseRole[]): PrivilegePlan {
+  return {
+    database: database.spec.name,
+    owner: database.spec.owner,
+    schemas: ['public', ...(database.spec.schemas ?? []).map((s) => s.name)],
+    users: roles.flatMap((r) => (r.access === 'owner' ? [] : [{ name: r.name, access: r.access }])),
+  };
+}
+
+function judgePrivileges(o: DatabaseObservation, roles: DatabaseRole[]): DatabaseJudgment {
+  const plan = privilegePlanOf(o.database, roles);
+  const digest = planDigest(plan);
+  const seen = o.cnpgDatabase;
+  if (seen?.metadata.annotations?.[PRIVILEGES_ANNOTATION] === digest) {
+    const users = plan.users.length;
+    return judgment(ready(DatabaseReason.PrivilegesApplied, `Privileges of ${users} user(s) granted (${digest})`));
+  }
+  const users = plan.users.map((u) => `${u.name} (${u.access})`).join(', ') || 'no users besides the owner';
+  return judgment(verdict('Provisioning', DatabaseReason.PrivilegesPending, `Granting privileges over SQL: ${users}`), {
+    type: 'grantPrivileges',
+    cluster: o.database.spec.cluster,
+    plan,
+    digest,
+    database: cnpgDatabaseRef(o.database),
+    event: databaseEvent(
+      'PrivilegesGranted',
+      'GrantPrivileges',
+      `Privileges granted in database ${plan.database}: ${users}`,
+    ),
+  });
+}
+
+const NOT_ASSESSED = verdict<DatabaseReason>('Pending', DatabaseReason.NotAssessed, 'Not assessed');
+
+const MEMO = new WeakMap<DatabaseTick, DatabaseAssessment>();
+
+/** The tick's assessment, computed once per tick (the guards and the actions of one transition share it). */
+export function assessDatabase(event: DatabaseTick): DatabaseAssessment {
+  const known = MEMO.get(event);
+  if (known) return known;
+  const assessment = assess(event.observation);
+  MEMO.set(event, assessment);
+  return assessment;
+}
+
+function assess(o: DatabaseObservation): DatabaseAssessment {
+  const health = Object.fromEntries(DATABASE_COMPONENTS.map((c) => [c, NOT_ASSESSED])) as DatabaseAssessment['health'];
+  const plans = Object.fromEntries(DATABASE_COMPONENTS.map((c) => [c, []])) as unknown as DatabaseAssessment['plans'];
+  const problem = specProblem(o.database);
+  if (problem) {
+    health.cluster = verdict('Failed', DatabaseReason.InvalidSpec, problem);
+    return { specProblem: problem, health, plans, roles: [] };
+  }
+  const roles = rolesOf(o.database);
+  const endpoints = publishedEndpoints(o.endpoints);
+  const judged: Partial<Record<DatabaseComponent, DatabaseJudgment>> = { cluster: judgeCluster(o, endpoints) };
+  if (endpoints) judged.secrets = judgeSecrets(o, roles, endpoints);
+  judged.roles = judgeRoles(o, roles);
+  judged.database = judgeDatabase(o);
+  judged.privileges = judgePrivileges(o, roles);
+  for (const c of DATABASE_COMPONENTS) {
+    const j = judged[c];
+    if (!j) continue;
+    health[c] = j.verdict;
+    plans[c] = j.effects;
+  }
+  return { health, plans, roles, ...(endpoints ? { endpoints } : {}) };
+}
+
+export const isDatabaseComponentReady = (a: DatabaseAssessment, c: DatabaseComponent) => a.health[c].state === 'Ready';
+export const isDatabaseComponentFailed = (a: DatabaseAssessment, c: DatabaseComponent) =>
+  a.health[c].state === 'Failed';

@@ -1,0 +1,100 @@
+/**
+ * A PostgresDatabase's deletion, in three steps the machine takes in order: its CNPG Database (CNPG drops the
+ * database itself only under `deletionPolicy: Delete`, through the reclaim policy set on it), its roles (let go
+ * by the PostgresCluster's pass: dropped under Delete, left in PostgreSQL under Retain), its Secrets (deleted
+ * under Delete, released under Retain: they hold the passwords of roles that still exist).
+ */
+import type { PostgresDatabase } from '../../api/schema.ts';
+import { cnpgDatabaseRef } from './cnpg-database.ts';
+import { secretRefOf } from './connection.ts';
+import { type DatabaseEffect, databaseEvent } from './effects.ts';
+import type { DatabaseObservation } from './observation.ts';
+import { roleClaims, rolesOf } from './roles.ts';
+import { ownershipByDatabase } from './vocabulary.ts';
+
+export const databaseDeletionRequested = (o: DatabaseObservation) => !!o.database.metadata.deletionTimestamp;
+
+const deletes = (database: PostgresDatabase) => database.spec?.deletionPolicy === 'Delete';
+const ours = (o: DatabaseObservation, owners: PostgresDatabase['metadata']['ownerReferences']) =>
+  ownershipByDatabase(owners, o.database) === 'ours';
+
+/** The CNPG Database of ours that is still there, if any. */
+const ourCnpgDatabase = (o: DatabaseObservation) =>
+  o.cnpgDatabase && ours(o, o.cnpgDatabase.metadata.ownerReferences) ? o.cnpgDatabase : undefined;
+
+export function planCnpgDatabaseDeletion(o: DatabaseObservation): DatabaseEffect[] {
+  if (!databaseDeletionRequested(o) || !ourCnpgDatabase(o)) return [];
+  const ref = cnpgDatabaseRef(o.database);
+  const what = deletes(o.database) ? 'CNPG drops the database' : 'the database stays in PostgreSQL';
+  return [
+    {
+      type: 'delete',
+      ref,
+      event: databaseEvent('ChildDeleted', 'DeleteDatabase', `CNPG Database ${ref.name} deleted: ${what}`),
+    },
+  ];
+}
+
+export const cnpgDatabaseGone = (o: DatabaseObservation) => !ourCnpgDatabase(o);
+
+/**
+ * The PostgresCluster's pass has let the roles go as the policy says: each is `ensure: absent` (Delete) or out of
+ * the list (Retain). Nothing to wait for when there is no CNPG Cluster, or when the roles were never pushed for
+ * this database (another had one of them).
+ */
+export function rolesLetGo(o: DatabaseObservation): boolean {
+  const { cluster, cnpg } = o;
+  if (!cluster || !cnpg) return true;
+  if (roleClaims(cluster, o.databases).conflicts.has(o.database.metadata.name)) return true;
+  const pushed = new Map((cnpg.spec.managed?.roles ?? []).map((r) => [r.name, r]));
+  const cannot = cnpg.status?.managedRolesStatus?.cannotReconcile ?? {};
+  const reconciled = new Set(cnpg.status?.managedRolesStatus?.byStatus?.reconciled ?? []);
+  return rolesOf(o.database).every((role) => {
+    const entry = pushed.get(role.name);
+    if (!deletes(o.database)) return entry === undefined;
+    // Dropped, as CNPG reports it: the database goes only after, so that its leftover `absent` entries, which
+    // the cluster keeps for good, are already reconciled and never count as the cluster's pending roles.
+    return entry?.ensure === 'absent' && reconciled.has(role.name) && !cannot[role.name];
+  });
+}
+
+export function planSecretsCleanup(o: DatabaseObservation): DatabaseEffect[] {
+  if (!databaseDeletionRequested(o)) return [];
+  const uid = o.database.metadata.uid ?? '';
+  return rolesOf(o.database).flatMap((role): DatabaseEffect[] => {
+    const seen = o.secrets[role.name];
+    if (!seen || !ours(o, seen.metadata.ownerReferences)) return [];
+    const ref = secretRefOf(o.database, role);
+    return deletes(o.database)
+      ? [{ type: 'delete', ref, event: databaseEvent('ChildDeleted', 'DeleteSecret', `Secret ${ref.name} deleted`) }]
+      : [
+          {
+            type: 'releaseOwner',
+            ref,
+            ownerUid: uid,
+            event: databaseEvent('ChildRetained', 'RetainSecret', `Secret ${ref.name} kept for role ${role.name}`),
+          },
+        ];
+  });
+}
+
+export const secretsCleanedUp = (o: DatabaseObservation) =>
+  rolesOf(o.database).every((role) => {
+    const seen = o.secrets[role.name];
+    return !seen || !ours(o, seen.metadata.ownerReferences);
+  });
+
+export function planDatabaseFinalizerRemoval(o: DatabaseObservation): DatabaseEffect[] {
+  if (!databaseDeletionRequested(o)) return [];
+  const policy = deletes(o.database) ? 'dropped' : 'retained';
+  return [
+    {
+      type: 'removeFinalizer',
+      event: databaseEvent(
+        'CleanupComplete',
+        'RemoveFinalizer',
+        `Cleanup complete: database ${o.database.spec?.name} ${policy}`,
+      ),
+    },
+  ];
+}

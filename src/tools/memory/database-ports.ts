@@ -1,0 +1,106 @@
+/**
+ * The PostgresDatabase ports over the in-memory API, for the path and contract tests and the simulation. The
+ * privileges port is a stand-in that records the plans it was given: the memory world has no PostgreSQL (the
+ * e2e suite grants on a real one, through src/operator/postgres/privileges.ts).
+ */
+
+import type { DatabasePorts, PrivilegesPort } from '../../operator/core/database/ports.ts';
+import { PortError } from '../../operator/core/errors.ts';
+import type { ClusterKey, Ports } from '../../operator/core/ports.ts';
+import type { ConnectionSecretTemplate } from '../../operator/domain/database/effects.ts';
+import type { CnpgDatabase, ConnectionSecretView } from '../../operator/domain/database/observation.ts';
+import { PRIVILEGES_ANNOTATION, PRIVILEGES_FIELD_MANAGER } from '../../operator/domain/database/vocabulary.ts';
+import type { ObjectRef } from '../../operator/domain/objects.ts';
+import { FIELD_MANAGER } from '../../operator/domain/vocabulary.ts';
+import { generatePassword } from '../../operator/kubernetes/password.ts';
+import type { PrivilegePlan } from '../../operator/postgres/privileges.ts';
+import type { MemoryApiServer, StoredObject } from './api-server.ts';
+import { MemoryChildPort, secretViewOf } from './ports.ts';
+
+const decode = (value: unknown) => (typeof value === 'string' ? Buffer.from(value, 'base64').toString() : undefined);
+const encode = (value: string) => Buffer.from(value).toString('base64');
+
+/** The view the core gets: key names, and the values that are no secret. */
+export function connectionSecretViewOf(object: StoredObject): ConnectionSecretView {
+  const data = (object.data as Record<string, string> | undefined) ?? {};
+  const values: ConnectionSecretView['values'] = {};
+  for (const key of ['username', 'host', 'port', 'dbname'] as const) {
+    const value = decode(data[key]);
+    if (value !== undefined) values[key] = value;
+  }
+  return { ...secretViewOf(object), values };
+}
+
+/** Records every grant; `failWith` makes the next grants fail as a connection refused would. */
+export class RecordingPrivileges implements PrivilegesPort {
+  readonly grants: { cluster: ClusterKey; plan: PrivilegePlan }[] = [];
+  failWith: Error | undefined;
+  async grant(cluster: ClusterKey, plan: PrivilegePlan): Promise<void> {
+    if (this.failWith) throw this.failWith;
+    this.grants.push({ cluster, plan: structuredClone(plan) });
+  }
+}
+
+class MemoryConnectionSecrets extends MemoryChildPort<ConnectionSecretView> {
+  async apply(template: ConnectionSecretTemplate): Promise<void> {
+    const existing = this.api.get<StoredObject>(template.ref);
+    const password = decode((existing?.data as Record<string, string> | undefined)?.password) ?? generatePassword();
+    const uri = `postgresql://${encodeURIComponent(template.username)}:${encodeURIComponent(password)}@${template.host}:${template.port}/${template.dbname}`;
+    this.api.apply(
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: {
+          name: template.ref.name,
+          namespace: template.ref.namespace,
+          labels: template.labels,
+          ownerReferences: [template.owner],
+        },
+        type: 'kubernetes.io/basic-auth',
+        data: {
+          username: encode(template.username),
+          password: encode(password),
+          host: encode(template.host),
+          port: encode(template.port),
+          dbname: encode(template.dbname),
+          uri: encode(uri),
+        },
+      },
+      FIELD_MANAGER,
+    );
+  }
+}
+
+export function memoryDatabasePorts(
+  api: MemoryApiServer,
+  clusterPorts: Ports,
+  privileges: PrivilegesPort = new RecordingPrivileges(),
+): DatabasePorts {
+  const cnpgDatabases = new MemoryChildPort<CnpgDatabase>(api);
+  return {
+    clusters: clusterPorts.clusters,
+    cnpgClusters: clusterPorts.cnpgClusters,
+    configMaps: clusterPorts.configMaps,
+    databases: clusterPorts.databases,
+    events: clusterPorts.events,
+    clock: clusterPorts.clock,
+    cnpgDatabases: {
+      get: (ref: ObjectRef) => cnpgDatabases.get(ref),
+      delete: (ref: ObjectRef) => cnpgDatabases.delete(ref),
+      async apply(object: CnpgDatabase) {
+        api.apply(structuredClone(object) as unknown as StoredObject, FIELD_MANAGER);
+      },
+      async recordPrivileges(ref: ObjectRef, digest: string) {
+        if (!api.get(ref)) throw new PortError('notFound', `Database ${ref.name} not found`);
+        const annotation = { [PRIVILEGES_ANNOTATION]: digest };
+        const { apiVersion, kind, namespace, name } = ref;
+        api.apply(
+          { apiVersion, kind, metadata: { name, namespace, annotations: annotation } },
+          PRIVILEGES_FIELD_MANAGER,
+        );
+      },
+    },
+    connectionSecrets: new MemoryConnectionSecrets(api, connectionSecretViewOf),
+    privileges,
+  };
+}
