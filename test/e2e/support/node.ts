@@ -14,7 +14,7 @@ import {
 } from '@kubernetes/client-node';
 import pg from 'pg';
 import { inject } from 'vitest';
-import type { PostgresCluster } from '../../../src/operator/api/schema.ts';
+import type { PostgresCluster, PostgresDatabase } from '../../../src/operator/api/schema.ts';
 import { attachNode, type RealNode } from '../../../src/tools/node/node.ts';
 import { waitFor as waitForAnything } from '../../integration/support/e2e.ts';
 import { recordResult } from './results.ts';
@@ -202,4 +202,76 @@ export async function queryOne<T extends pg.QueryResultRow = pg.QueryResultRow>(
 export async function poolerPodIps(e2e: E2e, namespace: string, pooler: string): Promise<string[]> {
   const pods = await e2e.core.listNamespacedPod({ namespace, labelSelector: `cnpg.io/poolerName=${pooler}` });
   return pods.items.map((p) => p.status?.podIP ?? '').filter(Boolean);
+}
+
+export async function createDatabase(e2e: E2e, namespace: string, name: string, spec: Record<string, unknown>) {
+  await e2e.custom.createNamespacedCustomObject({
+    ...GROUP,
+    namespace,
+    plural: 'postgresdatabases',
+    body: { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresDatabase', metadata: { name, namespace }, spec },
+  });
+}
+
+export async function getDatabase(e2e: E2e, namespace: string, name: string): Promise<PostgresDatabase | undefined> {
+  try {
+    return (await e2e.custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace,
+      plural: 'postgresdatabases',
+      name,
+    })) as PostgresDatabase;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return undefined;
+    throw error;
+  }
+}
+
+/** Waits for a PostgresDatabase's state; a timeout says where it is and why (its conditions). */
+export async function untilDatabaseState(
+  e2e: E2e,
+  namespace: string,
+  name: string,
+  state: string,
+  timeoutMs = 300_000,
+) {
+  try {
+    await waitFor(
+      `PostgresDatabase ${namespace}/${name} in ${state}`,
+      async () => ((await getDatabase(e2e, namespace, name))?.status?.state === state ? true : undefined),
+      timeoutMs,
+    );
+  } catch (error) {
+    const status = (await getDatabase(e2e, namespace, name))?.status;
+    const why = (status?.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}: ${c.message}`);
+    throw new Error(`${(error as Error).message}; it is in ${status?.state}: ${why.join('; ')}`);
+  }
+}
+
+/**
+ * A client connected with nothing but a connection string, as an application given a Secret's `uri` would
+ * be: its host and port are opened through the gateway (the test runs outside the node's network), and
+ * everything else — user, password, database — comes from the string as it is.
+ */
+export async function connectByUri(e2e: E2e, uri: string, timeoutMs = 120_000): Promise<pg.Client> {
+  const url = new URL(uri);
+  const localPort = await e2e.node.gateway.open(url.hostname, Number(url.port || 5432));
+  const local = new URL(uri);
+  local.hostname = '127.0.0.1';
+  local.port = String(localPort);
+  return waitFor(
+    `a PostgreSQL connection to ${url.hostname}:${url.port} as ${decodeURIComponent(url.username)}`,
+    async () => {
+      // Plain TCP through the gateway (see `connect`): TLS would need the Service's name.
+      const client = new pg.Client({ connectionString: local.toString(), ssl: false, connectionTimeoutMillis: 5_000 });
+      try {
+        await client.connect();
+        return client;
+      } catch (error) {
+        await client.end().catch(() => undefined);
+        throw error;
+      }
+    },
+    timeoutMs,
+  );
 }
