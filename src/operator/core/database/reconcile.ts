@@ -99,7 +99,7 @@ function startingPoint(
   const discarded = databaseEvent(
     'StoredStateDiscarded',
     'DiscardStoredState',
-    `Stored state ${stored ?? '(none)'} discarded: ${misfit}`,
+    `Stored state ${JSON.stringify(stored ?? null)} discarded: ${misfit}`,
   );
   return { snapshot: impliedDatabaseState(event), discarded };
 }
