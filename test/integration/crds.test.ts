@@ -730,3 +730,71 @@ describe("pgfsm's merge check against CloudNativePG's real webhooks", () => {
     );
   });
 });
+
+describe('PostgresDatabase create and update', () => {
+  const databases = { group: GROUP, version: VERSION, plural: 'postgresdatabases' };
+  const valid = {
+    cluster: 'orders',
+    name: 'app',
+    owner: 'app_owner',
+    users: [
+      { name: 'writer', access: 'readWrite' },
+      { name: 'reporting', access: 'readOnly' },
+    ],
+    schemas: [{ name: 'sales' }],
+    extensions: [{ name: 'pg_stat_statements' }],
+    deletionPolicy: 'Delete',
+  };
+  const createDatabase = (name: string, spec: Record<string, unknown>) =>
+    api().createNamespacedCustomObject({
+      ...databases,
+      namespace,
+      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'PostgresDatabase', metadata: { name }, spec },
+    });
+  const patchDatabase = (name: string, spec: Record<string, unknown>) =>
+    api().patchNamespacedCustomObject({ ...databases, namespace, name, body: { spec } }, mergePatch);
+
+  it('accepts a full valid spec, and defaults the policy to Retain and the access to readWrite', async () => {
+    await createDatabase(unique('db'), valid);
+    const name = unique('db');
+    await createDatabase(name, { cluster: 'orders', name: 'plain', owner: 'plain_owner', users: [{ name: 'u' }] });
+    const stored = (await api().getNamespacedCustomObject({ ...databases, namespace, name })) as {
+      spec: { deletionPolicy: string; users: Array<{ access: string }> };
+    };
+    expect(stored.spec.deletionPolicy).toBe('Retain');
+    expect(stored.spec.users[0]?.access).toBe('readWrite');
+  });
+
+  it.each([
+    [{ name: 'App' }, 'spec.name', 'plain PostgreSQL identifier'],
+    [{ name: '1app' }, 'spec.name', 'plain PostgreSQL identifier'],
+    [{ name: 'postgres' }, 'spec.name', 'name cannot be postgres, template0, template1'],
+    [{ name: 'template1' }, 'spec.name', 'PostgreSQL keeps them'],
+    [{ owner: 'postgres' }, 'spec.owner', 'CloudNativePG and PostgreSQL reserve them'],
+    [{ owner: 'pg_owner' }, 'spec.owner', 'nor start with cnpg_ or pg_'],
+    [{ owner: 'has-dash' }, 'spec.owner', 'plain PostgreSQL identifier'],
+    [{ users: [{ name: 'app_owner' }] }, 'spec.users', 'users[].name must differ from owner'],
+    [{ users: [{ name: 'public' }] }, 'spec.users[0].name', 'reserve them'],
+    [{ users: [{ name: 'u', access: 'admin' }] }, 'spec.users[0].access', 'Unsupported value'],
+    [{ users: [{ name: 'u' }, { name: 'u' }] }, 'spec.users[1]', 'Duplicate value'],
+    [{ schemas: [{ name: 'Sales' }] }, 'spec.schemas[0].name', 'schema name must be a plain PostgreSQL identifier'],
+    [{ deletionPolicy: 'Drop' }, 'spec.deletionPolicy', 'Unsupported value'],
+  ])('refuses %j naming %s', async (change, field, text) => {
+    await expectInvalid(createDatabase(unique('db'), { ...valid, ...change }), field, text);
+  });
+
+  it('refuses a name whose Secrets could not be named', async () => {
+    await expectInvalid(createDatabase(`x${'a'.repeat(50)}`, valid), 'metadata.name', 'at most 50 characters');
+  });
+
+  it.each([
+    [{ cluster: 'other' }, 'spec.cluster', 'cluster is immutable'],
+    [{ name: 'other' }, 'spec.name', 'name is immutable'],
+    [{ owner: 'other_owner' }, 'spec.owner', 'owner is immutable'],
+  ])('keeps %j immutable', async (change, field, text) => {
+    const name = unique('db');
+    await createDatabase(name, valid);
+    await expectInvalid(patchDatabase(name, change), field, text);
+    await patchDatabase(name, { users: [{ name: 'writer', access: 'readOnly' }] });
+  });
+});
