@@ -21,7 +21,7 @@ import {
   DatabaseReason,
 } from '../src/operator/domain/database/vocabulary.ts';
 import { FINALIZER } from '../src/operator/domain/vocabulary.ts';
-import type { GuardEntry } from './guards.ts';
+import { type GuardEntry, gatesOf } from './guards.ts';
 
 type ComponentParams = { component: DatabaseComponent };
 type Entry<P = never> = GuardEntry<P, DatabaseTick>;
@@ -121,6 +121,4 @@ export const databaseGuardImplementations = Object.fromEntries(
   ]),
 ) as { [K in DatabaseGuardName]: (args: { event: DatabaseTick }, params: ParamsOf<K>) => boolean };
 
-export const DATABASE_GATES = Object.entries(DATABASE_GUARDS).flatMap(([guard, entry]) =>
-  'gate' in entry ? [{ guard: guard as DatabaseGate, target: entry.gate.target }] : [],
-);
+export const DATABASE_GATES = gatesOf<DatabaseGate>(DATABASE_GUARDS);

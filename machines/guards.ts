@@ -179,10 +179,25 @@ export const guardImplementations = Object.fromEntries(
   ]),
 ) as { [K in GuardName]: (args: { event: TickEvent }, params: ParamsOf<K>) => boolean };
 
+/** A catalogue's gates, in the order every live state checks them. */
+export const gatesOf = <G extends string>(catalogue: object) =>
+  Object.entries(catalogue as Record<string, { gate?: { target: string } }>).flatMap(([guard, entry]) =>
+    entry.gate ? [{ guard: guard as G, target: entry.gate.target }] : [],
+  );
+
 /** The gates in the order every live state checks them. */
-export const GATES = Object.entries(GUARDS).flatMap(([guard, entry]) =>
-  'gate' in entry ? [{ guard: guard as Gate, target: entry.gate.target }] : [],
-);
+export const GATES = gatesOf<Gate>(GUARDS);
+
+/**
+ * The gate transitions a live state checks first: each gate to its state, except the state's own gate (`own`),
+ * which keeps it there (with `ownActions` when staying does something, as Pending adds the finalizer).
+ */
+export const gateTransitions =
+  <G extends string>(gates: ReadonlyArray<{ guard: G; target: string }>) =>
+  (own?: G, ownActions?: 'addFinalizer') =>
+    gates.map(({ guard, target }) =>
+      guard === own ? { guard, ...(ownActions ? { actions: ownActions } : {}) } : { guard, target },
+    );
 
 /** What the readers of a guard catalogue ask of it: the diagram's guard table, its picture, `explain`. */
 export interface GuardReader {

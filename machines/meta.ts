@@ -34,3 +34,47 @@ export interface StateMeta<S extends string = Component> {
    */
   requeue: 'none' | 'wait';
 }
+
+/**
+ * The metas both machines' states are built from: one shape per kind of state, so that a waiting state, a
+ * failure and a pipeline step mean the same in both (and the status projections, the same summary rule).
+ */
+export const meta = <S extends string>(m: StateMeta<S>) => m;
+
+/** A state that waits for the world to move: Reconciling, with a progress deadline, polled after a delay. */
+export const waitingMeta = <S extends string>(
+  description: string,
+  phase: StateMeta<S>['phase'],
+  conditions: StateMeta<S>['conditions'],
+  step?: S,
+): StateMeta<S> => ({
+  description,
+  phase,
+  conditions,
+  ...(step ? { step } : {}),
+  ready: false,
+  reconciling: true,
+  stalled: false,
+  deadline: true,
+  requeue: 'wait',
+});
+
+/** A waiting state of the pipeline that works on one component. */
+export const stepMeta = <S extends string>(description: string, step: S) =>
+  waitingMeta<S>(description, 'Provisioning', 'pipeline', step);
+
+/** A failure: Stalled, left only when an input changes. */
+export const failureMeta = <S extends string>(description: string, step: S): StateMeta<S> => ({
+  description,
+  phase: 'Failed',
+  conditions: 'pipeline',
+  step,
+  ready: false,
+  reconciling: false,
+  stalled: true,
+  deadline: false,
+  // Nothing to retry: a failure is left only when an input changes (the spec, the class, a child, CNPG's
+  // status), and every input is watched, so that change wakes the key (and the resync is the safety net).
+  // Backing off would only read the world again and again, with the same refused write nowhere to go.
+  requeue: 'none',
+});

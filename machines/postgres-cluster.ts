@@ -23,28 +23,12 @@ import type { Effect } from '../src/operator/domain/effects.ts';
 import { announce, normal, warning } from '../src/operator/domain/effects.ts';
 import type { TickEvent } from '../src/operator/domain/observation.ts';
 import { COMPONENTS, CONDITION_OF, type Component, EventReason } from '../src/operator/domain/vocabulary.ts';
-import { GATES, type Gate, guardImplementations } from './guards.ts';
-import type { StateMeta } from './meta.ts';
+import { GATES, gateTransitions, guardImplementations } from './guards.ts';
+import { failureMeta, meta, type StateMeta, stepMeta, waitingMeta } from './meta.ts';
 
 export type LifecycleEvent = TickEvent;
 
 const a = (event: TickEvent): Assessment => assessTick(event);
-
-const meta = (m: StateMeta) => m;
-const failureMeta = (description: string, step: Component): StateMeta => ({
-  description,
-  phase: 'Failed',
-  conditions: 'pipeline',
-  step,
-  ready: false,
-  reconciling: false,
-  stalled: true,
-  deadline: false,
-  // Nothing to retry: a failure is left only when an input changes (the spec, the class, a child, CNPG's
-  // status), and every input is watched, so that change wakes the key (and the resync is the safety net).
-  // Backing off would only read the world again and again, with the same refused write nowhere to go.
-  requeue: 'none',
-});
 
 /** Types, the `effect` action and the guards (from the catalogue); the effect-producing actions are added below. */
 const base = setup({
@@ -79,31 +63,7 @@ const reportFailure = (component: Component) =>
 // The gates every live state checks first on each tick, in catalogue order (machines/guards.ts). A
 // state that embodies a gate (Pending for the finalizer, Suspended, a failure) stays there while its
 // own gate holds.
-const gates = (own?: Gate, ownActions?: 'addFinalizer') =>
-  GATES.map(({ guard, target }) =>
-    guard === own ? { guard, ...(ownActions ? { actions: ownActions } : {}) } : { guard, target },
-  );
-
-/** A state that waits for the world to move: Reconciling, with a progress deadline, polled after a delay. */
-const waitingMeta = (
-  description: string,
-  phase: StateMeta['phase'],
-  conditions: StateMeta['conditions'],
-  step?: Component,
-): StateMeta => ({
-  description,
-  phase,
-  conditions,
-  ...(step ? { step } : {}),
-  ready: false,
-  reconciling: true,
-  stalled: false,
-  deadline: true,
-  requeue: 'wait',
-});
-
-/** A waiting state of the pipeline that works on one component. */
-const stepMeta = (description: string, step: Component) => waitingMeta(description, 'Provisioning', 'pipeline', step);
+const gates = gateTransitions(GATES);
 
 const FAILED_STATE = {
   secret: '#postgresCluster.Failed.Secret',

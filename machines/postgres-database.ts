@@ -20,8 +20,9 @@ import {
   DATABASE_CONDITION_OF,
   type DatabaseComponent,
 } from '../src/operator/domain/database/vocabulary.ts';
-import { DATABASE_GATES, type DatabaseGate, databaseGuardImplementations } from './database-guards.ts';
-import type { StateMeta } from './meta.ts';
+import { DATABASE_GATES, databaseGuardImplementations } from './database-guards.ts';
+import { gateTransitions } from './guards.ts';
+import { failureMeta, type StateMeta, stepMeta, waitingMeta } from './meta.ts';
 
 type Meta = StateMeta<DatabaseComponent>;
 
@@ -51,43 +52,7 @@ const reportFailure = (component: DatabaseComponent) =>
     return [{ type: 'event', event: { type: 'Warning', reason: h.reason, action: 'Fail', message: h.message } }];
   });
 
-const gates = (own?: DatabaseGate, ownActions?: 'addFinalizer') =>
-  DATABASE_GATES.map(({ guard, target }) =>
-    guard === own ? { guard, ...(ownActions ? { actions: ownActions } : {}) } : { guard, target },
-  );
-
-const waitingMeta = (
-  description: string,
-  phase: Meta['phase'],
-  conditions: Meta['conditions'],
-  step?: DatabaseComponent,
-): Meta => ({
-  description,
-  phase,
-  conditions,
-  ...(step ? { step } : {}),
-  ready: false,
-  reconciling: true,
-  stalled: false,
-  deadline: true,
-  requeue: 'wait',
-});
-
-const stepMeta = (description: string, step: DatabaseComponent) =>
-  waitingMeta(description, 'Provisioning', 'pipeline', step);
-
-const failureMeta = (description: string, step: DatabaseComponent): Meta => ({
-  description,
-  phase: 'Failed',
-  conditions: 'pipeline',
-  step,
-  ready: false,
-  reconciling: false,
-  stalled: true,
-  deadline: false,
-  // Left only when an input changes, and every input is watched (the resync is the safety net).
-  requeue: 'none',
-});
+const gates = gateTransitions(DATABASE_GATES);
 
 const FAILED_STATE: Partial<Record<DatabaseComponent, string>> = {
   secrets: '#postgresDatabase.Failed.Secrets',

@@ -1,8 +1,9 @@
 /**
- * The generated health artefacts (deploy/health/) against the machine: for every state, the status the
- * real projection publishes must read, in Argo CD's Lua, Flux's CEL and kstatus' generic rules, as the
- * state's meta says it should. The oracles below read `meta` directly rather than src/tools/gitops/table.ts,
- * so a mistake in the table cannot hide itself; the table is then held to the same oracles.
+ * The generated health artefacts (deploy/health/) against the machines: for every kind (PostgresCluster,
+ * PostgresDatabase) and every state of its machine, the status the kind's real projection publishes must
+ * read, in Argo CD's Lua, Flux's CEL and kstatus' generic rules, as the state's meta says it should. The
+ * oracles below read `meta` directly rather than src/tools/gitops/table.ts, so a mistake in the table cannot
+ * hide itself; the table is then held to the same oracles.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
@@ -10,60 +11,152 @@ import { fileURLToPath } from 'node:url';
 import { parse } from '@marcbachmann/cel-js';
 import { describe, expect, it } from 'vitest';
 import { LuaFactory } from 'wasmoon';
-import type { AnyStateNode } from 'xstate';
+import type { AnyStateMachine, AnyStateNode } from 'xstate';
 import { getStateNodes } from 'xstate/graph';
+import { MACHINES } from '../../machines/chart.ts';
 import type { StateMeta } from '../../machines/meta.ts';
 import { postgresClusterMachine } from '../../machines/postgres-cluster.ts';
+import { postgresDatabaseMachine } from '../../machines/postgres-database.ts';
 import { stateReason } from '../../machines/summary.ts';
-import type { Condition, PostgresCluster, PostgresClusterStatus } from '../../src/operator/api/schema.ts';
+import type {
+  Condition,
+  PostgresCluster,
+  PostgresClusterStatus,
+  PostgresDatabase,
+  PostgresDatabaseStatus,
+} from '../../src/operator/api/schema.ts';
+import { projectDatabaseStatus } from '../../src/operator/core/database/status.ts';
 import { projectStatus } from '../../src/operator/core/status.ts';
 import { assess } from '../../src/operator/domain/assessment.ts';
+import { assessDatabase } from '../../src/operator/domain/database/assessment.ts';
+import type { DatabaseComponent } from '../../src/operator/domain/database/vocabulary.ts';
 import { defaultSettings } from '../../src/operator/domain/observation.ts';
+import { databaseObservation, healthyDatabaseFacts } from '../../src/tools/fixtures/database-samples.ts';
 import { healthyFacts, observe } from '../../src/tools/fixtures/observations.ts';
-import { postgresClusterHealthCheckExprs } from '../../src/tools/gitops/flux.ts';
-import { ARGO_LUA_PATH, renderHealthFiles } from '../../src/tools/gitops/index.ts';
-import { GENERATED_NOTICE, REGENERATE } from '../../src/tools/gitops/notice.ts';
+import { argoHealthKey } from '../../src/tools/gitops/argocd.ts';
+import { type HealthCheckExprs, healthCheckExprs } from '../../src/tools/gitops/flux.ts';
+import { ARGO_CM_PATH, argoLuaPath, FLUX_PATH, renderHealthFiles } from '../../src/tools/gitops/index.ts';
+import { healthKinds } from '../../src/tools/gitops/kinds.ts';
+import { generatedNotice, REGENERATE } from '../../src/tools/gitops/notice.ts';
 import { type ExpectedStatus, expectedStatuses, type KstatusResult } from '../../src/tools/gitops/table.ts';
 
 const healthDir = new URL('../../deploy/health/', import.meta.url);
 const generated = renderHealthFiles();
-const table = expectedStatuses(postgresClusterMachine);
-const lua = generated[ARGO_LUA_PATH] ?? '';
 
 // ---------------------------------------------------------------------------------------------
-// Statuses from the real projection, one per state (and per deadline variant).
+// Statuses from the real projections, one per state (and per deadline variant) of each kind.
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const settings = defaultSettings;
-const observation = observe(healthyFacts);
-const assessment = assess(observation, settings);
 const DELETED_AT = '2026-11-30T11:00:00Z';
+const ageIn = (row: ExpectedStatus) =>
+  row.variant === 'deadlineExceeded' ? settings.progressDeadlineMs + 60_000 : 60_000;
 
-type Obj = Omit<PostgresCluster, 'status'> & { status?: Partial<PostgresClusterStatus> };
+type Resource = PostgresCluster | PostgresDatabase;
+type Status = PostgresClusterStatus | PostgresDatabaseStatus;
+type Obj = Omit<Resource, 'status'> & { status?: Partial<Status> };
 
-function statusIn(row: ExpectedStatus): PostgresClusterStatus {
-  const age = row.variant === 'deadlineExceeded' ? settings.progressDeadlineMs + 60_000 : 60_000;
-  return projectStatus({
-    state: row.state,
-    meta: row.meta,
-    assessment,
-    previous: undefined,
-    now: NOW,
-    since: NOW - age,
-    settings,
-  });
+/** One kind, read independently of the generator: its machine, its object and its real status projection. */
+interface Subject {
+  kind: string;
+  machine: AnyStateMachine;
+  source: string;
+  /** A healthy object of the kind, as stored, without its status. */
+  object: Omit<Resource, 'status'>;
+  /** The status the kind's projection publishes in the row's state, with a healthy world. */
+  statusIn: (row: ExpectedStatus) => Status;
 }
 
+function withoutStatus(resource: Resource): Omit<Resource, 'status'> {
+  const { status: _, ...rest } = resource;
+  return rest;
+}
+
+const clusterObservation = observe(healthyFacts);
+const clusterAssessment = assess(clusterObservation, settings);
+const cluster: Subject = {
+  kind: 'PostgresCluster',
+  machine: postgresClusterMachine,
+  source: 'machines/postgres-cluster.ts',
+  object: withoutStatus(clusterObservation.cluster),
+  statusIn: (row) =>
+    projectStatus({
+      state: row.state,
+      meta: row.meta,
+      assessment: clusterAssessment,
+      previous: undefined,
+      now: NOW,
+      since: NOW - ageIn(row),
+      settings,
+    }),
+};
+
+const dbObservation = databaseObservation(healthyDatabaseFacts);
+const dbAssessment = assessDatabase({ type: 'tick', now: NOW, observation: dbObservation, settings });
+const database: Subject = {
+  kind: 'PostgresDatabase',
+  machine: postgresDatabaseMachine,
+  source: 'machines/postgres-database.ts',
+  object: withoutStatus(dbObservation.database),
+  statusIn: (row) =>
+    projectDatabaseStatus({
+      state: row.state,
+      // The walked chart types every meta as the cluster's; the database machine declares its own components.
+      meta: row.meta as unknown as StateMeta<DatabaseComponent>,
+      assessment: dbAssessment,
+      generation: dbObservation.database.metadata.generation ?? 0,
+      previous: undefined,
+      now: NOW,
+      since: NOW - ageIn(row),
+      settings,
+    }),
+};
+
+const SUBJECTS = [cluster, database];
+
+/** A kind under test: its subject, its state table, and its generated script and expressions. */
+interface Case {
+  subject: Subject;
+  table: ExpectedStatus[];
+  lua: string;
+  exprs: HealthCheckExprs;
+  compiled: Record<'inProgress' | 'failed' | 'current', ReturnType<typeof parse>>;
+}
+
+const CASES: Case[] = SUBJECTS.map((subject) => {
+  const exprs = healthCheckExprs(subject.kind);
+  return {
+    subject,
+    table: expectedStatuses(subject.machine),
+    lua: generated[argoLuaPath(subject.kind)] ?? '',
+    exprs,
+    compiled: { inProgress: parse(exprs.inProgress), failed: parse(exprs.failed), current: parse(exprs.current) },
+  };
+});
+const caseOf = (kind: string) => {
+  const found = CASES.find((c) => c.subject.kind === kind);
+  if (!found) throw new Error(`no case for ${kind}`);
+  return found;
+};
+
 /** The object as the API server would hand it to a consumer; Deleting is only reachable when deleted. */
-function objectIn(row: ExpectedStatus, deleted = row.deleting): Obj {
-  const metadata = { ...observation.cluster.metadata, ...(deleted ? { deletionTimestamp: DELETED_AT } : {}) };
-  return { ...observation.cluster, metadata, status: statusIn(row) };
+function objectIn({ subject }: Case, row: ExpectedStatus, deleted = row.deleting): Obj {
+  const { object } = subject;
+  const metadata = { ...object.metadata, ...(deleted ? { deletionTimestamp: DELETED_AT } : {}) };
+  return { ...object, metadata, status: subject.statusIn(row) };
+}
+
+/** The same object at a generation its status has not observed yet. */
+function behind(c: Case, row: ExpectedStatus): Obj {
+  const obj = objectIn(c, row, false);
+  return { ...obj, metadata: { ...obj.metadata, generation: (obj.metadata.generation ?? 0) + 1 } };
 }
 
 const conditionOf = (obj: Obj, type: string): Condition | undefined =>
   obj.status?.conditions?.find((c) => c.type === type);
 const label = (row: ExpectedStatus) => (row.variant === 'normal' ? row.state : `${row.state} past deadline`);
-const rows = table.map((row) => [label(row), row] as const);
+/** Every state of every kind: `[name, case, row]`, for it.each. */
+const rows = CASES.flatMap((c) => c.table.map((row) => [`${c.subject.kind} ${label(row)}`, c, row] as const));
 
 // ---------------------------------------------------------------------------------------------
 // Oracles read from meta alone.
@@ -124,7 +217,7 @@ function luaLiteral(value: unknown): string {
   return `{ ${fields.map(([k, v]) => `[${JSON.stringify(k)}] = ${luaLiteral(v)}`).join(', ')} }`;
 }
 
-async function argo(obj: Obj): Promise<{ status: string; message: string }> {
+async function argo({ lua }: Case, obj: Obj): Promise<{ status: string; message: string }> {
   const engine = await factory.createEngine();
   try {
     await engine.doString(`obj = ${luaLiteral(obj)}`);
@@ -134,21 +227,16 @@ async function argo(obj: Obj): Promise<{ status: string; message: string }> {
   }
 }
 
-const exprs = postgresClusterHealthCheckExprs();
-const compiled = {
-  inProgress: parse(exprs.inProgress),
-  failed: parse(exprs.failed),
-  current: parse(exprs.current),
-};
 const ORDER = [
   ['inProgress', 'InProgress'],
   ['failed', 'Failed'],
   ['current', 'Current'],
 ] as const;
+type ExprName = (typeof ORDER)[number][0];
 
 /** Each expression's value on an object; an evaluation error is recorded, as Flux would see it. */
-function cel(obj: Obj): Record<keyof typeof compiled, boolean | 'error'> {
-  const run = (name: keyof typeof compiled): boolean | 'error' => {
+function cel({ compiled }: Case, obj: Obj): Record<ExprName, boolean | 'error'> {
+  const run = (name: ExprName): boolean | 'error' => {
     let value: unknown;
     try {
       value = compiled[name](obj as Record<string, unknown>);
@@ -162,11 +250,17 @@ function cel(obj: Obj): Record<keyof typeof compiled, boolean | 'error'> {
   return { inProgress: run('inProgress'), failed: run('failed'), current: run('current') };
 }
 
+/** The expressions that hold on an object, as results. */
+const holding = (c: Case, obj: Obj) => {
+  const values = cel(c, obj);
+  return ORDER.filter(([name]) => values[name] === true).map(([, result]) => result);
+};
+
 /** Flux's evaluator (RFC 0009): generation first, then the first true expression; errors read Unknown. */
-function flux(obj: Obj): string {
+function flux(c: Case, obj: Obj): string {
   const observed = obj.status?.observedGeneration;
   if (observed !== undefined && observed !== obj.metadata.generation) return 'InProgress';
-  const values = cel(obj);
+  const values = cel(c, obj);
   for (const [name, result] of ORDER) {
     if (values[name] === 'error') return 'Unknown';
     if (values[name]) return result;
@@ -190,7 +284,7 @@ function kstatus(obj: Obj): KstatusResult {
 // ---------------------------------------------------------------------------------------------
 
 describe('committed health artefacts', () => {
-  it.each(Object.keys(generated))('deploy/health/%s equals what the machine generates', (path) => {
+  it.each(Object.keys(generated))('deploy/health/%s equals what the machines generate', (path) => {
     const committed = (() => {
       try {
         return readFileSync(new URL(path, healthDir), 'utf8');
@@ -213,44 +307,72 @@ describe('committed health artefacts', () => {
     expect(renderHealthFiles()).toEqual(generated);
   });
 
-  it('every script and snippet starts with the generated-file notice', () => {
+  it('covers every machine: one kind per MACHINES entry, each with its own health.lua and its own table', () => {
+    expect(SUBJECTS.map((s) => s.kind)).toEqual(MACHINES.map((m) => m.title));
+    const kinds = healthKinds();
+    expect(kinds.map((k) => [k.kind, k.source])).toEqual(SUBJECTS.map((s) => [s.kind, s.source]));
+    for (const [i, c] of CASES.entries()) expect(kinds[i]?.table, c.subject.kind).toEqual(c.table);
+    expect(Object.keys(generated).filter((p) => p.endsWith('.lua'))).toEqual(
+      SUBJECTS.map((s) => `argocd/pgfsm.io/${s.kind}/health.lua`),
+    );
+  });
+
+  it('every script and snippet starts with the generated-file notice naming the machines it comes from', () => {
+    const all = generatedNotice(SUBJECTS.map((s) => s.source));
+    expect(all).toBe(
+      'Generated from machines/postgres-cluster.ts and machines/postgres-database.ts by src/tools/generate/gitops-health.ts — do not edit',
+    );
+    for (const { subject, lua } of CASES) {
+      expect(lua.startsWith(`-- ${generatedNotice([subject.source])}\n`), subject.kind).toBe(true);
+    }
     for (const [path, text] of Object.entries(generated)) {
-      if (path.endsWith('.lua')) expect(text.startsWith(`-- ${GENERATED_NOTICE}\n`), path).toBe(true);
-      if (path.endsWith('.yaml')) expect(text.startsWith(`# ${GENERATED_NOTICE}\n`), path).toBe(true);
-      if (path.endsWith('.md')) expect(text, path).toContain(GENERATED_NOTICE);
+      if (path.endsWith('.yaml')) expect(text.startsWith(`# ${all}\n`), path).toBe(true);
+      if (path.endsWith('.md')) expect(text, path).toContain(all);
     }
   });
 
-  it('the argocd-cm snippet carries the script byte for byte under the per-kind health key', async () => {
+  it('the argocd-cm snippet carries each script byte for byte under its per-kind health key', async () => {
     const { parse: parseYaml } = await import('yaml');
-    const cm = parseYaml(generated['argocd/argocd-cm-snippet.yaml'] ?? '');
-    expect(cm.data['resource.customizations.health.pgfsm.io_PostgresCluster']).toBe(lua);
+    const cm = parseYaml(generated[ARGO_CM_PATH] ?? '');
+    expect(Object.keys(cm.data)).toEqual([
+      'resource.customizations.health.pgfsm.io_PostgresCluster',
+      'resource.customizations.health.pgfsm.io_PostgresDatabase',
+    ]);
+    for (const { subject, lua } of CASES) {
+      expect(argoHealthKey(subject.kind)).toBe(`resource.customizations.health.pgfsm.io_${subject.kind}`);
+      expect(cm.data[argoHealthKey(subject.kind)], subject.kind).toBe(lua);
+      expect(lua.length).toBeGreaterThan(0);
+    }
   });
 
-  it('the Flux snippet is one healthCheckExprs entry for PostgresCluster with the three expressions', async () => {
+  it('the Flux snippet is one healthCheckExprs entry per kind with the three expressions', async () => {
     const { parse: parseYaml } = await import('yaml');
-    const fragment = parseYaml(generated['flux/kustomization-healthcheckexprs.yaml'] ?? '');
-    expect(fragment.spec.healthCheckExprs).toEqual([exprs]);
-    expect(exprs).toMatchObject({ apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresCluster' });
+    const fragment = parseYaml(generated[FLUX_PATH] ?? '');
+    expect(fragment.spec.healthCheckExprs).toEqual(CASES.map((c) => c.exprs));
+    for (const { subject, exprs } of CASES) {
+      expect(exprs).toMatchObject({ apiVersion: 'pgfsm.io/v1alpha1', kind: subject.kind });
+    }
   });
 });
 
-describe('the state table', () => {
+describe.each(CASES.map((c) => [c.subject.kind, c] as const))('the %s state table', (_, c) => {
   // Read independently of src/tools/gitops/table.ts: every state that can be current.
-  const leaves = (getStateNodes(postgresClusterMachine.root) as AnyStateNode[]).filter(
+  const leaves = (getStateNodes(c.subject.machine.root) as AnyStateNode[]).filter(
     (n) => Object.keys(n.states).length === 0,
   );
 
   it('has a row for every atomic and final state, and a deadline row for each state with a deadline', () => {
     const paths = leaves.map((n) => n.path.join('.'));
-    expect(table.filter((r) => r.variant === 'normal').map((r) => r.state)).toEqual(paths);
+    expect(c.table.filter((r) => r.variant === 'normal').map((r) => r.state)).toEqual(paths);
     const withDeadline = leaves.filter((n) => (n.meta as StateMeta).deadline).map((n) => n.path.join('.'));
-    expect(table.filter((r) => r.variant === 'deadlineExceeded').map((r) => r.state)).toEqual(withDeadline);
+    expect(c.table.filter((r) => r.variant === 'deadlineExceeded').map((r) => r.state)).toEqual(withDeadline);
     expect(withDeadline.length).toBeGreaterThan(0);
   });
+});
 
-  it.each(rows)('%s: the real projection publishes what the table says', (_, row) => {
-    const obj = objectIn(row);
+describe('the state tables', () => {
+  it.each(rows)('%s: the real projection publishes what the table says', (_, c, row) => {
+    const obj = objectIn(c, row);
     expect(obj.status?.state).toBe(row.state);
     expect(obj.status?.phase).toBe(row.phase);
     expect(obj.status?.observedGeneration).toBe(obj.metadata.generation);
@@ -263,7 +385,7 @@ describe('the state table', () => {
     }
   });
 
-  it.each(rows)('%s: the documented verdicts are the ones meta implies', (_, row) => {
+  it.each(rows)('%s: the documented verdicts are the ones meta implies', (_, _c, row) => {
     expect({ argo: row.argo, flux: row.flux, kstatus: row.kstatus }).toEqual({
       argo: argoFromMeta(row),
       flux: fluxFromMeta(row),
@@ -273,51 +395,75 @@ describe('the state table', () => {
 });
 
 describe('Argo CD health.lua', () => {
-  it.each(rows)('%s', async (_, row) => {
-    const obj = objectIn(row);
-    const hs = await argo(obj);
+  it.each(rows)('%s', async (_, c, row) => {
+    const obj = objectIn(c, row);
+    const hs = await argo(c, obj);
     expect(hs.status).toBe(argoFromMeta(row));
     if (hs.status === 'Degraded') expect(hs.message).toBe(conditionOf(obj, 'Stalled')?.message);
     if (hs.status === 'Healthy') expect(hs.message).toBe(conditionOf(obj, 'Ready')?.message);
     if (row.deleting) expect(hs.message.startsWith('Deleting')).toBe(true);
   });
 
-  it.each(rows)('%s, being deleted: Progressing, and a stall shows in the message', async (_, row) => {
-    const obj = objectIn(row, true);
-    const hs = await argo(obj);
+  it.each(rows)('%s, being deleted: Progressing, and a stall shows in the message', async (_, c, row) => {
+    const obj = objectIn(c, row, true);
+    const hs = await argo(c, obj);
     expect(hs.status).toBe('Progressing');
     const stalled = conditionOf(obj, 'Stalled');
     expect(hs.message).toBe(stalled?.status === 'True' ? `Deleting: ${stalled.message}` : 'Deleting');
   });
 
-  it.each(rows)('%s, generation not yet observed: Progressing', async (_, row) => {
-    const obj = objectIn(row, false);
-    obj.metadata = { ...obj.metadata, generation: (obj.metadata.generation ?? 0) + 1 };
-    const hs = await argo(obj);
+  it.each(rows)('%s, generation not yet observed: Progressing', async (_, c, row) => {
+    const hs = await argo(c, behind(c, row));
     expect(hs.status).toBe('Progressing');
     expect(hs.message).toContain('observe generation');
   });
 
-  it('no status, no conditions, Ready Unknown', async () => {
-    const bare: Obj = { ...observation.cluster, status: undefined };
-    expect((await argo(bare)).status).toBe('Progressing');
-    const noConditions: Obj = { ...observation.cluster, status: { observedGeneration: 1 } };
-    expect((await argo(noConditions)).status).toBe('Progressing');
-    const unknown: Obj = {
-      ...observation.cluster,
-      status: {
-        observedGeneration: 1,
-        conditions: [
-          { type: 'Ready', status: 'Unknown', reason: 'Probe', message: 'cannot tell', lastTransitionTime: DELETED_AT },
-        ],
-      },
-    };
-    expect(await argo(unknown)).toEqual({ status: 'Unknown', message: 'cannot tell' });
+  it.each(CASES.map((c) => [c.subject.kind, c] as const))(
+    '%s: no status, no conditions, Ready Unknown',
+    async (_, c) => {
+      const { object } = c.subject;
+      expect((await argo(c, { ...object, status: undefined })).status).toBe('Progressing');
+      expect((await argo(c, { ...object, status: { observedGeneration: 1 } })).status).toBe('Progressing');
+      const unknown: Obj = {
+        ...object,
+        status: {
+          observedGeneration: 1,
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'Unknown',
+              reason: 'Probe',
+              message: 'cannot tell',
+              lastTransitionTime: DELETED_AT,
+            },
+          ],
+        },
+      };
+      expect(await argo(c, unknown)).toEqual({ status: 'Unknown', message: 'cannot tell' });
+    },
+  );
+
+  it.each(CASES.map((c) => [c.subject.kind, c] as const))('%s: is Lua 5.1 code (gopher-lua)', (_, c) => {
+    expect(lua5Plus(c.lua)).toEqual([]);
   });
 
-  it('is Lua 5.1 code (gopher-lua): no 5.2+ syntax or library calls', () => {
-    expect(lua5Plus(lua)).toEqual([]);
-    // The checker itself finds what it must find, outside comments and strings only.
+  it('checks suspension only for a kind whose machine has a Suspended state', async () => {
+    const clusterCase = caseOf('PostgresCluster');
+    expect(clusterCase.table.some((r) => isSuspended(r.meta))).toBe(true);
+    expect(clusterCase.lua).toContain('SUSPENDED_PHASES');
+    const databaseCase = caseOf('PostgresDatabase');
+    expect(databaseCase.table.some((r) => isSuspended(r.meta))).toBe(false);
+    expect(databaseCase.lua).not.toContain('SUSPENDED');
+    expect(databaseCase.lua).not.toContain('status.phase');
+    // A PostgresDatabase that claims a Suspended phase is judged by its conditions, not its phase.
+    const ready = databaseCase.table.find((r) => r.meta.ready);
+    if (!ready) throw new Error('PostgresDatabase has no ready state');
+    const obj = objectIn(databaseCase, ready);
+    const hs = await argo(databaseCase, { ...obj, status: { ...obj.status, phase: 'Suspended' } });
+    expect(hs.status).toBe('Healthy');
+  });
+
+  it('the Lua 5.1 checker finds what it must find, outside comments and strings only', () => {
     expect(lua5Plus('local x <const> = 7 // 2 & 1 | 2 ~ 3\ngoto done\n::done::\nprint(table.unpack(t))')).toEqual([
       'integer division //',
       'goto',
@@ -331,54 +477,58 @@ describe('Argo CD health.lua', () => {
 });
 
 describe('Flux healthCheckExprs', () => {
-  it.each(rows)('%s: exactly one expression holds, and it is the one meta implies', (_, row) => {
-    const obj = objectIn(row);
-    const values = cel(obj);
-    const holding = ORDER.filter(([name]) => values[name] === true).map(([, result]) => result);
-    expect(holding).toEqual([fluxFromMeta(row)]);
-    expect(flux(obj)).toBe(fluxFromMeta(row));
+  it.each(rows)('%s: exactly one expression holds, and it is the one meta implies', (_, c, row) => {
+    const obj = objectIn(c, row);
+    expect(holding(c, obj)).toEqual([fluxFromMeta(row)]);
+    expect(flux(c, obj)).toBe(fluxFromMeta(row));
   });
 
-  it.each(rows)('%s, being deleted or at an unobserved generation: InProgress', (_, row) => {
-    const deleted = objectIn(row, true);
-    expect(ORDER.filter(([name]) => cel(deleted)[name] === true).map(([, r]) => r)).toEqual(['InProgress']);
-    const behind = objectIn(row, false);
-    behind.metadata = { ...behind.metadata, generation: (behind.metadata.generation ?? 0) + 1 };
-    expect(ORDER.filter(([name]) => cel(behind)[name] === true).map(([, r]) => r)).toEqual(['InProgress']);
-    expect(flux(behind)).toBe('InProgress');
+  it.each(rows)('%s, being deleted or at an unobserved generation: InProgress', (_, c, row) => {
+    expect(holding(c, objectIn(c, row, true))).toEqual(['InProgress']);
+    expect(holding(c, behind(c, row))).toEqual(['InProgress']);
+    expect(flux(c, behind(c, row))).toBe('InProgress');
   });
 
-  it('without a status nothing reads Current or Failed; without conditions it is InProgress', () => {
-    const bare: Obj = { ...observation.cluster, status: undefined };
-    // CEL cannot test for a missing top-level variable: Flux reports the error and keeps waiting.
-    expect(flux(bare)).toBe('Unknown');
-    const noConditions: Obj = { ...observation.cluster, status: { observedGeneration: 1 } };
-    expect(cel(noConditions)).toEqual({ inProgress: true, failed: false, current: false });
-  });
+  it.each(CASES.map((c) => [c.subject.kind, c] as const))(
+    '%s: without a status nothing reads Current or Failed; without conditions it is InProgress',
+    (_, c) => {
+      const { object } = c.subject;
+      // CEL cannot test for a missing top-level variable: Flux reports the error and keeps waiting.
+      expect(flux(c, { ...object, status: undefined })).toBe('Unknown');
+      expect(cel(c, { ...object, status: { observedGeneration: 1 } })).toEqual({
+        inProgress: true,
+        failed: false,
+        current: false,
+      });
+    },
+  );
 });
 
 describe('kstatus generic rules', () => {
-  it.each(rows)('%s', (_, row) => {
-    expect(kstatus(objectIn(row))).toBe(kstatusFromMeta(row));
+  it.each(rows)('%s', (_, c, row) => {
+    expect(kstatus(objectIn(c, row))).toBe(kstatusFromMeta(row));
   });
 
   it('Suspended is InProgress: the projection says not Ready, not reconciling, not stalled', () => {
-    const suspended = table.filter((r) => isSuspended(r.meta));
+    const c = caseOf('PostgresCluster');
+    const suspended = c.table.filter((r) => isSuspended(r.meta));
     expect(suspended.length).toBeGreaterThan(0);
-    for (const row of suspended) expect(kstatus(objectIn(row))).toBe('InProgress');
+    for (const row of suspended) expect(kstatus(objectIn(c, row))).toBe('InProgress');
   });
 
-  it.each(rows)('%s, being deleted: Terminating; at an unobserved generation: InProgress', (_, row) => {
-    expect(kstatus(objectIn(row, true))).toBe('Terminating');
-    const behind = objectIn(row, false);
-    behind.metadata = { ...behind.metadata, generation: (behind.metadata.generation ?? 0) + 1 };
-    expect(kstatus(behind)).toBe('InProgress');
+  it.each(rows)('%s, being deleted: Terminating; at an unobserved generation: InProgress', (_, c, row) => {
+    expect(kstatus(objectIn(c, row, true))).toBe('Terminating');
+    expect(kstatus(behind(c, row))).toBe('InProgress');
   });
 
-  it('calls an object without status Current (why the Flux expressions insist on Ready=True)', () => {
-    expect(kstatus({ ...observation.cluster, status: undefined })).toBe('Current');
-    expect(flux({ ...observation.cluster, status: { observedGeneration: 1 } })).toBe('InProgress');
-  });
+  it.each(CASES.map((c) => [c.subject.kind, c] as const))(
+    '%s: kstatus calls an object without status Current (why the Flux expressions insist on Ready=True)',
+    (_, c) => {
+      const { object } = c.subject;
+      expect(kstatus({ ...object, status: undefined })).toBe('Current');
+      expect(flux(c, { ...object, status: { observedGeneration: 1 } })).toBe('InProgress');
+    },
+  );
 });
 
 // ---------------------------------------------------------------------------------------------

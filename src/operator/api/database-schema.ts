@@ -14,7 +14,7 @@ import {
   RESERVED_ROLE_NAMES,
   RESERVED_ROLE_PREFIXES,
 } from './cnpg-rules.ts';
-import { Condition, DeletionPolicy, Phase } from './schema-parts.ts';
+import { DeletionPolicy, lifecycleStatusProperties } from './schema-parts.ts';
 
 /** A plain PostgreSQL identifier: needs no quoting anywhere. */
 export const PLAIN_IDENTIFIER = '^[a-z_][a-z0-9_]*$';
@@ -154,13 +154,7 @@ export const DatabaseSecretStatus = Type.Object({
 });
 
 export const PostgresDatabaseStatus = Type.Object({
-  observedGeneration: Type.Optional(Type.Integer()),
-  phase: Type.Optional(Phase),
-  state: Type.Optional(Type.String({ description: "The statechart's state value; the persisted source of truth" })),
-  stateSince: Type.Optional(Type.String({ format: 'date-time', description: 'When the machine entered `state`' })),
-  conditions: Type.Optional(
-    Type.Array(Condition, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
-  ),
+  ...lifecycleStatusProperties,
   endpoint: Type.Optional(
     Type.Object(
       {

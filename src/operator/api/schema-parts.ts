@@ -19,6 +19,17 @@ export const Phase = Type.Union(
   ['Pending', 'Provisioning', 'Ready', 'Degraded', 'Failed', 'Suspended', 'Deleting'].map((p) => Type.Literal(p)),
 );
 
+/** The status fields of a resource run by a statechart: where it is, since when, and its conditions. */
+export const lifecycleStatusProperties = {
+  observedGeneration: Type.Optional(Type.Integer()),
+  phase: Type.Optional(Phase),
+  state: Type.Optional(Type.String({ description: "The statechart's state value; the persisted source of truth" })),
+  stateSince: Type.Optional(Type.String({ format: 'date-time', description: 'When the machine entered `state`' })),
+  conditions: Type.Optional(
+    Type.Array(Condition, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
+  ),
+};
+
 export type DeletionPolicy = Static<typeof DeletionPolicy>;
 export type Condition = Static<typeof Condition>;
 export type Phase = Static<typeof Phase>;

@@ -38,7 +38,7 @@ import {
   type PostgresDatabaseStatus,
   PostgresDatabaseStatus as PostgresDatabaseStatusSchema,
 } from './database-schema.ts';
-import { Condition, DeletionPolicy, Phase } from './schema-parts.ts';
+import { DeletionPolicy, lifecycleStatusProperties } from './schema-parts.ts';
 
 export { Condition, DeletionPolicy, Phase } from './schema-parts.ts';
 export type { PostgresDatabaseSpec, PostgresDatabaseStatus };
@@ -390,13 +390,7 @@ export const RejectedWrite = Type.Object({
 });
 
 export const PostgresClusterStatus = Type.Object({
-  observedGeneration: Type.Optional(Type.Integer()),
-  phase: Type.Optional(Phase),
-  state: Type.Optional(Type.String({ description: "The statechart's state value; the persisted source of truth" })),
-  stateSince: Type.Optional(Type.String({ format: 'date-time', description: 'When the machine entered `state`' })),
-  conditions: Type.Optional(
-    Type.Array(Condition, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] }),
-  ),
+  ...lifecycleStatusProperties,
   provisionerRef: Type.Optional(
     Type.Object({
       apiVersion: Type.String(),

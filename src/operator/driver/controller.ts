@@ -243,7 +243,7 @@ export class Controller {
   }
 
   private async process(key: string): Promise<void> {
-    const finished = this.options.metrics?.reconcileStarted();
+    const finished = this.options.metrics?.reconcileStarted(key);
     this.echoes.started(key);
     this.statusEchoes.started(key);
     let outcome: ReconcileOutcome;

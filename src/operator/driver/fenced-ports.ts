@@ -14,7 +14,7 @@
  * Reads pass through untouched: a standby reading its caches harms nobody.
  */
 import type { OwnerReference } from '../api/schema.ts';
-import type { DatabasePorts } from '../core/database/ports.ts';
+import { type DatabasePorts, sharedWithClusters } from '../core/database/ports.ts';
 import { PortError } from '../core/errors.ts';
 import type { ChildPort, Ports } from '../core/ports.ts';
 import type { KubeObject, ObjectRef } from '../domain/objects.ts';
@@ -145,12 +145,7 @@ export function fencedDatabasePorts(
   const fence = fenceOf(leadership);
   const { cnpgDatabases, connectionSecrets, privileges } = ports;
   return {
-    clusters: clusterPorts.clusters,
-    cnpgClusters: clusterPorts.cnpgClusters,
-    configMaps: clusterPorts.configMaps,
-    databases: clusterPorts.databases,
-    events: clusterPorts.events,
-    clock: clusterPorts.clock,
+    ...sharedWithClusters(clusterPorts),
     cnpgDatabases: {
       get: (ref) => cnpgDatabases.get(ref),
       apply: async (object) => {

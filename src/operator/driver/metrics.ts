@@ -3,6 +3,12 @@
  * existing dashboards and alerts for Go operators work unchanged; the pgfsm_* series expose the
  * statechart. Per-cluster series are computed at scrape time from the cluster cache (the stored status
  * is the source of truth), so they survive restarts and vanish with the cluster.
+ *
+ * PostgresDatabases have the same series under their own names (`pgfsm_database_*`, from the databases'
+ * cache) and their passes count under `controller="postgresdatabase"`, as a second controller-runtime
+ * controller would: one queue and one worker pool serve both kinds (its `workqueue_*` series keep the
+ * cluster controller's name), but a database pass never counts as a cluster's, nor its transitions as a
+ * cluster's (the two machines share state names such as `Ready` and `Provisioning.Cluster`).
  */
 import {
   Counter,
@@ -13,8 +19,9 @@ import {
   type LabelValues,
   Registry,
 } from 'prom-client';
-import type { PostgresCluster } from '../api/schema.ts';
+import type { Condition, PostgresCluster, PostgresDatabase } from '../api/schema.ts';
 import type { ReconcileOutcome } from '../core/reconcile.ts';
+import { isDatabaseKey } from './database-mapping.ts';
 import type { ObjectSource } from './sources.ts';
 import type { WorkQueueHooks } from './workqueue.ts';
 
@@ -44,19 +51,68 @@ const QUEUE_BUCKETS = exponentialBuckets(1e-8, 10, 10);
 export interface MetricsOptions {
   /** The `controller` label (and the work queue's `name`). */
   controller?: string;
+  /** The `controller` label of PostgresDatabase passes. */
+  databaseController?: string;
   /** Also export process_* and nodejs_* metrics. */
   defaultMetrics?: boolean;
   now?: () => number;
 }
 
-const conditionTrue = (cluster: PostgresCluster, type: string) =>
-  cluster.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
+/** The resource of the PostgresDatabase informer, where `observeSources` finds it by default. */
+export const DATABASES_RESOURCE = 'postgresdatabases';
+
+/** What the per-object series read of a PostgresCluster or a PostgresDatabase: its stored status. */
+interface Stateful {
+  metadata: { namespace?: string; name: string };
+  status?: { state?: string; stateSince?: string; conditions?: Condition[] };
+}
+
+const conditionTrue = (object: Stateful, type: string) =>
+  object.status?.conditions?.some((c) => c.type === type && c.status === 'True') ?? false;
+
+/** One object's per-object series: its state, since when, and whether it is stalled. */
+function tracked(object: Stateful) {
+  const namespace = object.metadata.namespace ?? '';
+  const name = object.metadata.name;
+  const since = object.status?.stateSince ? Date.parse(object.status.stateSince) : Number.NaN;
+  return {
+    namespace,
+    name,
+    state: object.status?.state,
+    since: Number.isNaN(since) ? undefined : since,
+    stalled: conditionTrue(object, 'Stalled'),
+    labels: (state: string) => ({ namespace, name, state }),
+  };
+}
+
+/** The names of one kind's per-object series. */
+interface StateSeries {
+  kind: string;
+  state: string;
+  timeInState: string;
+  stalled: string;
+}
+
+const CLUSTER_SERIES: StateSeries = {
+  kind: 'PostgresCluster',
+  state: 'pgfsm_cluster_state',
+  timeInState: 'pgfsm_time_in_state_seconds',
+  stalled: 'pgfsm_stalled',
+};
+const DATABASE_SERIES: StateSeries = {
+  kind: 'PostgresDatabase',
+  state: 'pgfsm_database_state',
+  timeInState: 'pgfsm_database_time_in_state_seconds',
+  stalled: 'pgfsm_database_stalled',
+};
 
 export class OperatorMetrics {
   readonly registry = new Registry();
   readonly controller: string;
+  readonly databaseController: string;
   private readonly now: () => number;
   private clusterSource: ObjectSource<PostgresCluster> | undefined;
+  private databaseSource: ObjectSource<PostgresDatabase> | undefined;
   private sources: ObjectSource[] = [];
 
   private readonly reconcileTotal: Counter<'controller' | 'result'>;
@@ -65,6 +121,7 @@ export class OperatorMetrics {
   private readonly maxConcurrent: Gauge<'controller'>;
   private readonly activeWorkers: Gauge<'controller'>;
   private readonly transitions: Counter<'from' | 'to'>;
+  private readonly databaseTransitions: Counter<'from' | 'to'>;
   private readonly echoes: Counter;
   private readonly leader: Gauge;
   private readonly queue: {
@@ -77,6 +134,7 @@ export class OperatorMetrics {
 
   constructor(options: MetricsOptions = {}) {
     this.controller = options.controller ?? 'postgrescluster';
+    this.databaseController = options.databaseController ?? 'postgresdatabase';
     this.now = options.now ?? Date.now;
     const registers = [this.registry];
     const self = this;
@@ -154,6 +212,12 @@ export class OperatorMetrics {
       labelNames: ['from', 'to'],
       registers,
     });
+    this.databaseTransitions = new Counter({
+      name: 'pgfsm_database_transitions_total',
+      help: 'PostgresDatabase statechart transitions taken by reconcile passes',
+      labelNames: ['from', 'to'],
+      registers,
+    });
     this.echoes = new Counter({
       name: 'pgfsm_watch_echoes_total',
       help: "Watch events that woke no reconcile: each showed a version the cluster's own pass had already followed",
@@ -165,38 +229,8 @@ export class OperatorMetrics {
       registers,
     });
 
-    new Gauge({
-      name: 'pgfsm_cluster_state',
-      help: 'Current statechart state of each PostgresCluster (1 for the state it is in)',
-      labelNames: ['namespace', 'name', 'state'],
-      registers,
-      collect() {
-        this.reset();
-        for (const c of self.clusters()) if (c.state) this.set(c.labels(c.state), 1);
-      },
-    });
-    new Gauge({
-      name: 'pgfsm_time_in_state_seconds',
-      help: 'Seconds each PostgresCluster has been in its current statechart state',
-      labelNames: ['namespace', 'name', 'state'],
-      registers,
-      collect() {
-        this.reset();
-        for (const c of self.clusters()) {
-          if (c.state && c.since !== undefined) this.set(c.labels(c.state), Math.max(0, (self.now() - c.since) / 1000));
-        }
-      },
-    });
-    new Gauge({
-      name: 'pgfsm_stalled',
-      help: '1 when the Stalled condition of a PostgresCluster is True',
-      labelNames: ['namespace', 'name'],
-      registers,
-      collect() {
-        this.reset();
-        for (const c of self.clusters()) this.set({ namespace: c.namespace, name: c.name }, c.stalled ? 1 : 0);
-      },
-    });
+    this.stateSeries(CLUSTER_SERIES, () => self.clusterSource);
+    this.stateSeries(DATABASE_SERIES, () => self.databaseSource);
     new Gauge({
       name: 'pgfsm_informer_synced',
       help: '1 once the cache of a watched resource holds its first complete list',
@@ -221,12 +255,13 @@ export class OperatorMetrics {
     });
 
     // Present from the start, as controller-runtime does, so rate() sees the first increment.
-    const controller = this.controller;
-    for (const result of ['success', 'error', 'requeue', 'requeue_after'] as const) {
-      this.reconcileTotal.inc({ controller, result }, 0);
+    for (const controller of [this.controller, this.databaseController]) {
+      for (const result of ['success', 'error', 'requeue', 'requeue_after'] as const) {
+        this.reconcileTotal.inc({ controller, result }, 0);
+      }
+      this.reconcileErrors.inc({ controller }, 0);
+      this.activeWorkers.set({ controller }, 0);
     }
-    this.reconcileErrors.inc({ controller }, 0);
-    this.activeWorkers.set({ controller }, 0);
     this.leader.set(0);
     const q = this.queueLabels();
     this.queue.depth.set(q, 0);
@@ -238,25 +273,57 @@ export class OperatorMetrics {
     return { controller: this.controller, name: this.controller };
   }
 
-  /** Where the per-cluster series and the informer series are read from at scrape time. */
-  observeSources(clusters: ObjectSource<PostgresCluster>, all: ObjectSource[]): void {
+  /**
+   * Where the per-object series and the informer series are read from at scrape time. The databases' cache
+   * is the informer of `postgresdatabases` among `all` unless given.
+   */
+  observeSources(
+    clusters: ObjectSource<PostgresCluster>,
+    all: ObjectSource[],
+    databases?: ObjectSource<PostgresDatabase>,
+  ): void {
     this.clusterSource = clusters;
+    this.databaseSource =
+      databases ?? (all.find((s) => s.resource === DATABASES_RESOURCE) as ObjectSource<PostgresDatabase> | undefined);
     this.sources = all;
   }
 
-  private clusters() {
-    return (this.clusterSource?.list() ?? []).map((cluster) => {
-      const namespace = cluster.metadata.namespace;
-      const name = cluster.metadata.name;
-      const since = cluster.status?.stateSince ? Date.parse(cluster.status.stateSince) : Number.NaN;
-      return {
-        namespace,
-        name,
-        state: cluster.status?.state,
-        since: Number.isNaN(since) ? undefined : since,
-        stalled: conditionTrue(cluster, 'Stalled'),
-        labels: (state: string) => ({ namespace, name, state }),
-      };
+  /** A kind's state, time-in-state and stalled gauges, computed from its cache at scrape time. */
+  private stateSeries(names: StateSeries, source: () => { list(): Stateful[] } | undefined): void {
+    const registers = [this.registry];
+    const self = this;
+    const objects = () => (source()?.list() ?? []).map(tracked);
+    new Gauge({
+      name: names.state,
+      help: `Current statechart state of each ${names.kind} (1 for the state it is in)`,
+      labelNames: ['namespace', 'name', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const o of objects()) if (o.state) this.set(o.labels(o.state), 1);
+      },
+    });
+    new Gauge({
+      name: names.timeInState,
+      help: `Seconds each ${names.kind} has been in its current statechart state`,
+      labelNames: ['namespace', 'name', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const o of objects()) {
+          if (o.state && o.since !== undefined) this.set(o.labels(o.state), Math.max(0, (self.now() - o.since) / 1000));
+        }
+      },
+    });
+    new Gauge({
+      name: names.stalled,
+      help: `1 when the Stalled condition of a ${names.kind} is True`,
+      labelNames: ['namespace', 'name'],
+      registers,
+      collect() {
+        this.reset();
+        for (const o of objects()) this.set({ namespace: o.namespace, name: o.name }, o.stalled ? 1 : 0);
+      },
     });
   }
 
@@ -276,17 +343,25 @@ export class OperatorMetrics {
     this.echoes.inc();
   }
 
+  /** The worker pool is shared: either kind may use all of it. */
   setMaxConcurrentReconciles(workers: number): void {
-    this.maxConcurrent.set({ controller: this.controller }, workers);
+    for (const controller of [this.controller, this.databaseController])
+      this.maxConcurrent.set({ controller }, workers);
   }
 
   setLeader(leading: boolean): void {
     this.leader.set(leading ? 1 : 0);
   }
 
-  /** Call when a pass starts; call the returned function with its outcome (undefined if it threw). */
-  reconcileStarted(): (outcome: ReconcileOutcome | undefined) => void {
-    const controller = this.controller;
+  /**
+   * Call when a pass starts, with its queue key; call the returned function with its outcome (undefined if it
+   * threw). A `PostgresDatabase:` key (database-mapping.ts) counts under the database controller and its
+   * transitions; any other key, or none, is a cluster's pass.
+   */
+  reconcileStarted(key?: string): (outcome: ReconcileOutcome | undefined) => void {
+    const database = key !== undefined && isDatabaseKey(key);
+    const controller = database ? this.databaseController : this.controller;
+    const transitions = database ? this.databaseTransitions : this.transitions;
     const started = this.now();
     this.activeWorkers.inc({ controller });
     return (outcome) => {
@@ -296,7 +371,7 @@ export class OperatorMetrics {
       this.reconcileTotal.inc({ controller, result });
       if (result === 'error') this.reconcileErrors.inc({ controller });
       if (outcome?.to !== undefined && outcome.from !== outcome.to) {
-        this.transitions.inc({ from: outcome.from ?? '', to: outcome.to });
+        transitions.inc({ from: outcome.from ?? '', to: outcome.to });
       }
     };
   }

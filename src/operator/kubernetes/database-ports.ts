@@ -3,10 +3,9 @@
  * its CNPG Cluster and endpoints ConfigMap, the Events, the clock) and its own four, over one RestClient.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { DatabasePorts, PrivilegesPort } from '../core/database/ports.ts';
+import { type DatabasePorts, type PrivilegesPort, sharedWithClusters } from '../core/database/ports.ts';
 import type { Ports } from '../core/ports.ts';
 import { KubernetesCnpgDatabasePort, KubernetesConnectionSecretPort } from './database-children.ts';
-import { postgresDatabasePort } from './postgres-database.ts';
 import { type HostOf, KubernetesPrivilegesPort } from './privileges.ts';
 import { RestClient } from './rest.ts';
 
@@ -23,14 +22,8 @@ export function kubernetesDatabasePorts(
   options: KubernetesDatabasePortsOptions = {},
 ): DatabasePorts {
   const rest = new RestClient(kc);
-  const { clusters, cnpgClusters, configMaps, events, clock } = clusterPorts;
   return {
-    clusters,
-    cnpgClusters,
-    configMaps,
-    events,
-    clock,
-    databases: postgresDatabasePort(rest),
+    ...sharedWithClusters(clusterPorts),
     cnpgDatabases: new KubernetesCnpgDatabasePort(rest),
     connectionSecrets: new KubernetesConnectionSecretPort(rest),
     privileges:

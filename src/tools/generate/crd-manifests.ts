@@ -209,147 +209,117 @@ function rootSchema(kind: keyof typeof schemas, validations: ValidationRule[] = 
 const AGE_COLUMN: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' };
 const READY_CONDITION = '.status.conditions[?(@.type=="Ready")]';
 
-export function postgresClusterCrd(): CustomResourceDefinition {
+/** One CRD of ours: its names from the kind, one served and stored version, its columns and its schema. */
+function crdOf(options: {
+  kind: keyof typeof schemas;
+  shortName: string;
+  scope: 'Namespaced' | 'Cluster';
+  columns: PrinterColumn[];
+  validations?: ValidationRule[];
+}): CustomResourceDefinition {
+  const singular = options.kind.toLowerCase();
+  const plural = `${singular}${singular.endsWith('s') ? 'es' : 's'}`;
+  const withStatus = schemas[options.kind].status !== undefined;
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `postgresclusters.${GROUP}` },
+    metadata: { name: `${plural}.${GROUP}` },
     spec: {
       group: GROUP,
       names: {
-        kind: 'PostgresCluster',
-        listKind: 'PostgresClusterList',
-        plural: 'postgresclusters',
-        singular: 'postgrescluster',
-        shortNames: ['pgc'],
+        kind: options.kind,
+        listKind: `${options.kind}List`,
+        plural,
+        singular,
+        shortNames: [options.shortName],
         categories: ['pgfsm'],
       },
-      scope: 'Namespaced',
+      scope: options.scope,
       versions: [
         {
           name: VERSION,
           served: true,
           storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Class', type: 'string', jsonPath: '.spec.class' },
-            { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
-            { name: 'Ready', type: 'string', jsonPath: `${READY_CONDITION}.status` },
-            { name: 'Reason', type: 'string', jsonPath: `${READY_CONDITION}.reason` },
-            { name: 'Primary', type: 'string', jsonPath: '.status.currentPrimary', priority: 1 },
-            { name: 'State', type: 'string', jsonPath: '.status.state', priority: 1 },
-            AGE_COLUMN,
-          ],
-          schema: {
-            // The name rules judge a name at creation only: it is immutable, and a rule on the root is evaluated
-            // again on every later write (status and finalizer writes included), so an object stored before the
-            // rule existed could otherwise never be updated, not even to report what is wrong with it.
-            openAPIV3Schema: rootSchema('PostgresCluster', [
-              {
-                // Names of children such as `<name>-pooler-rw` are derived from it and must stay valid.
-                rule: `oldSelf.hasValue() || self.metadata.name.size() <= ${MAX_CLUSTER_NAME_LENGTH}`,
-                optionalOldSelf: true,
-                message: `metadata.name must be at most ${MAX_CLUSTER_NAME_LENGTH} characters`,
-              },
-              {
-                // CNPG names the Cluster's Services after it, so it refuses any name that is no DNS-1035 label.
-                rule: `oldSelf.hasValue() || self.metadata.name.matches('${DNS_1035_LABEL}')`,
-                optionalOldSelf: true,
-                message:
-                  "metadata.name must be a DNS-1035 label: lower-case letters, digits and '-', starting with a letter and ending with a letter or digit (CloudNativePG names Services after it)",
-              },
-            ]),
-          },
+          ...(withStatus ? { subresources: { status: {} } } : {}),
+          additionalPrinterColumns: [...options.columns, AGE_COLUMN],
+          schema: { openAPIV3Schema: rootSchema(options.kind, options.validations) },
         },
       ],
     },
   };
 }
 
-export function postgresClusterClassCrd(): CustomResourceDefinition {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `postgresclusterclasses.${GROUP}` },
-    spec: {
-      group: GROUP,
-      names: {
-        kind: 'PostgresClusterClass',
-        listKind: 'PostgresClusterClassList',
-        plural: 'postgresclusterclasses',
-        singular: 'postgresclusterclass',
-        shortNames: ['pgcc'],
-        categories: ['pgfsm'],
-      },
-      scope: 'Cluster',
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          additionalPrinterColumns: [
-            { name: 'Provisioner', type: 'string', jsonPath: '.spec.provisioner' },
-            { name: 'Instances', type: 'integer', jsonPath: '.spec.config.instances' },
-            { name: 'Storage', type: 'string', jsonPath: '.spec.config.storage' },
-            { name: 'Version', type: 'string', jsonPath: '.spec.config.postgresVersion' },
-            { name: 'Pooler', type: 'boolean', jsonPath: '.spec.config.connectionPoolerEnabled' },
-            AGE_COLUMN,
-          ],
-          schema: { openAPIV3Schema: rootSchema('PostgresClusterClass') },
-        },
-      ],
-    },
-  };
-}
+/**
+ * The name rules judge a name at creation only: it is immutable, and a rule on the root is evaluated again on every
+ * later write (status and finalizer writes included), so an object stored before the rule existed could otherwise
+ * never be updated, not even to report what is wrong with it. Names of children (`<name>-pooler-rw`, a database's
+ * `<name>-<role>` Secrets) are derived from it and must stay valid.
+ */
+const NAME_LENGTH_RULE: ValidationRule = {
+  rule: `oldSelf.hasValue() || self.metadata.name.size() <= ${MAX_CLUSTER_NAME_LENGTH}`,
+  optionalOldSelf: true,
+  message: `metadata.name must be at most ${MAX_CLUSTER_NAME_LENGTH} characters`,
+};
 
-export function postgresDatabaseCrd(): CustomResourceDefinition {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `postgresdatabases.${GROUP}` },
-    spec: {
-      group: GROUP,
-      names: {
-        kind: 'PostgresDatabase',
-        listKind: 'PostgresDatabaseList',
-        plural: 'postgresdatabases',
-        singular: 'postgresdatabase',
-        shortNames: ['pgdb'],
-        categories: ['pgfsm'],
+const PHASE_AND_READY: PrinterColumn[] = [
+  { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+  { name: 'Ready', type: 'string', jsonPath: `${READY_CONDITION}.status` },
+  { name: 'Reason', type: 'string', jsonPath: `${READY_CONDITION}.reason` },
+];
+const STATE_COLUMN: PrinterColumn = { name: 'State', type: 'string', jsonPath: '.status.state', priority: 1 };
+
+export const postgresClusterCrd = (): CustomResourceDefinition =>
+  crdOf({
+    kind: 'PostgresCluster',
+    shortName: 'pgc',
+    scope: 'Namespaced',
+    columns: [
+      { name: 'Class', type: 'string', jsonPath: '.spec.class' },
+      ...PHASE_AND_READY,
+      { name: 'Primary', type: 'string', jsonPath: '.status.currentPrimary', priority: 1 },
+      STATE_COLUMN,
+    ],
+    validations: [
+      NAME_LENGTH_RULE,
+      {
+        // CNPG names the Cluster's Services after it, so it refuses any name that is no DNS-1035 label.
+        rule: `oldSelf.hasValue() || self.metadata.name.matches('${DNS_1035_LABEL}')`,
+        optionalOldSelf: true,
+        message:
+          "metadata.name must be a DNS-1035 label: lower-case letters, digits and '-', starting with a letter and ending with a letter or digit (CloudNativePG names Services after it)",
       },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Cluster', type: 'string', jsonPath: '.spec.cluster' },
-            { name: 'Database', type: 'string', jsonPath: '.spec.name' },
-            { name: 'Owner', type: 'string', jsonPath: '.spec.owner' },
-            { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
-            { name: 'Ready', type: 'string', jsonPath: `${READY_CONDITION}.status` },
-            { name: 'Reason', type: 'string', jsonPath: `${READY_CONDITION}.reason` },
-            { name: 'Host', type: 'string', jsonPath: '.status.endpoint.host', priority: 1 },
-            { name: 'State', type: 'string', jsonPath: '.status.state', priority: 1 },
-            AGE_COLUMN,
-          ],
-          schema: {
-            openAPIV3Schema: rootSchema('PostgresDatabase', [
-              {
-                // Secret names are `<name>-<role>`: bounded so that every one stays a valid object name.
-                rule: `oldSelf.hasValue() || self.metadata.name.size() <= ${MAX_CLUSTER_NAME_LENGTH}`,
-                optionalOldSelf: true,
-                message: `metadata.name must be at most ${MAX_CLUSTER_NAME_LENGTH} characters`,
-              },
-            ]),
-          },
-        },
-      ],
-    },
-  };
-}
+    ],
+  });
+
+export const postgresClusterClassCrd = (): CustomResourceDefinition =>
+  crdOf({
+    kind: 'PostgresClusterClass',
+    shortName: 'pgcc',
+    scope: 'Cluster',
+    columns: [
+      { name: 'Provisioner', type: 'string', jsonPath: '.spec.provisioner' },
+      { name: 'Instances', type: 'integer', jsonPath: '.spec.config.instances' },
+      { name: 'Storage', type: 'string', jsonPath: '.spec.config.storage' },
+      { name: 'Version', type: 'string', jsonPath: '.spec.config.postgresVersion' },
+      { name: 'Pooler', type: 'boolean', jsonPath: '.spec.config.connectionPoolerEnabled' },
+    ],
+  });
+
+export const postgresDatabaseCrd = (): CustomResourceDefinition =>
+  crdOf({
+    kind: 'PostgresDatabase',
+    shortName: 'pgdb',
+    scope: 'Namespaced',
+    columns: [
+      { name: 'Cluster', type: 'string', jsonPath: '.spec.cluster' },
+      { name: 'Database', type: 'string', jsonPath: '.spec.name' },
+      { name: 'Owner', type: 'string', jsonPath: '.spec.owner' },
+      ...PHASE_AND_READY,
+      { name: 'Host', type: 'string', jsonPath: '.status.endpoint.host', priority: 1 },
+      STATE_COLUMN,
+    ],
+    validations: [NAME_LENGTH_RULE],
+  });
 
 const CRD_HEADER = '# Generated from src/operator/api/schema.ts by src/tools/generate/crds.ts — do not edit\n';
 

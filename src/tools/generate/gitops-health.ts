@@ -1,7 +1,7 @@
 /**
- * Writes deploy/health/ (Argo CD health.lua and argocd-cm snippet, Flux healthCheckExprs, mapping
- * table) from the machine's states and their meta. Run after any change to machines/ or the status
- * projection:
+ * Writes deploy/health/ (an Argo CD health.lua per kind and the argocd-cm snippet, Flux healthCheckExprs,
+ * mapping table) from the states of every machine (PostgresCluster, PostgresDatabase) and their meta. Run
+ * after any change to machines/ or a status projection:
  *   node --conditions=development --import tsx src/tools/generate/gitops-health.ts
  * test/unit/health-artefacts.test.ts fails while the committed files differ from what this writes.
  */

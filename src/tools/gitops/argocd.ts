@@ -1,17 +1,24 @@
 /**
- * The Argo CD resource health check for PostgresCluster, as a Lua script. Argo CD runs it in
- * gopher-lua (Lua 5.1): no goto, no `//`, no bitwise operators, no attributes such as `<const>`.
+ * The Argo CD resource health check for each kind (PostgresCluster, PostgresDatabase), as a Lua script
+ * rendered from its machine's state table. Argo CD runs it in gopher-lua (Lua 5.1): no goto, no `//`,
+ * no bitwise operators, no attributes such as `<const>`.
  *
  * The script reads the published conditions, not the state name: conditions are the contract and
  * phase is informational (kubernetes.md §3.1). Only suspension is read from phase/state, because no
- * condition says "paused on purpose" and Argo CD has a dedicated `Suspended` health for it.
+ * condition says "paused on purpose" and Argo CD has a dedicated `Suspended` health for it; a machine
+ * without a Suspended state gets no suspension check at all.
  */
 import { stringify } from 'yaml';
 import { API_VERSION, GROUP } from '../../operator/api/schema.ts';
-import { columns, GENERATED_NOTICE, READY, RECONCILING, STALLED, variantLabel } from './notice.ts';
+import type { HealthKind } from './kinds.ts';
+import { columns, generatedNotice, READY, RECONCILING, STALLED, variantLabel } from './notice.ts';
 import type { ExpectedStatus } from './table.ts';
 
-export const ARGO_HEALTH_KEY = `resource.customizations.health.${GROUP}_PostgresCluster`;
+/** Where each kind's script lives under deploy/health/: `<dir>/<kind>/health.lua`, as Argo CD names kinds. */
+export const ARGO_LUA_DIR = `argocd/${GROUP}`;
+
+/** The argocd-cm key Argo CD looks a kind's health script up under. */
+export const argoHealthKey = (kind: string) => `resource.customizations.health.${GROUP}_${kind}`;
 
 const luaSet = (names: string[]) => `{ ${[...new Set(names)].map((n) => `[${JSON.stringify(n)}] = true`).join(', ')} }`;
 
@@ -25,20 +32,36 @@ function verdictComment(table: ExpectedStatus[]): string {
     .join('\n');
 }
 
-export function renderArgoHealthLua(table: ExpectedStatus[]): string {
-  const suspended = table.filter((r) => r.suspended);
-  return `-- ${GENERATED_NOTICE}
--- Argo CD health check for ${API_VERSION} PostgresCluster (Lua 5.1, as gopher-lua runs it).
--- Reads the conditions ${READY}, ${RECONCILING} and ${STALLED}; status.phase and status.state only for suspension.
+/** The suspension check, for a machine that has Suspended states: by phase, or by state name. */
+function suspension(suspended: ExpectedStatus[]) {
+  if (suspended.length === 0) return { reads: '.', sets: '', check: '' };
+  return {
+    reads: '; status.phase and status.state only for suspension.',
+    sets: `local SUSPENDED_PHASES = ${luaSet(suspended.map((r) => r.phase))}
+local SUSPENDED_STATES = ${luaSet(suspended.map((r) => r.state))}
+
+`,
+    check: `if SUSPENDED_PHASES[status.phase] or SUSPENDED_STATES[status.state] then
+  hs.status = "Suspended"
+  hs.message = "Reconciliation is suspended (spec.suspend is true)"
+  return hs
+end
+
+`,
+  };
+}
+
+export function renderArgoHealthLua({ kind, source, table }: HealthKind): string {
+  const suspended = suspension(table.filter((r) => r.suspended));
+  return `-- ${generatedNotice([source])}
+-- Argo CD health check for ${API_VERSION} ${kind} (Lua 5.1, as gopher-lua runs it).
+-- Reads the conditions ${READY}, ${RECONCILING} and ${STALLED}${suspended.reads}
 --
 -- What each state of the machine publishes and the health this script gives it
 -- (objects in the Deleting phase always carry a deletionTimestamp, hence Progressing):
 ${verdictComment(table)}
 
-local SUSPENDED_PHASES = ${luaSet(suspended.map((r) => r.phase))}
-local SUSPENDED_STATES = ${luaSet(suspended.map((r) => r.state))}
-
-local function findCondition(status, conditionType)
+${suspended.sets}local function findCondition(status, conditionType)
   if status == nil or status.conditions == nil then
     return nil
   end
@@ -90,13 +113,7 @@ if metadata.generation ~= nil and status.observedGeneration ~= metadata.generati
   return hs
 end
 
-if SUSPENDED_PHASES[status.phase] or SUSPENDED_STATES[status.state] then
-  hs.status = "Suspended"
-  hs.message = "Reconciliation is suspended (spec.suspend is true)"
-  return hs
-end
-
-local ready = findCondition(status, "${READY}")
+${suspended.check}local ready = findCondition(status, "${READY}")
 local reconciling = findCondition(status, "${RECONCILING}")
 local stalled = findCondition(status, "${STALLED}")
 
@@ -136,8 +153,8 @@ return hs
 `;
 }
 
-/** A patch for the argocd-cm ConfigMap carrying the script under Argo CD's per-kind health key. */
-export function renderArgoConfigMapSnippet(lua: string): string {
+/** A patch for the argocd-cm ConfigMap carrying each kind's script under Argo CD's per-kind health key. */
+export function renderArgoConfigMapSnippet(scripts: { kind: HealthKind; lua: string }[]): string {
   const configMap = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -146,8 +163,9 @@ export function renderArgoConfigMapSnippet(lua: string): string {
       namespace: 'argocd',
       labels: { 'app.kubernetes.io/name': 'argocd-cm', 'app.kubernetes.io/part-of': 'argocd' },
     },
-    data: { [ARGO_HEALTH_KEY]: lua },
+    data: Object.fromEntries(scripts.map(({ kind, lua }) => [argoHealthKey(kind.kind), lua])),
   };
   const usage = 'Merge into argocd-cm, e.g. kubectl -n argocd patch configmap argocd-cm --patch-file <this file>';
-  return `# ${GENERATED_NOTICE}\n# ${usage}\n${stringify(configMap, { blockQuote: 'literal', lineWidth: 0 })}`;
+  const notice = generatedNotice(scripts.map(({ kind }) => kind.source));
+  return `# ${notice}\n# ${usage}\n${stringify(configMap, { blockQuote: 'literal', lineWidth: 0 })}`;
 }

@@ -1,5 +1,7 @@
 /**
- * The Flux Kustomization `spec.healthCheckExprs` entry for PostgresCluster (CEL, Flux >= 2.5).
+ * The Flux Kustomization `spec.healthCheckExprs` entries, one per kind (PostgresCluster, PostgresDatabase;
+ * CEL, Flux >= 2.5). Every kind publishes the same summary conditions, so the expressions are the same
+ * and only `kind` differs.
  *
  * Flux evaluates inProgress, failed, current in that order and takes the first true one, with
  * InProgress when none holds; an expression that errors (a missing field) stalls the health check
@@ -11,7 +13,8 @@
  */
 import { stringify } from 'yaml';
 import { API_VERSION } from '../../operator/api/schema.ts';
-import { columns, GENERATED_NOTICE, READY, STALLED, variantLabel } from './notice.ts';
+import { type HealthKind, plural } from './kinds.ts';
+import { columns, generatedNotice, listed, READY, STALLED, variantLabel } from './notice.ts';
 import type { ExpectedStatus } from './table.ts';
 
 export interface HealthCheckExprs {
@@ -37,10 +40,10 @@ const ready = anyTrue(READY);
 const anyOf = (...terms: string[]) => terms.join('\n|| ');
 const allOf = (...terms: string[]) => terms.join('\n&& ');
 
-export function postgresClusterHealthCheckExprs(): HealthCheckExprs {
+export function healthCheckExprs(kind: string): HealthCheckExprs {
   return {
     apiVersion: API_VERSION,
-    kind: 'PostgresCluster',
+    kind,
     inProgress: anyOf(deleting, `!${observed}`, `!${anyTrue(STALLED, READY)}`),
     failed: allOf(`!${deleting}`, observed, stalled),
     current: allOf(`!${deleting}`, observed, `!${stalled}`, ready),
@@ -57,16 +60,31 @@ function verdictComment(table: ExpectedStatus[]): string {
     .join('\n');
 }
 
-/** A fragment to merge into a Kustomization that applies PostgresClusters (with `spec.wait: true`). */
-export function renderFluxHealthCheckExprs(table: ExpectedStatus[]): string {
-  const fragment = { spec: { healthCheckExprs: [postgresClusterHealthCheckExprs()] } };
+/**
+ * A fragment to merge into a Kustomization that applies these kinds (with `spec.wait: true`): one entry per
+ * kind, each kept whether or not the Kustomization applies objects of it (Flux only reads the entry of a
+ * kind it applies).
+ */
+export function renderFluxHealthCheckExprs(kinds: HealthKind[]): string {
+  const fragment = { spec: { healthCheckExprs: kinds.map((k) => healthCheckExprs(k.kind)) } };
+  const applied = listed(
+    kinds.map((k) => plural(k.kind)),
+    'or',
+  );
+  const suspendable = kinds.filter((k) => k.table.some((r) => r.suspended)).map((k) => plural(k.kind));
   return [
-    `# ${GENERATED_NOTICE}`,
-    '# Merge into a Flux Kustomization (kustomize.toolkit.fluxcd.io/v1, Flux >= 2.5) that applies PostgresClusters.',
-    '# Suspended clusters stay InProgress: nobody reconciles them, so dependants must not start on them.',
-    '# What each state of the machine publishes and the result these expressions give it',
-    '# (objects in the Deleting phase always carry a deletionTimestamp, hence InProgress):',
-    verdictComment(table),
+    `# ${generatedNotice(kinds.map((k) => k.source))}`,
+    `# Merge into a Flux Kustomization (kustomize.toolkit.fluxcd.io/v1, Flux >= 2.5) that applies ${applied}.`,
+    ...(suspendable.length > 0
+      ? [
+          `# Suspended ${listed(suspendable)} stay InProgress: nobody reconciles them, so dependants must not start on them.`,
+        ]
+      : []),
+    ...kinds.flatMap(({ kind, table }) => [
+      `# What each state of the ${kind} machine publishes and the result these expressions give it`,
+      '# (objects in the Deleting phase always carry a deletionTimestamp, hence InProgress):',
+      verdictComment(table),
+    ]),
     stringify(fragment, { lineWidth: 0 }),
   ].join('\n');
 }

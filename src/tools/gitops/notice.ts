@@ -1,6 +1,15 @@
-/** The line every generated health artefact starts with (as a comment in the file's own syntax). */
-export const GENERATED_NOTICE =
-  'Generated from machines/postgres-cluster.ts by src/tools/generate/gitops-health.ts — do not edit';
+/**
+ * The line every generated health artefact starts with (as a comment in the file's own syntax), naming the
+ * machine definitions it is generated from: one for a kind's own script, every one for a shared file.
+ */
+export const generatedNotice = (sources: readonly string[]) =>
+  `Generated from ${listed(sources)} by src/tools/generate/gitops-health.ts — do not edit`;
+
+/** `a`, `a and b`, `a, b and c` (or `or`). */
+export const listed = (items: readonly string[], conjunction: 'and' | 'or' = 'and') =>
+  items.length <= 2
+    ? items.join(` ${conjunction} `)
+    : `${items.slice(0, -1).join(', ')} ${conjunction} ${items.at(-1)}`;
 
 export const REGENERATE = 'node --conditions=development --import tsx src/tools/generate/gitops-health.ts';
 

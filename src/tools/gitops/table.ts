@@ -7,7 +7,7 @@
 import type { AnyStateMachine } from 'xstate';
 import type { StateMeta } from '../../../machines/meta.ts';
 import { deadlineOutcomes, deadlineReason, type Summary, summaryOf } from '../../../machines/summary.ts';
-import { leaves, walk } from '../../../machines/walk.ts';
+import { type Chart, leaves, walk } from '../../../machines/walk.ts';
 import type { Phase } from '../../operator/api/schema.ts';
 
 export type ConditionStatus = 'True' | 'False';
@@ -96,13 +96,17 @@ function row(state: string, meta: StateMeta, pastDeadline: boolean): ExpectedSta
   };
 }
 
+/** A walked chart (machines/chart.ts `MACHINES`) rather than the machine itself: its states are a list. */
+const isChart = (m: AnyStateMachine | Chart): m is Chart => Array.isArray(m.states);
+
 /**
  * One row per state the machine can be in (atomic and final, in document order, so tables line up with
  * the diagrams), plus a deadline-exceeded row right after each state that has a deadline. Read from
  * the machine, so a state added tomorrow shows up here without anyone remembering to add it.
  */
-export function expectedStatuses(machine: AnyStateMachine): ExpectedStatus[] {
-  return leaves(walk(machine)).flatMap(({ path, type, meta }) => {
+export function expectedStatuses(machine: AnyStateMachine | Chart): ExpectedStatus[] {
+  const chart = isChart(machine) ? machine : walk(machine);
+  return leaves(chart).flatMap(({ path, type, meta }) => {
     // A parallel region would publish a composite state value; the projection does not handle one.
     if (type === 'parallel' || type === 'history') throw new Error(`${path}: ${type} states are not supported`);
     // Every publishable state must declare its meta: the projection cannot compute a status without it.

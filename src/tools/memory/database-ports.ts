@@ -4,7 +4,7 @@
  * e2e suite grants on a real one, through src/operator/postgres/privileges.ts).
  */
 
-import type { DatabasePorts, PrivilegesPort } from '../../operator/core/database/ports.ts';
+import { type DatabasePorts, type PrivilegesPort, sharedWithClusters } from '../../operator/core/database/ports.ts';
 import { PortError } from '../../operator/core/errors.ts';
 import type { ClusterKey, Ports } from '../../operator/core/ports.ts';
 import type { ConnectionSecretTemplate } from '../../operator/domain/database/effects.ts';
@@ -78,12 +78,7 @@ export function memoryDatabasePorts(
 ): DatabasePorts {
   const cnpgDatabases = new MemoryChildPort<CnpgDatabase>(api);
   return {
-    clusters: clusterPorts.clusters,
-    cnpgClusters: clusterPorts.cnpgClusters,
-    configMaps: clusterPorts.configMaps,
-    databases: clusterPorts.databases,
-    events: clusterPorts.events,
-    clock: clusterPorts.clock,
+    ...sharedWithClusters(clusterPorts),
     cnpgDatabases: {
       get: (ref: ObjectRef) => cnpgDatabases.get(ref),
       delete: (ref: ObjectRef) => cnpgDatabases.delete(ref),

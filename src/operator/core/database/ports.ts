@@ -44,8 +44,26 @@ export interface PrivilegesPort {
   grant(cluster: ClusterKey, plan: PrivilegePlan): Promise<void>;
 }
 
-export interface DatabasePorts extends Pick<Ports, 'clusters' | 'cnpgClusters' | 'configMaps' | 'events' | 'clock'> {
-  databases: PostgresDatabasePort;
+/** The ports a database's pass shares with the clusters': the PostgresCluster, its CNPG Cluster and endpoints, … */
+export type SharedPorts = Pick<Ports, 'clusters' | 'cnpgClusters' | 'configMaps' | 'databases' | 'events' | 'clock'>;
+
+export const sharedWithClusters = ({
+  clusters,
+  cnpgClusters,
+  configMaps,
+  databases,
+  events,
+  clock,
+}: Ports): SharedPorts => ({
+  clusters,
+  cnpgClusters,
+  configMaps,
+  databases,
+  events,
+  clock,
+});
+
+export interface DatabasePorts extends SharedPorts {
   cnpgDatabases: CnpgDatabasePort;
   connectionSecrets: ConnectionSecretPort;
   privileges: PrivilegesPort;

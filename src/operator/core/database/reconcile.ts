@@ -32,23 +32,17 @@ import type { KubeEvent } from '../../domain/effects.ts';
 import type { Settings } from '../../domain/observation.ts';
 import { messageOf, worstError } from '../errors.ts';
 import type { ClusterKey } from '../ports.ts';
-import { type Requeue, requeueAfterError } from '../reconcile.ts';
+import { type ReconcileOutcome, type Requeue, requeueAfterError } from '../reconcile.ts';
 import { executeDatabaseEffects } from './execute.ts';
 import { observeDatabase } from './observe.ts';
 import type { DatabasePorts } from './ports.ts';
 import { type DatabaseWriteFailure, projectDatabaseStatus } from './status.ts';
 
-export interface DatabaseOutcome {
-  key: ClusterKey;
-  found: boolean;
-  from?: string;
-  to?: string;
-  requeue: Requeue;
-  error?: unknown;
-  statusWritten: boolean;
-  writes: number;
-  events: KubeEvent[];
-}
+/** A database pass's outcome: the cluster's, less what only a cluster's pass does (follow-ups, a handover). */
+export type DatabaseOutcome = Pick<
+  ReconcileOutcome,
+  'key' | 'found' | 'from' | 'to' | 'requeue' | 'error' | 'statusWritten' | 'writes' | 'events'
+>;
 
 export interface DatabaseReconcileOptions {
   ports: DatabasePorts;
