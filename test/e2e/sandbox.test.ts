@@ -1,6 +1,8 @@
 /**
  * `npm start -- --real`, as a user runs it, on the suite's node (the sandbox uses a node that runs already): the
- * examples come up on real PostgreSQL, and the psql command it prints works when run exactly as printed.
+ * examples come up on real PostgreSQL, clusters and their PostgresDatabases (grants made by pgfsm's Pod over
+ * SQL), and the psql commands it prints work when run exactly as printed: as each cluster's superuser, and as
+ * each database's application, given nothing but its Secret's uri. No password is ever printed.
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
@@ -9,7 +11,12 @@ import { recordResult } from './support/results.ts';
 
 function run(command: string, args: string[], timeoutMs: number): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: PACKAGE_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Plain text whatever the terminal: what is matched below is the text, not its colours.
+    const child = spawn(command, args, {
+      cwd: PACKAGE_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let output = '';
     const collect = (chunk: Buffer) => {
       output += chunk.toString();
@@ -25,12 +32,18 @@ function run(command: string, args: string[], timeoutMs: number): Promise<{ code
   });
 }
 
+const DATABASES = ['inventory-app', 'orders-app'];
+
 describe('npm start -- --real', () => {
   it('brings the examples to Ready on real PostgreSQL and prints psql commands that work as printed', async () => {
     const sandbox = await run('npm', ['start', '--', '--real', '--exit-when-ready'], 540_000);
     expect(sandbox.output).toContain('using the real node that runs in /run/netns/pgfsmnode already');
-    expect(sandbox.output, sandbox.output).toMatch(/All 2 example clusters are Ready/);
+    expect(sandbox.output, sandbox.output).toMatch(/All 2 example clusters and their 2 databases are Ready/);
     expect(sandbox.code, sandbox.output).toBe(0);
+    for (const database of DATABASES)
+      expect(sandbox.output).toMatch(new RegExp(`team-a/${database}\\s+Ready\\s+Ready\\s`));
+    // Real PostgreSQL: nothing is said to be simulated, nothing recorded instead of granted.
+    expect(sandbox.output).not.toMatch(/PostgreSQL is simulated|recorded, not run/);
     for (const cluster of ['team-a/inventory', 'team-a/orders']) recordResult({ cluster, ready: true });
 
     const printed = sandbox.output
@@ -42,6 +55,38 @@ describe('npm start -- --real', () => {
       const psql = await run('sh', ['-c', command], 60_000);
       expect(psql.code, psql.output).toBe(0);
       expect(psql.output).toMatch(/PostgreSQL 17\.\d+/);
+    }
+
+    // As the application: psql given the owner Secret's uri alone (PGHOSTADDR: the address of the host it names).
+    const asApplication = sandbox.output
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line.startsWith('PGHOSTADDR='));
+    expect(asApplication).toHaveLength(DATABASES.length);
+    for (const [i, database] of DATABASES.entries()) {
+      const command = asApplication[i] ?? '';
+      expect(command).toContain(` psql "$(npm run -s node -- kubectl get secret -n team-a ${database}-app `);
+      expect(command).toContain(`-o jsonpath='{.data.uri}' | base64 -d)"`);
+      // The sandbox ran it once before printing it, and said what it answered.
+      expect(sandbox.output).toContain(`# team-a/${database}: database app as app, Secret team-a/${database}-app, `);
+      expect(sandbox.output).toMatch(
+        new RegExp(`# team-a/${database}: .+ run once here, it answered: connected as app to database app`),
+      );
+      const psql = await run('sh', ['-c', command], 60_000);
+      expect(psql.code, psql.output).toBe(0);
+      expect(psql.output).toMatch(/^\s*app\s*\|\s*app\s*$/m);
+      // What the sandbox printed holds no password: the commands read it from the Secret themselves.
+      const password = await run(
+        'sh',
+        [
+          '-c',
+          `npm run -s node -- kubectl get secret -n team-a ${database}-app -o jsonpath='{.data.password}' | base64 -d`,
+        ],
+        60_000,
+      );
+      expect(password.code, password.output).toBe(0);
+      expect(password.output.length).toBeGreaterThan(8);
+      expect(sandbox.output).not.toContain(password.output);
     }
   });
 });

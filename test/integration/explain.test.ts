@@ -8,15 +8,17 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Explanation } from '../../src/operator/explain/index.ts';
+import type { DatabaseExplanation, Explanation } from '../../src/operator/explain/index.ts';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 import {
   createClass,
   createCluster,
+  createDatabase,
   NS,
   type OperatorHandle,
   runOperator,
   setUpWorld,
+  untilDatabaseState,
   untilState,
   type World,
   waitFor,
@@ -116,6 +118,37 @@ describe('pgfsm explain against a real API server', () => {
     expect(times).toEqual([...times].sort().reverse());
     expect(x.observed.secret).toMatchObject({ name: 'roles-superuser', exists: true, keys: ['password', 'username'] });
     expect(x.eventsError).toBeNull();
+  });
+
+  it('pgfsm explain pgdb: a PostgresDatabase whose cluster does not exist, and the hint to create it', async () => {
+    await createDatabase(world, 'lonely-app', { cluster: 'lonely', name: 'app', owner: 'app' });
+    await untilDatabaseState(world, 'lonely-app', 'Provisioning.Cluster');
+    const run = await pgfsm('explain', 'pgdb', 'lonely-app', '-n', NS, '--kubeconfig', cp.kubeconfigPath);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`PostgresDatabase ${NS}/lonely-app`);
+    expect(run.stdout).toContain('Provisioning › Cluster  step 1 of 5 of the pipeline');
+    expect(run.stdout).toContain('waiting for the PostgresCluster: PostgresCluster lonely missing');
+    expect(run.stdout).toContain(`create PostgresCluster ${NS}/lonely`);
+    expect(run.stdout).toMatch(/ClusterAvailable\s+False\s+ClusterNotFound/);
+    const json = await pgfsm(
+      'explain',
+      'postgresdatabase',
+      `${NS}/lonely-app`,
+      '-o',
+      'json',
+      '--kubeconfig',
+      cp.kubeconfigPath,
+    );
+    expect(json.code).toBe(0);
+    const x = JSON.parse(json.stdout) as DatabaseExplanation;
+    expect(x.database).toMatchObject({ namespace: NS, name: 'lonely-app', deleting: false });
+    expect(x.state).toMatchObject({ stored: 'Provisioning.Cluster', state: 'Provisioning.Cluster' });
+    expect(x.blocker).toMatchObject({ guard: 'componentReady(cluster)', reason: 'ClusterNotFound' });
+    // A PostgresDatabase of a missing name: exit 1, said as for a cluster.
+    const missing = await pgfsm('explain', 'pgdb', 'nope', '-n', NS, '--kubeconfig', cp.kubeconfigPath);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim()).toBe(`pgfsm explain: PostgresDatabase ${NS}/nope not found at ${cp.url}`);
   });
 
   it('a missing cluster: exit 1 and a clear message', async () => {

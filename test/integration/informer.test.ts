@@ -13,7 +13,11 @@ import { HttpStatusError, Informer, type InformerOptions } from '../../src/opera
 import { RESOURCES } from '../../src/operator/kubernetes/resources.ts';
 import { createWatchSources } from '../../src/operator/kubernetes/watch-sources.ts';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
-import { postgresClusterClassCrd, postgresClusterCrd } from '../../src/tools/generate/crd-manifests.ts';
+import {
+  postgresClusterClassCrd,
+  postgresClusterCrd,
+  postgresDatabaseCrd,
+} from '../../src/tools/generate/crd-manifests.ts';
 
 /** A TCP proxy to the API server whose connections the test can reset, refuse or freeze. */
 class FaultyProxy {
@@ -332,7 +336,7 @@ describe('watch sources', () => {
     const admin = cp().kubeConfig;
     const ext = admin.makeApiClient(ApiextensionsV1Api);
     // CloudNativePG's real CRDs (Cluster, Pooler, …) come with the control plane.
-    for (const crd of [postgresClusterCrd(), postgresClusterClassCrd()]) {
+    for (const crd of [postgresClusterCrd(), postgresClusterClassCrd(), postgresDatabaseCrd()]) {
       await ext.createCustomResourceDefinition({ body: crd as never });
     }
     const ns = await namespace();

@@ -87,7 +87,9 @@ describe('connections to the API server', () => {
     // first list together with the Lease and the first passes (measured: 7 + 8). It does not grow with the
     // work; without the pool it would be one connection per request.
     expect(handshakes).toBeLessThanOrEqual(2 * informers + 4);
-    expect(requests).toBeGreaterThanOrEqual(10 * handshakes);
+    // The connections besides the watches' carry ten requests each at least (with PostgresDatabases the operator
+    // watches nine kinds, so the watches alone are about half the connections ten clusters open).
+    expect(requests).toBeGreaterThanOrEqual(10 * (handshakes - informers));
   });
 
   it('makes no new connection for steady work on warm connections', async () => {

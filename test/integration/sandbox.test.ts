@@ -1,21 +1,23 @@
 /**
  * `npm start` as a person (or CI) runs it: the real CLI in a child process, its own control plane,
- * the operator and the simulated CNPG, the examples to Ready, the command channel, and a teardown that
- * leaves no process and no temp directory behind. KUBECONFIG points at a file that does not exist, to
- * prove the default path never reads it. Plus the pure pieces: the "ask before a real cluster" decision,
- * command parsing, the switchover annotation watch.
+ * the operator and the simulated CNPG, the examples (clusters and their PostgresDatabases) to Ready, where
+ * the databases' connection strings are, the command channel, and a teardown that leaves no process and no
+ * temp directory behind. KUBECONFIG points at a file that does not exist, to prove the default path never
+ * reads it. Plus the pure pieces: the "ask before a real cluster" decision, command parsing, the switchover
+ * annotation watch, the tables and the psql commands of --real.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 import type { Change } from '../../src/tools/memory/api-server.ts';
 import { parseCommand } from '../../src/tools/sandbox/commands.ts';
 import { createOutput } from '../../src/tools/sandbox/output.ts';
-import { summary } from '../../src/tools/sandbox/progress.ts';
+import { databaseSummary, summary } from '../../src/tools/sandbox/progress.ts';
+import { resultRow, uriPsqlCommand } from '../../src/tools/sandbox/real-node.ts';
 import {
   SWITCHOVER_ANNOTATION,
   switchoverRequest,
@@ -138,8 +140,44 @@ async function expectNothingLeft(output: string) {
 const transitionsOf = (output: string, cluster: string) =>
   output.split('\n').filter((l) => new RegExp(`^\\+\\d\\d:\\d\\d  ${cluster}\\s+\\S+ → `).test(l));
 
+/** The examples' PostgresDatabases (examples/databases.yaml): one per cluster, owner app, a read-only reader. */
+const DATABASES = [
+  { key: 'team-a/inventory-app', cluster: 'inventory', host: 'inventory-rw.team-a.svc.cluster.local' },
+  { key: 'team-a/orders-app', cluster: 'orders', host: 'orders-pooler-rw.team-a.svc.cluster.local' },
+];
+
+/** What the sandbox prints to read a database's connection string: the owner's Secret, its `uri`. */
+const uriCommand = (secret: string) => `kubectl get secret -n team-a ${secret} -o jsonpath='{.data.uri}' | base64 -d`;
+
+/** The databases came to Ready through the pipeline, after their clusters published their endpoints. */
+function expectDatabasesReady(output: string) {
+  for (const { key } of DATABASES) {
+    const lines = transitionsOf(output, key);
+    expect(lines[0], output).toMatch(/∅ → (Pending|Provisioning\.\w+)\s/);
+    expect(lines.at(-1), output).toMatch(/Provisioning\.\w+ → Ready\s+\(AllComponentsReady\)/);
+  }
+  expect(output).toContain('All 2 example clusters and their 2 databases are Ready');
+  expect(output).toMatch(/DATABASE\s+STATE\s+PHASE\s+CLUSTER\s+DB\s+OWNER\s+ENDPOINT\s+CONNECTION SECRETS/);
+  expect(output).toMatch(
+    /team-a\/inventory-app\s+Ready\s+Ready\s+inventory\s+app\s+app\s+inventory-rw:5432\s+inventory-app-app, inventory-app-reader/,
+  );
+  expect(output).toMatch(
+    /team-a\/orders-app\s+Ready\s+Ready\s+orders\s+app\s+app\s+orders-pooler-rw:5432\s+orders-app-app, orders-app-reader/,
+  );
+  // Where the connection strings are, said to be simulated: no PostgreSQL answers, the grants were recorded.
+  expect(output).toContain("PostgreSQL is simulated: the PostgresDatabases' grants are recorded in that log, not run");
+  expect(output).toMatch(/Connection strings \(PostgreSQL is simulated here: nothing answers .+ recorded, not run\)/);
+  expect(output).toMatch(/^ {2}export KUBECONFIG=\/\S+\/kubeconfig$/m);
+  for (const { cluster } of DATABASES) {
+    expect(output).toContain(
+      `# team-a/${cluster}-app: database app, owner app: Secret team-a/${cluster}-app-app (reader, readOnly: ${cluster}-app-reader)`,
+    );
+    expect(output.split('\n')).toContain(`  ${uriCommand(`${cluster}-app-app`)}`);
+  }
+}
+
 describe('pgfsm sandbox (npm start)', () => {
-  it('--exit-when-ready: brings both examples to Ready, prints their transitions and the summary, cleans up', async () => {
+  it('--exit-when-ready: brings both examples and their databases to Ready, prints their transitions, the summaries and where the connection strings are, cleans up', async () => {
     const run = sandbox(['sandbox', '--exit-when-ready', '--metrics-port', '0']);
     const code = await run.exit;
     const output = run.text();
@@ -159,7 +197,7 @@ describe('pgfsm sandbox (npm start)', () => {
         /Provisioning\.(ConfigMap|Pooler|ManagedRoles|Cluster) → Ready\s+\(AllComponentsReady\)/,
       );
     }
-    expect(output).toContain('All 2 example clusters are Ready');
+    expectDatabasesReady(output);
     expect(output).toMatch(/CLUSTER\s+STATE\s+PHASE\s+READY\s+PRIMARY\s+POOLER\s+ENDPOINTS CONFIGMAP/);
     expect(output).toMatch(/team-a\/inventory\s+Ready\s+Ready\s+1\/1\s+inventory-1\s+-\s+inventory-endpoints/);
     expect(output).toMatch(/team-a\/orders\s+Ready\s+Ready\s+3\/3\s+orders-1\s+rw\+ro serving\s+orders-endpoints/);
@@ -168,22 +206,59 @@ describe('pgfsm sandbox (npm start)', () => {
     await expectNothingLeft(output);
   });
 
-  it('--exit-when-ready past --timeout: says which clusters are not Ready and why, exits 1, cleans up', async () => {
+  it('--exit-when-ready past --timeout: says which clusters and databases are not Ready and why, exits 1, cleans up', async () => {
     const run = sandbox(['sandbox', '--exit-when-ready', '--timeout', '3s', '--metrics-port', '0']);
     const code = await run.exit;
     const output = run.text();
     expect(code, output).toBe(1);
     expect(output).toContain('Not all examples were Ready after 3 s:');
     expect(output).toMatch(/team-a\/orders: Provisioning\.Cluster \(CNPGCluster\w+: .+\)/);
+    // The databases are waited for too: each is listed, with what it waits for once the operator has seen it.
+    for (const { key } of DATABASES)
+      expect(output).toMatch(new RegExp(`${key}: (\\(no status\\)|(Pending|Provisioning\\.\\w+) \\(\\w+: .+\\))`));
     expect(output).toContain('stopping (timed out)');
     await expectNothingLeft(output);
   });
 
   it('interactive: switchovers from stdin and from `pgfsm sandbox switchover`, then Ctrl-C tears down', async () => {
     const run = sandbox(['sandbox', '--metrics-port', '0']);
-    await run.line(/All 2 example clusters are Ready/);
+    await run.line(/All 2 example clusters and their 2 databases are Ready/);
     const kubeconfig = (await run.line(/export KUBECONFIG=/)).split('=')[1] ?? '';
     await run.line(/q\s+stop the sandbox/);
+
+    // Each printed command reads a Secret whose uri connects as the application: user app, database app, the
+    // host the cluster published. The password is in the Secret only, never in what the sandbox printed.
+    const kc = new KubeConfig();
+    kc.loadFromFile(kubeconfig);
+    const core = kc.makeApiClient(CoreV1Api);
+    for (const { cluster, host } of DATABASES) {
+      const printed = run.out.find((l) => l.includes(`get secret -n team-a ${cluster}-app-app -o jsonpath`)) ?? '';
+      expect(printed.trim()).toBe(uriCommand(`${cluster}-app-app`));
+      const secret = await core.readNamespacedSecret({ name: `${cluster}-app-app`, namespace: 'team-a' });
+      const value = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString();
+      const uri = new URL(value('uri'));
+      expect([uri.protocol, uri.username, uri.hostname, uri.port, uri.pathname]).toEqual([
+        'postgresql:',
+        'app',
+        host,
+        '5432',
+        '/app',
+      ]);
+      expect(decodeURIComponent(uri.password)).toBe(value('password'));
+      expect(value('password').length).toBeGreaterThan(8);
+      expect(run.text()).not.toContain(value('password'));
+    }
+    // The grants went to the stand-in: recorded in the operator's log, one per database, nothing run.
+    const operatorLog = run.text().match(/log (\/\S+operator\.log)/)?.[1] ?? '';
+    const recorded = readFileSync(operatorLog, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('grants recorded, not run'))
+      .map((l) => JSON.parse(l) as { cluster: string; database: string; owner: string; users: string[] });
+    for (const { cluster } of DATABASES) {
+      expect(recorded).toContainEqual(
+        expect.objectContaining({ cluster, database: 'app', owner: 'app', users: ['reader (readOnly)'] }),
+      );
+    }
 
     // 1. Typed on stdin.
     let mark = run.out.length;
@@ -205,6 +280,7 @@ describe('pgfsm sandbox (npm start)', () => {
     run.child.stdin?.write('frobnicate\nt\n');
     await run.line(/unknown command "frobnicate"/, 10_000, mark);
     await run.line(/team-a\/orders\s+Ready\s+Ready\s+3\/3/, 10_000, mark);
+    await run.line(/team-a\/orders-app\s+Ready\s+Ready\s+orders\s+app\s+app\s+orders-pooler-rw:5432/, 10_000, mark);
 
     run.child.kill('SIGINT');
     const code = await run.exit;
@@ -255,6 +331,20 @@ describe('pgfsm sandbox --use-current-context', () => {
     expect(output).not.toContain('starting a local control plane');
     expect(output).not.toContain('CNPG simulator');
     expect(output).toMatch(/team-a\/orders\s+Ready\s+Ready\s+3\/3/);
+    expect(output).toContain('All 2 example clusters are Ready');
+    // An operator on this machine cannot reach the `-rw` Services its grants connect to: no PostgresDatabase.
+    expect(output).toContain(
+      'not applying the PostgresDatabases (team-a/inventory-app, team-a/orders-app): their grants connect to ' +
+        "each cluster's -rw Service, which the operator, on this machine, cannot reach",
+    );
+    expect(output).not.toMatch(/PostgresDatabase team-a|DATABASE\s+STATE|Connection strings/);
+    const databases = (await cp.kubeConfig.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({
+      group: 'pgfsm.io',
+      version: 'v1alpha1',
+      namespace: 'team-a',
+      plural: 'postgresdatabases',
+    })) as { items: unknown[] };
+    expect(databases.items).toEqual([]);
     expect(output).toContain('left in the cluster');
     // The operator ran as its own process, with the context's credentials, and is gone.
     const operatorPid = Number(output.match(/pgfsm run \(pid (\d+)\), identity \S+, your credentials/)?.[1]);
@@ -363,5 +453,54 @@ describe('sandbox pieces', () => {
       'CLUSTER        STATE     PHASE     READY  PRIMARY  POOLER         ENDPOINTS CONFIGMAP',
       'team-a/orders  Degraded  Degraded  2/3    -        rw+ro serving  -',
     ]);
+  });
+
+  it('aligns the databases table: the owner Secret first, the endpoint by its Service', () => {
+    const rows = databaseSummary(
+      [
+        {
+          apiVersion: 'pgfsm.io/v1alpha1',
+          kind: 'PostgresDatabase',
+          metadata: { namespace: 'team-a', name: 'orders-app' },
+          spec: { cluster: 'orders', name: 'app', owner: 'app', users: [{ name: 'reader', access: 'readOnly' }] },
+          status: {
+            state: 'Ready',
+            phase: 'Ready',
+            endpoint: { host: 'orders-pooler-rw.team-a.svc.cluster.local', port: '5432', pooled: true },
+            secrets: [
+              { user: 'app', secretName: 'orders-app-app', access: 'owner' },
+              { user: 'reader', secretName: 'orders-app-reader', access: 'readOnly' },
+            ],
+          },
+        },
+        {
+          apiVersion: 'pgfsm.io/v1alpha1',
+          kind: 'PostgresDatabase',
+          metadata: { namespace: 'team-a', name: 'new' },
+          spec: { cluster: 'inventory', name: 'new', owner: 'owner' },
+        },
+      ],
+      createOutput(() => {}, false),
+    );
+    expect(rows).toEqual([
+      'DATABASE           STATE   PHASE  CLUSTER    DB   OWNER  ENDPOINT               CONNECTION SECRETS',
+      'team-a/orders-app  Ready   Ready  orders     app  app    orders-pooler-rw:5432  orders-app-app, orders-app-reader',
+      'team-a/new         (none)  -      inventory  new  owner  -                      -',
+    ]);
+  });
+
+  it("--real's application command: psql given the Secret's uri alone, PGHOSTADDR the Service's address", () => {
+    expect(uriPsqlCommand({ namespace: 'team-a', secret: 'orders-app-app', ip: '10.96.0.12', sql: 'SELECT 1' })).toBe(
+      "PGHOSTADDR=10.96.0.12 nsenter --net=/run/netns/pgfsmnode psql \"$(npm run -s node -- kubectl get secret -n team-a orders-app-app -o jsonpath='{.data.uri}' | base64 -d)\" -c 'SELECT 1'",
+    );
+    const answer = [
+      ' current_user | current_database ',
+      '--------------+------------------',
+      ' app          | app',
+      '(1 row)',
+      '',
+    ];
+    expect(resultRow(answer.join('\n'))).toEqual(['app', 'app']);
+    expect(resultRow('psql: error: connection refused')).toBeUndefined();
   });
 });

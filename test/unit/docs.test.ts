@@ -1,24 +1,56 @@
 /**
- * docs/operations.md against the code: its generated sections must be exactly what
- * src/tools/generate/docs.ts writes, the tables must name everything they document, and its links must
+ * docs/operations.md and docs/databases.md against the code: their generated sections must be exactly what
+ * src/tools/generate/docs.ts writes, the tables must name everything they document, and their links must
  * lead somewhere.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  DATABASE_COMPONENTS,
+  DATABASE_CONDITION_OF,
+  DatabaseReason,
+} from '../../src/operator/domain/database/vocabulary.ts';
 import { READY_EVENT_OF, Reason } from '../../src/operator/domain/vocabulary.ts';
 import { OperatorMetrics } from '../../src/operator/driver/metrics.ts';
-import { REGENERATE, SECTIONS } from '../../src/tools/docs/index.ts';
+import { DATABASE_SECTIONS, REGENERATE, SECTIONS } from '../../src/tools/docs/index.ts';
 import { closeMarker, fillSections, openMarker, sectionNames } from '../../src/tools/docs/markdown.ts';
 import { runOptions } from '../../src/tools/docs/options.ts';
-import { OPERATIONS_DOC, renderOperationsDoc } from '../../src/tools/generate/docs.ts';
+import {
+  DATABASES_DOC,
+  OPERATIONS_DOC,
+  renderDatabasesDoc,
+  renderOperationsDoc,
+} from '../../src/tools/generate/docs.ts';
 
 const committed = readFileSync(OPERATIONS_DOC, 'utf8');
+const committedDatabases = readFileSync(DATABASES_DOC, 'utf8');
 let generated = '';
+let generatedDatabases = '';
 
 beforeAll(async () => {
-  generated = await renderOperationsDoc(committed);
+  [generated, generatedDatabases] = await Promise.all([
+    renderOperationsDoc(committed),
+    renderDatabasesDoc(committedDatabases),
+  ]);
 }, 60_000);
+
+/** Whether `committed` is what the generator writes; a mismatch names the first differing line. */
+function expectGenerated(name: string, committedDoc: string, generatedDoc: string) {
+  const a = committedDoc.split('\n');
+  const b = generatedDoc.split('\n');
+  const line = a.findIndex((l, i) => l !== b[i]);
+  const where = line < 0 ? '' : ` (line ${line + 1}: expected ${JSON.stringify(b[line] ?? '')})`;
+  expect(committedDoc === generatedDoc, `${name} is stale${where} — run: ${REGENERATE}`).toBe(true);
+}
+
+/** Its local links, each leading to a file that exists. */
+function expectLinksExist(file: string, doc: string, atLeast: number) {
+  const links = [...doc.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)].map((m) => m[1] ?? '');
+  const local = links.filter((l) => !/^[a-z]+:/.test(l));
+  expect(local.length).toBeGreaterThan(atLeast);
+  for (const link of local) expect(existsSync(join(dirname(file), link)), link).toBe(true);
+}
 
 /** The body of one generated section of `doc`. */
 const section = (doc: string, name: string) =>
@@ -27,11 +59,7 @@ const section = (doc: string, name: string) =>
 describe('docs/operations.md', () => {
   it('is what the generator writes', () => {
     // A mismatch names the first differing line; the whole diff is one run of the generator away.
-    const a = committed.split('\n');
-    const b = generated.split('\n');
-    const line = a.findIndex((l, i) => l !== b[i]);
-    const where = line < 0 ? '' : ` (line ${line + 1}: expected ${JSON.stringify(b[line] ?? '')})`;
-    expect(committed === generated, `docs/operations.md is stale${where} — run: ${REGENERATE}`).toBe(true);
+    expectGenerated('docs/operations.md', committed, generated);
   });
 
   it('has every generated section, each once', () => {
@@ -76,11 +104,41 @@ describe('docs/operations.md', () => {
   });
 
   it('links only to files that exist', () => {
-    const base = dirname(OPERATIONS_DOC);
-    const links = [...committed.matchAll(/\]\(([^)#\s]+)(#[^)]*)?\)/g)].map((m) => m[1] ?? '');
-    const local = links.filter((l) => !/^[a-z]+:/.test(l));
-    expect(local.length).toBeGreaterThan(5);
-    for (const link of local) expect(existsSync(join(base, link)), link).toBe(true);
+    expectLinksExist(OPERATIONS_DOC, committed, 5);
+  });
+});
+
+describe('docs/databases.md', () => {
+  it('is what the generator writes', () => {
+    expectGenerated('docs/databases.md', committedDatabases, generatedDatabases);
+  });
+
+  it('has the lifecycle sections a cluster has, each once', () => {
+    expect(sectionNames(committedDatabases)).toEqual([...DATABASE_SECTIONS]);
+    expect(DATABASE_SECTIONS.every((name) => (SECTIONS as readonly string[]).includes(name))).toBe(true);
+  });
+
+  it('lists every condition and every reason of the database vocabulary, and the machine’s events', () => {
+    const conditions = section(generatedDatabases, 'conditions');
+    for (const c of DATABASE_COMPONENTS) expect(conditions).toContain(`\`${DATABASE_CONDITION_OF[c]}\``);
+    for (const reason of Object.values(DatabaseReason)) expect(conditions).toContain(`\`${reason}\``);
+    const events = section(generatedDatabases, 'events');
+    for (const reason of [
+      'SecretCreated',
+      'SecretUpdated',
+      'DatabaseApplied',
+      'PrivilegesGranted',
+      'DatabaseReady',
+      'DatabaseNotReady',
+      'RoleClaimed',
+      'CleanupComplete',
+    ]) {
+      expect(events).toContain(`\`${reason}\``);
+    }
+  });
+
+  it('links only to files that exist', () => {
+    expectLinksExist(DATABASES_DOC, committedDatabases, 4);
   });
 });
 

@@ -1,23 +1,48 @@
 /**
  * `pgfsm explain`, the pure part: for observations in every kind of state, the explanation names the
- * guard that holds the cluster, the observation behind it, where it goes next, the deadline, and a
- * hint when a person can act. The machine and the health checks are the real ones.
+ * guard that holds the resource (a PostgresCluster or a PostgresDatabase), the observation behind it, where
+ * it goes next, the deadline, and a hint when a person can act. The machines and the checks are the real ones.
  */
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import type { Condition } from '../../src/operator/api/schema.ts';
-import { type ExplainOptions, parseTarget, registerExplain } from '../../src/operator/cli/explain.ts';
+import { databaseMetaOf, restoreDatabaseState } from '../../machines/database-state-path.ts';
+import type { Condition, PostgresDatabase } from '../../src/operator/api/schema.ts';
+import {
+  type ExplainOptions,
+  type ExplainTarget,
+  parseTarget,
+  registerExplain,
+  resolveTarget,
+} from '../../src/operator/cli/explain.ts';
+import { observeDatabase } from '../../src/operator/core/database/observe.ts';
+import { reconcileDatabase } from '../../src/operator/core/database/reconcile.ts';
+import { projectDatabaseStatus } from '../../src/operator/core/database/status.ts';
 import { toSeconds } from '../../src/operator/core/status.ts';
+import { assessDatabase } from '../../src/operator/domain/database/assessment.ts';
+import type { DatabaseObservation } from '../../src/operator/domain/database/observation.ts';
 import { defaultSettings, type Observation, type Settings } from '../../src/operator/domain/observation.ts';
 import {
+  type DatabaseExplanation,
   type ExplainEvent,
   type Explanation,
   explain,
+  explainDatabase,
   formatSeconds,
   renderJson,
   renderText,
 } from '../../src/operator/explain/index.ts';
-import { type Facts, healthyFacts, observe } from '../../src/tools/fixtures/observations.ts';
+import {
+  allDatabaseSamples,
+  DATABASE_NAME,
+  type DatabaseFacts,
+  databaseObservation,
+  healthyDatabaseFacts,
+} from '../../src/tools/fixtures/database-samples.ts';
+import { type Facts, healthyFacts, NAMESPACE, observe } from '../../src/tools/fixtures/observations.ts';
+import { MemoryApiServer } from '../../src/tools/memory/api-server.ts';
+import { memoryDatabasePorts } from '../../src/tools/memory/database-ports.ts';
+import { ManualClock, MemoryEventSink, memoryPorts } from '../../src/tools/memory/ports.ts';
+import { forceDatabaseWorld } from '../paths/database-world.ts';
 
 const NOW = Date.parse('2026-11-30T12:00:00Z');
 const MIN = 60_000;
@@ -450,24 +475,416 @@ describe('explain: conditions, events, JSON and secrets', () => {
   });
 });
 
+interface DatabaseWorld {
+  facts?: Partial<DatabaseFacts>;
+  /** `status.state`, with the status the projection publishes in it; no status at all when absent. */
+  state?: string;
+  sinceAgo?: number;
+  settings?: Settings;
+  tweak?: (o: DatabaseObservation) => void;
+  /** Conditions a pass stored besides the projection's (a failed write's). */
+  conditions?: Condition[];
+}
+
+/** A PostgresDatabase world of the path tests' fixtures, its status projected as the operator would store it. */
+function explainedDatabase(world: DatabaseWorld = {}): { x: DatabaseExplanation; text: string; json: string } {
+  const observation = databaseObservation({ ...healthyDatabaseFacts, ...world.facts });
+  world.tweak?.(observation);
+  const settings = world.settings ?? defaultSettings;
+  if (world.state) {
+    const since = NOW - (world.sinceAgo ?? 3 * MIN + 12_000);
+    const snapshot = restoreDatabaseState(world.state) ?? expect.fail(`${world.state} is no state`);
+    observation.database.status = projectDatabaseStatus({
+      state: world.state,
+      meta: databaseMetaOf(snapshot),
+      assessment: assessDatabase({ type: 'tick', now: since, observation, settings }),
+      generation: 1,
+      previous: undefined,
+      now: since,
+      since,
+      settings,
+    });
+    const replaced = new Set(world.conditions?.map((c) => c.type));
+    const kept = (observation.database.status.conditions ?? []).filter((c) => !replaced.has(c.type));
+    observation.database.status.conditions = [...kept, ...(world.conditions ?? [])];
+  }
+  const x = explainDatabase({ observation, settings, now: NOW });
+  return { x, text: renderText(x), json: renderJson(x) };
+}
+
+const nothingYet: Partial<DatabaseFacts> = {
+  secrets: 'missing',
+  roles: 'notPushed',
+  cnpgDatabase: 'missing',
+  privileges: false,
+};
+
+/** An orphan Secret of the role's name that nobody handed over: no owner, no pgfsm.io/adopt. */
+const orphanSecrets = (o: DatabaseObservation) => {
+  for (const view of Object.values(o.secrets)) {
+    if (view) view.metadata = { ...view.metadata, ownerReferences: [], annotations: {} };
+  }
+};
+
+describe('explain a PostgresDatabase: where it is and what holds it there', () => {
+  it('a fresh database: no status yet, Pending adds the finalizer; the missing cluster is named already', () => {
+    const { x, text } = explainedDatabase({ facts: { ...nothingYet, finalizer: false, cluster: 'missing' } });
+    expect(x.database).toEqual({
+      namespace: 'team-a',
+      name: 'orders-app',
+      uid: 'uid-orders-app',
+      generation: 1,
+      observedGeneration: null,
+      deleting: false,
+    });
+    expect(x.state).toMatchObject({ stored: null, state: 'Pending', phase: 'Pending', since: null });
+    expect(x.tick).toMatchObject({ next: 'Pending', moves: false, via: 'stays while [finalizerMissing]' });
+    expect(x.tick.writes).toEqual(['add the finalizer']);
+    expect(x.blocker).toMatchObject({ guard: 'finalizerMissing', holds: true, component: null });
+    expect(x.whenClear).toEqual({ state: 'Provisioning', when: null });
+    expect(x.hints).toContain('no status yet: is pgfsm running and watching namespace team-a?');
+    expect(text.split('\n')[0]).toBe('PostgresDatabase team-a/orders-app  (generation 1, status observed never)');
+  });
+
+  it('the PostgresCluster it names does not exist: waits in Provisioning.Cluster, hints to create it', () => {
+    const { x, text } = explainedDatabase({
+      facts: { ...nothingYet, cluster: 'missing' },
+      state: 'Provisioning.Cluster',
+    });
+    expect(x.state.step).toEqual({ index: 1, of: 5, sequence: 'the pipeline' });
+    expect(x.tick).toMatchObject({ next: 'Provisioning.Cluster', moves: false, writes: [] });
+    expect(x.blocker).toMatchObject({
+      guard: 'componentReady(cluster)',
+      holds: false,
+      component: 'cluster',
+      condition: 'ClusterAvailable',
+      reason: 'ClusterNotFound',
+      summary: 'waiting for the PostgresCluster: PostgresCluster orders missing',
+    });
+    expect(x.whenClear).toEqual({ state: 'Provisioning.Secrets', when: 'componentReady(cluster)' });
+    expect(x.hints).toEqual([
+      'create PostgresCluster team-a/orders: this PostgresDatabase waits for it (spec.cluster cannot be changed)',
+    ]);
+    expect(x.observed.cluster).toMatchObject({ name: 'orders', exists: false, published: false });
+    expect(text).toContain('Provisioning › Cluster  step 1 of 5 of the pipeline');
+    expect(text).toMatch(/ClusterAvailable\s+False\s+ClusterNotFound/);
+  });
+
+  it('a cluster that has not published its endpoints: points at explaining the cluster', () => {
+    const { x } = explainedDatabase({
+      facts: { ...nothingYet, cluster: 'unpublished' },
+      state: 'Provisioning.Cluster',
+    });
+    expect(x.blocker?.reason).toBe('ClusterNotPublished');
+    expect(x.hints).toEqual([
+      'PostgresCluster orders is not Ready yet (Provisioning): pgfsm explain team-a/orders says why',
+    ]);
+  });
+
+  it('the pooler turned on: the Secrets follow the cluster, the writes name them', () => {
+    const { x } = explainedDatabase({ facts: { cluster: 'pooled', secrets: 'stale' }, state: 'Provisioning.Secrets' });
+    expect(x.tick.writes).toEqual(['apply Secret orders-app-app', 'apply Secret orders-app-reader']);
+    expect(x.blocker).toMatchObject({ guard: 'componentReady(secrets)', reason: 'SecretsFollowingCluster' });
+    expect(x.blocker?.facts).toEqual(['Secret orders-app-app: host differ', 'Secret orders-app-reader: host differ']);
+    expect(x.observed.cluster).toMatchObject({ pooled: true, rw: 'orders-pooler-rw.team-a.svc.cluster.local' });
+    expect(x.hints).toEqual([]);
+  });
+
+  it('a Secret of a role’s name nobody handed over: the hint is the adopt command of its condition', () => {
+    const { x } = explainedDatabase({ tweak: orphanSecrets, state: 'Failed.Secrets' });
+    expect(x.blocker).toMatchObject({ guard: 'componentFailed(secrets)', holds: true, reason: 'SecretOwnedByOther' });
+    expect(x.whenClear).toEqual({ state: 'Provisioning', when: null });
+    const command = 'kubectl annotate -n team-a secret orders-app-app pgfsm.io/adopt=true';
+    expect(x.blocker?.message).toContain(`To hand it over: ${command}`);
+    expect(x.hints).toEqual([expect.stringContaining(`hand it over: ${command}; otherwise delete it`)]);
+    expect(x.observed.secrets[0]).toMatchObject({ name: 'orders-app-app', ownership: 'orphan', handedOver: false });
+  });
+
+  it('Secrets another controller holds: one hint per Secret', () => {
+    const { x } = explainedDatabase({ facts: { secrets: 'foreign' }, state: 'Failed.Secrets' });
+    expect(x.hints).toEqual([
+      'Secret orders-app-app is controlled by Deployment/someone-else: remove it or rename this PostgresDatabase',
+      'Secret orders-app-reader is controlled by Deployment/someone-else: remove it or rename this PostgresDatabase',
+    ]);
+  });
+
+  it('a role another, older database holds: RoleClaimed names the holder, the hints what to change', () => {
+    const { x, text } = explainedDatabase({ facts: { roles: 'claimed' }, state: 'Failed.Roles' });
+    expect(x.blocker).toMatchObject({
+      guard: 'componentFailed(roles)',
+      condition: 'RolesReady',
+      reason: 'RoleClaimed',
+    });
+    expect(x.blocker?.message).toContain('role app belongs to PostgresDatabase billing-app');
+    expect(x.observed.roles.map((r) => [r.name, r.state, r.heldBy])).toEqual([
+      ['app', 'claimed', 'PostgresDatabase billing-app'],
+      ['reader', 'claimed', 'PostgresDatabase billing-app'],
+    ]);
+    expect(x.hints).toEqual([
+      'role app is held by PostgresDatabase billing-app: create this PostgresDatabase again with another ' +
+        'spec.owner (it cannot be changed), or delete PostgresDatabase billing-app (older: it keeps the role)',
+      'role reader is held by PostgresDatabase billing-app: rename or remove user reader in spec.users, or ' +
+        'delete PostgresDatabase billing-app (older: it keeps the role)',
+    ]);
+    expect(text).toContain('app (owner): held by PostgresDatabase billing-app');
+  });
+
+  it('a role the cluster’s own spec holds: the hint names the cluster’s spec.managedRoles', () => {
+    const { x } = explainedDatabase({
+      state: 'Failed.Roles',
+      tweak: (o) => {
+        if (o.cluster) o.cluster.spec = { ...o.cluster.spec, managedRoles: [{ name: 'reader' }] };
+      },
+    });
+    expect(x.blocker?.reason).toBe('RoleClaimed');
+    expect(x.observed.roles.find((r) => r.name === 'reader')).toMatchObject({
+      state: 'claimed',
+      heldBy: "PostgresCluster orders's spec.managedRoles",
+    });
+    expect(x.hints).toContain(
+      "role reader is held by PostgresCluster orders's spec.managedRoles: rename or remove user reader in spec.users, " +
+        "or remove reader from PostgresCluster orders's spec.managedRoles",
+    );
+  });
+
+  it('a role CNPG cannot create: Failed.Roles with CNPG’s words', () => {
+    const { x } = explainedDatabase({ facts: { roles: 'failed' }, state: 'Failed.Roles' });
+    expect(x.blocker?.reason).toBe('RolesReconciliationFailed');
+    expect(x.hints).toContain('CNPG cannot reconcile role reader: could not create role');
+    expect(x.hints).toContain('CNPG needs a human: kubectl -n team-a describe clusters.postgresql.cnpg.io orders');
+  });
+
+  it('roles not pushed yet: waits for the PostgresCluster, which is the only writer of the list', () => {
+    const { x } = explainedDatabase({
+      facts: { roles: 'notPushed', cnpgDatabase: 'missing', privileges: false },
+      state: 'Provisioning.Roles',
+    });
+    expect(x.blocker).toMatchObject({
+      guard: 'componentReady(roles)',
+      summary:
+        'waiting for the roles: role app not pushed by PostgresCluster orders yet, role reader not pushed by PostgresCluster orders yet',
+    });
+    expect(x.whenClear).toEqual({ state: 'Provisioning.Database', when: 'componentReady(roles)' });
+    expect(x.hints).toEqual([]);
+  });
+
+  it('a CNPG Database CNPG refuses, and one of someone else', () => {
+    const refused = explainedDatabase({ facts: { cnpgDatabase: 'refused' }, state: 'Failed.Database' }).x;
+    expect(refused.blocker?.reason).toBe('DatabaseNotApplied');
+    expect(refused.observed.cnpgDatabase).toMatchObject({ applied: false, message: 'owner role does not exist' });
+    expect(refused.hints).toEqual([
+      'CNPG cannot apply it: kubectl -n team-a describe databases.postgresql.cnpg.io orders-app',
+    ]);
+    const foreign = explainedDatabase({ facts: { cnpgDatabase: 'foreign' }, state: 'Failed.Database' }).x;
+    expect(foreign.hints).toEqual([
+      'CNPG Database orders-app is controlled by Deployment/someone-else: pgfsm does not take it over; remove it or rename this PostgresDatabase',
+    ]);
+  });
+
+  it('privileges not granted: the tick would grant over SQL, and says so without a password', () => {
+    const { x } = explainedDatabase({ facts: { privileges: false }, state: 'Provisioning.Privileges' });
+    expect(x.tick.writes).toEqual(['grant privileges in database app over SQL']);
+    expect(x.blocker).toMatchObject({
+      guard: 'componentReady(privileges)',
+      reason: 'PrivilegesPending',
+      summary: 'waiting for the privileges: not granted yet: reader (readOnly)',
+    });
+    expect(x.whenClear).toEqual({ state: 'Ready', when: 'componentReady(privileges)' });
+    expect(x.observed.privileges).toMatchObject({ granted: false, recorded: null, users: ['reader (readOnly)'] });
+  });
+
+  it('a failed grant recorded on its condition: the hint names the -rw Service it connects to', () => {
+    const { x } = explainedDatabase({
+      facts: { privileges: false },
+      state: 'Provisioning.Privileges',
+      conditions: [
+        {
+          type: 'PrivilegesApplied',
+          status: 'False',
+          reason: 'PrivilegesFailed',
+          message: 'connect ECONNREFUSED',
+          lastTransitionTime: toSeconds(NOW),
+        },
+      ],
+    });
+    expect(x.hints).toEqual([
+      'the last grant over SQL failed: connect ECONNREFUSED — pgfsm connects to orders-rw in team-a as the ' +
+        'superuser: check that the operator can reach it',
+    ]);
+  });
+
+  it('Ready: nothing blocks, nothing is written, no deadline, no hint', () => {
+    const { x, text } = explainedDatabase({ state: 'Ready', sinceAgo: 2 * 3_600_000 });
+    expect(x.tick).toMatchObject({ next: 'Ready', moves: false, via: 'stays while [allReady]', writes: [] });
+    expect(x.blocker).toBeNull();
+    expect(x.hints).toEqual([]);
+    expect(x.deadline.applies).toBe(false);
+    expect(x.observed.privileges.granted).toBe(true);
+    expect(text).toContain('Blocked by  nothing: every component is healthy');
+    expect(text).toContain(
+      'orders-rw.team-a.svc.cluster.local:5432 (direct), read-only orders-ro.team-a.svc.cluster.local',
+    );
+  });
+
+  it('Failed.InvalidSpec: the hint names the field', () => {
+    const { x } = explainedDatabase({ facts: { specValid: false }, state: 'Failed.InvalidSpec' });
+    expect(x.blocker).toMatchObject({ guard: 'specInvalid', holds: true, reason: 'InvalidSpec' });
+    expect(x.blocker?.facts).toEqual(['field spec.owner']);
+    expect(x.hints).toEqual(['fix spec.owner: spec.owner must be a plain PostgreSQL identifier']);
+    expect(x.stalled.computed).toBe(true);
+  });
+
+  it('deletion under Retain: waits for the cluster to take the roles out of its list', () => {
+    const { x } = explainedDatabase({ facts: { deletion: true, cnpgDatabase: 'missing' }, state: 'Deleting.Roles' });
+    expect(x.database.deleting).toBe(true);
+    expect(x.state.step).toEqual({ index: 2, of: 4, sequence: 'deletion' });
+    expect(x.blocker).toMatchObject({ guard: 'rolesLetGo', holds: false });
+    expect(x.blocker?.summary).toBe(
+      'waiting for PostgresCluster orders to take role(s) app, reader out of its managed roles (they stay in PostgreSQL)',
+    );
+    expect(x.whenClear).toEqual({ state: 'Deleting.Secrets', when: 'rolesLetGo' });
+    expect(x.hints).toEqual([]);
+  });
+
+  it('being deleted, the pipeline’s hints are gone: a missing cluster is nothing to create any more', () => {
+    const { x } = explainedDatabase({
+      facts: { deletion: true, cluster: 'missing', cnpgDatabase: 'missing' },
+      state: 'Deleting.Secrets',
+    });
+    expect(x.observed.cluster.exists).toBe(false);
+    expect(x.hints.some((h) => h.startsWith('create PostgresCluster'))).toBe(false);
+    expect(x.tick.writes).toEqual(['release Secret orders-app-app', 'release Secret orders-app-reader']);
+  });
+
+  it('deletion under Delete: the Secrets are deleted, each named while it carries our owner reference', () => {
+    const { x } = explainedDatabase({
+      facts: { deletion: true, policy: 'Delete', cnpgDatabase: 'missing', roles: 'dropped' },
+      state: 'Deleting.Secrets',
+    });
+    expect(x.tick.writes).toEqual(['delete Secret orders-app-app', 'delete Secret orders-app-reader']);
+    expect(x.blocker).toMatchObject({ guard: 'secretsCleanedUp', holds: false });
+    expect(x.blocker?.facts).toEqual(['Secret orders-app-app', 'Secret orders-app-reader']);
+    expect(x.whenClear).toEqual({ state: 'Deleting.RemoveFinalizer', when: 'secretsCleanedUp' });
+    expect(x.observed.deletionPolicy).toBe('Delete');
+    expect(x.hints[0]).toMatch(/^Secret orders-app-app in team-a still carries our owner reference; pgfsm deletes it/);
+  });
+
+  it('past the progress deadline: Stalled, and the hint names the blocker', () => {
+    const { x } = explainedDatabase({
+      facts: { ...nothingYet, cluster: 'unpublished' },
+      state: 'Provisioning.Cluster',
+      sinceAgo: 20 * MIN,
+    });
+    expect(x.deadline).toMatchObject({ applies: true, leftSeconds: -300, exceeded: true });
+    expect(x.stalled).toMatchObject({ computed: true });
+    expect(x.hints).toContain(
+      'no progress in Provisioning.Cluster past the progress deadline: waiting for the PostgresCluster: ' +
+        'PostgresCluster orders (Provisioning) has not published its endpoints',
+    );
+  });
+
+  it('--output json: one document, the resource under `database`, the same keys as a cluster’s after it', () => {
+    const worlds: DatabaseWorld[] = [
+      { facts: { ...nothingYet, finalizer: false, cluster: 'missing' } },
+      { facts: { roles: 'claimed' }, state: 'Failed.Roles' },
+      { state: 'Ready' },
+      { facts: { deletion: true, cnpgDatabase: 'missing' }, state: 'Deleting.Roles' },
+    ];
+    const keyLists = new Set<string>();
+    for (const world of worlds) {
+      const { x, json } = explainedDatabase(world);
+      const parsed = JSON.parse(json);
+      expect(parsed).toEqual(x);
+      keyLists.add(Object.keys(parsed).join(','));
+      keyLists.add(Object.keys(parsed.observed).join(','));
+    }
+    expect([...keyLists]).toEqual([
+      'database,now,state,tick,blocker,whenClear,deadline,stalled,hints,observed,conditions,events,eventsError',
+      'cluster,secrets,roles,cnpgDatabase,privileges,deletionPolicy,stillOwned',
+    ]);
+    const cluster = Object.keys(JSON.parse(explained({ state: 'Ready' }).json));
+    expect(cluster.slice(1)).toEqual([...keyLists][0]?.split(',').slice(1));
+  });
+
+  it('never prints a secret value: the Secrets are key names and the values that are no secret', () => {
+    const leak = 'hunter2-not-printed';
+    const { text, json } = explainedDatabase({
+      state: 'Ready',
+      tweak: (o) => {
+        for (const view of Object.values(o.secrets)) Object.assign(view ?? {}, { data: { password: leak } });
+      },
+    });
+    expect(text).toContain('keys dbname, host, jdbc-uri, password, pgpass, port, uri, username');
+    expect(text).not.toContain(leak);
+    expect(json).not.toContain(leak);
+  });
+});
+
+describe('explain a PostgresDatabase agrees with the operator', () => {
+  const key = { namespace: NAMESPACE, name: DATABASE_NAME };
+
+  /** The real database core, a few passes on the in-memory API holding the sample's world, then explain. */
+  async function settle(observation: DatabaseObservation) {
+    const clock = new ManualClock(NOW - 10 * MIN);
+    const api = new MemoryApiServer(() => clock.now());
+    const ports = memoryDatabasePorts(api, memoryPorts(api, clock, new MemoryEventSink(clock)));
+    for (let pass = 0; pass < 4; pass++) {
+      clock.set(NOW - (10 - pass) * MIN);
+      forceDatabaseWorld(api, observation);
+      await reconcileDatabase(key, { ports, settings: defaultSettings });
+    }
+    forceDatabaseWorld(api, observation);
+    const stored = api.get<PostgresDatabase>({ kind: 'PostgresDatabase', ...key });
+    if (!stored) return undefined;
+    const x = explainDatabase({
+      observation: await observeDatabase(ports, stored),
+      settings: defaultSettings,
+      now: NOW,
+    });
+    return { stored, x };
+  }
+
+  it.each(allDatabaseSamples.map((s) => [s.sample, s] as const))(
+    '%s: the state stored, and the condition of the blocking step, are what explain says',
+    async (_name, sample) => {
+      const settled = await settle(sample.observation);
+      // Deleted: the finalizer went, and the world forced again holds a new object with no status yet.
+      if (!settled?.stored.status) return;
+      const { stored, x } = settled;
+      expect(x.state.stored).toBe(stored.status?.state);
+      expect(x.state.state).toBe(stored.status?.state);
+      if (x.blocker?.condition) {
+        const condition = stored.status?.conditions?.find((c) => c.type === x.blocker?.condition);
+        // The pipeline's own step carries the check's reason; a later step may be blocked by an earlier one.
+        if (!condition?.reason.startsWith('WaitingFor')) expect(condition?.reason).toBe(x.blocker.reason);
+      }
+      expect(x.stalled.computed).toBe(stored.status?.conditions?.find((c) => c.type === 'Stalled')?.status === 'True');
+      // Ready: nothing blocks it. Anywhere else a tick leaves it where it is, something does, and explain names it.
+      const ready = stored.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+      if (ready) expect(x.blocker).toBeNull();
+      else if (x.tick.next === x.state.state) expect(x.blocker?.summary).toMatch(/\w/);
+    },
+  );
+});
+
 describe('pgfsm explain: the command line', () => {
-  async function parse(...args: string[]): Promise<{ key: unknown; options: ExplainOptions }> {
+  async function parse(...args: string[]): Promise<{ key: ExplainTarget; options: ExplainOptions }> {
     const program = new Command().exitOverride();
-    let parsed: { key: unknown; options: ExplainOptions } | undefined;
-    registerExplain(program)
+    let parsed: { key: ExplainTarget; options: ExplainOptions } | undefined;
+    // The real command, parsing and resolving the target; only what it runs with it is the test's.
+    registerExplain(program, async (key, options) => {
+      parsed = { key, options };
+    })
       .exitOverride()
-      .configureOutput({ writeErr: () => {} })
-      .action((key: unknown, options: ExplainOptions) => {
-        parsed = { key, options };
-      });
+      .configureOutput({ writeErr: () => {} });
     await program.parseAsync(['node', 'pgfsm', 'explain', ...args]);
     if (!parsed) throw new Error('action not called');
     return parsed;
   }
 
-  it('takes <namespace>/<name> and has the documented defaults', async () => {
+  it('takes <namespace>/<name> for a PostgresCluster and has the documented defaults', async () => {
     const { key, options } = await parse('team-a/orders');
-    expect(key).toEqual({ namespace: 'team-a', name: 'orders' });
+    expect(key).toEqual({ kind: 'PostgresCluster', namespace: 'team-a', name: 'orders' });
     expect(options).toMatchObject({ output: 'text', events: 10, progressDeadline: 900_000 });
   });
 
@@ -476,9 +893,31 @@ describe('pgfsm explain: the command line', () => {
     expect(options).toMatchObject({ output: 'json', events: 3, progressDeadline: 300_000 });
   });
 
-  it('rejects a target without a namespace and an unknown output', async () => {
+  it('takes a kind and a name, as kubectl does: postgresdatabase, pgdb, postgrescluster, pgc', async () => {
+    const database = { kind: 'PostgresDatabase', namespace: 'team-a', name: 'orders-app' };
+    expect((await parse('postgresdatabase', 'orders-app', '-n', 'team-a')).key).toEqual(database);
+    expect((await parse('pgdb', 'orders-app', '--namespace', 'team-a')).key).toEqual(database);
+    expect((await parse('pgdb/orders-app', '-n', 'team-a')).key).toEqual(database);
+    expect((await parse('postgresdatabases', 'team-a/orders-app')).key).toEqual(database);
+    expect((await parse('PostgresDatabase', 'orders-app', '-n', 'team-a', '-o', 'json')).options.output).toBe('json');
+    expect((await parse('pgc', 'orders', '-n', 'team-a')).key).toEqual({
+      kind: 'PostgresCluster',
+      namespace: 'team-a',
+      name: 'orders',
+    });
+    // No namespace: the kubeconfig context's, decided once connected.
+    expect((await parse('pgdb', 'orders-app')).key).toEqual({ kind: 'PostgresDatabase', name: 'orders-app' });
+  });
+
+  it('rejects a target without a namespace, an unknown kind or output, and namespaces that disagree', async () => {
     expect(() => parseTarget('orders')).toThrow('expected <namespace>/<name>');
     await expect(parse('orders')).rejects.toThrow();
     await expect(parse('team-a/orders', '--output', 'yaml')).rejects.toThrow();
+    await expect(parse('postgresdatabase')).rejects.toThrow();
+    await expect(parse('widgets', 'orders')).rejects.toThrow();
+    await expect(parse('pgdb', 'team-a/orders-app', '-n', 'team-b')).rejects.toThrow();
+    expect(() => resolveTarget('team-a/orders', undefined, 'team-b')).toThrow('-n says team-b');
+    expect(() => resolveTarget('pgdb', 'Orders_App')).toThrow('not a PostgresDatabase name');
+    expect(() => resolveTarget('pgdb', 'a/b/c')).toThrow();
   });
 });

@@ -83,7 +83,17 @@ const refusalHints = ({ assessment }: HintInput): string[] =>
       `it said: ${r.message}`,
   );
 
-function progressHints(input: HintInput): string[] {
+/** What every resource's explanation says about progress: the operator silent, a spec not seen, a deadline past. */
+export interface ProgressInput {
+  namespace: string;
+  state: StateView;
+  blocker: Pick<Blocker<string>, 'summary'> | null;
+  deadline: DeadlineView;
+  generation: number | null;
+  observedGeneration: number | null;
+}
+
+export function progressHints(input: ProgressInput): string[] {
   const { state, deadline, generation, observedGeneration, blocker, namespace } = input;
   const out: string[] = [];
   if (state.stored === null) out.push(`no status yet: is pgfsm running and watching namespace ${namespace}?`);
@@ -93,15 +103,20 @@ function progressHints(input: HintInput): string[] {
   if (deadline.exceeded) {
     out.push(`no progress in ${state.state} past the progress deadline: ${blocker?.summary ?? 'see above'}`);
   }
-  // CNPG's own failures (unrecoverable, waiting for user, …); a foreign owner has its own hint.
-  const cnpg = input.facts.cnpg;
-  const refused = input.assessment.rejections.some((r) => r.component === 'cluster');
-  if (blocker?.guard === 'componentFailed(cluster)' && cnpg.ownership === 'ours' && !refused) {
-    out.push(`CNPG needs a human: kubectl -n ${namespace} describe clusters.postgresql.cnpg.io ${cnpg.name}`);
-  }
   return out;
 }
 
+/** CNPG's own failures (unrecoverable, waiting for user, …); a foreign owner has its own hint. */
+function cnpgHints(input: HintInput): string[] {
+  const { blocker, namespace } = input;
+  const cnpg = input.facts.cnpg;
+  const refused = input.assessment.rejections.some((r) => r.component === 'cluster');
+  if (blocker?.guard === 'componentFailed(cluster)' && cnpg.ownership === 'ours' && !refused) {
+    return [`CNPG needs a human: kubectl -n ${namespace} describe clusters.postgresql.cnpg.io ${cnpg.name}`];
+  }
+  return [];
+}
+
 export const hintsOf = (input: HintInput): string[] => [
-  ...new Set([...blockerHints(input), ...factHints(input), ...progressHints(input)]),
+  ...new Set([...blockerHints(input), ...factHints(input), ...progressHints(input), ...cnpgHints(input)]),
 ];

@@ -1,18 +1,14 @@
 /**
  * The machine's own logic, replayed on a live observation: XState's pure `transition()` says where a
- * tick right now would leave the cluster, and the guards of that state, evaluated in the order XState
+ * tick right now would leave the resource, and the guards of that state, evaluated in the order XState
  * tries them with the machine's own guard implementations, say what keeps it there. Nothing here is a
- * second opinion on the lifecycle; it is the lifecycle, run without executing anything.
+ * second opinion on the lifecycle; it is the lifecycle, run without executing anything. Written once over
+ * an `ExplainedMachine` (machines.ts): the PostgresCluster's and the PostgresDatabase's are replayed alike.
  */
-import { transition } from 'xstate';
-import { lifecycle } from '../../../machines/chart.ts';
-import { guardHolds } from '../../../machines/guards.ts';
-import { postgresClusterMachine } from '../../../machines/postgres-cluster.ts';
-import { encodeState, initialState, restoreState, type Snapshot } from '../../../machines/state-path.ts';
-import { SEQUENCES } from '../../../machines/states.ts';
+import { type AnyMachineSnapshot, transition } from 'xstate';
+import { encodeState } from '../../../machines/state-codec.ts';
 import type { Transition } from '../../../machines/walk.ts';
-import type { Effect } from '../domain/effects.ts';
-import type { TickEvent } from '../domain/observation.ts';
+import type { ExplainedMachine } from './machines.ts';
 import type { GuardCheck, StepPosition } from './types.ts';
 
 export interface Checked extends GuardCheck {
@@ -23,15 +19,15 @@ export interface Checked extends GuardCheck {
   reenters: string | null;
 }
 
-export interface Replay {
+export interface Replay<F> {
   /** The state the explanation starts from (stored, or the machine's initial state). */
-  current: Snapshot;
+  current: AnyMachineSnapshot;
   currentPath: string;
   /** False when `status.state` names a state this version of the machine does not have. */
   restored: boolean;
-  next: Snapshot;
+  next: AnyMachineSnapshot;
   nextPath: string;
-  effects: Effect[];
+  effects: F[];
   /** The tick transition the current state takes. */
   via: Checked | undefined;
   /** The guards at `next`: its eventless transitions, then its tick handlers up to the first that fires. */
@@ -47,14 +43,14 @@ function guardParts(t: Transition): { name: string | null; params: Record<string
   return { name, params: t.guard.params };
 }
 
-function check(on: GuardCheck['on'], t: Transition, event: TickEvent): Checked {
+function check<E>(machine: ExplainedMachine<E, unknown>, on: GuardCheck['on'], t: Transition, event: E): Checked {
   const { name, params } = guardParts(t);
   return {
     on,
     name,
     params,
     guard: t.guard?.label ?? null,
-    holds: name === null ? true : guardHolds(name, params, event),
+    holds: name === null ? true : machine.guardHolds(name, params, event),
     target: t.targets[0] ?? null,
     reenters: t.reenter ? t.source : null,
   };
@@ -64,11 +60,11 @@ function check(on: GuardCheck['on'], t: Transition, event: TickEvent): Checked {
  * Tick handlers in the order XState tries them, checked until the first that fires, or all of them
  * (`untilFired: false`) to see where the state goes once the guard holding it stops holding.
  */
-export function tickChecks(path: string, event: TickEvent, untilFired = true): Checked[] {
+export function tickChecks<E>(machine: ExplainedMachine<E, unknown>, path: string, event: E, untilFired = true) {
   const out: Checked[] = [];
-  for (const state of lifecycle.lineage(path)) {
+  for (const state of machine.states.lineage(path)) {
     for (const t of state.transitions.filter((x) => x.event === 'tick')) {
-      const c = check('tick', t, event);
+      const c = check(machine, 'tick', t, event);
       out.push(c);
       if (c.holds && untilFired) return out;
     }
@@ -76,16 +72,18 @@ export function tickChecks(path: string, event: TickEvent, untilFired = true): C
   return out;
 }
 
-export const alwaysChecks = (path: string, event: TickEvent): Checked[] =>
-  lifecycle
+export const alwaysChecks = <E>(machine: ExplainedMachine<E, unknown>, path: string, event: E): Checked[] =>
+  machine.states
     .lineage(path)
-    .flatMap((state) => state.transitions.filter((t) => t.event === 'always').map((t) => check('always', t, event)));
+    .flatMap((state) =>
+      state.transitions.filter((t) => t.event === 'always').map((t) => check(machine, 'always', t, event)),
+    );
 
-export function replay(stored: string | undefined, event: TickEvent): Replay {
-  const restoredSnapshot = restoreState(stored);
-  const current = restoredSnapshot ?? initialState();
+export function replay<E, F>(machine: ExplainedMachine<E, F>, stored: string | undefined, event: E): Replay<F> {
+  const restoredSnapshot = machine.restoreState(stored);
+  const current = restoredSnapshot ?? machine.initialState();
   const currentPath = encodeState(current.value);
-  const [next, actions] = transition(postgresClusterMachine, current, event);
+  const [next, actions] = transition(machine.logic, current, event as never);
   const nextPath = encodeState(next.value);
   return {
     current,
@@ -93,22 +91,29 @@ export function replay(stored: string | undefined, event: TickEvent): Replay {
     restored: restoredSnapshot !== undefined,
     next,
     nextPath,
-    effects: actions.filter((a) => a.type === 'effect').map((a) => a.params as Effect),
-    via: tickChecks(currentPath, event).find((c) => c.holds),
+    // The machines' one action is `effect`, carrying the effect as its params.
+    effects: (actions as ReadonlyArray<{ type: string; params?: unknown }>)
+      .filter((a) => a.type === 'effect')
+      .map((a) => a.params as F),
+    via: tickChecks(machine, currentPath, event).find((c) => c.holds),
     // A final state handles nothing.
-    guards: next.status === 'done' ? [] : [...alwaysChecks(nextPath, event), ...tickChecks(nextPath, event)],
+    guards:
+      next.status === 'done'
+        ? []
+        : [...alwaysChecks(machine, nextPath, event), ...tickChecks(machine, nextPath, event)],
   };
 }
 
 /** Where a state sits in its sequence: `Provisioning.Cluster` is step 2 of 5 of the pipeline. */
-export function stepOf(path: string): StepPosition | null {
-  const parent = lifecycle.get(path).parent;
-  const sequence = parent === undefined ? undefined : SEQUENCES[parent];
+export function stepOf(machine: ExplainedMachine<never, unknown>, path: string): StepPosition | null {
+  const { states, description } = machine;
+  const parent = states.get(path).parent;
+  const sequence = parent === undefined ? undefined : description.sequences[parent];
   if (parent === undefined || sequence === undefined) return null;
   // A state working on the same component as the one before it (the Cluster step's update in steps) is
   // part of that step, not a step of its own.
-  const stepOfState = (p: string) => lifecycle.get(p).meta?.step ?? p;
-  const steps = [...new Set(lifecycle.get(parent).children.map(stepOfState))];
+  const stepOfState = (p: string) => states.get(p).meta?.step ?? p;
+  const steps = [...new Set(states.get(parent).children.map(stepOfState))];
   return { index: steps.indexOf(stepOfState(path)) + 1, of: steps.length, sequence };
 }
 

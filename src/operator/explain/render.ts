@@ -1,7 +1,19 @@
-/** The explanation as text for people and as one JSON document for scripts. */
+/** The explanation, of either resource, as text for people and as one JSON document for scripts. */
 import { poolerFacts } from './facts.ts';
+import { CLUSTER_MACHINE, DATABASE_MACHINE } from './machines.ts';
 import { formatSeconds } from './time.ts';
-import type { Explanation, GuardCheck, ObservedFacts } from './types.ts';
+import type {
+  DatabaseExplanation,
+  DatabaseObservedFacts,
+  DatabaseRoleFact,
+  Explanation,
+  ExplanationBody,
+  GuardCheck,
+  ObservedFacts,
+} from './types.ts';
+
+/** Everything but the resource's own world, which each resource prints itself. */
+type Body = ExplanationBody<unknown, string>;
 
 /** `Provisioning.Cluster` -> `Provisioning › Cluster`. */
 export const display = (path: string) => path.split('.').join(' › ');
@@ -26,7 +38,7 @@ export function table(rows: string[][], indent = '  '): string[] {
   );
 }
 
-function stateLines(x: Explanation): string[] {
+function stateLines(x: Body): string[] {
   const s = x.state;
   const step = s.step ? `  step ${s.step.index} of ${s.step.of} of ${s.step.sequence}` : '';
   const stored = s.stored === null ? ' (no status yet: the machine starts here)' : '';
@@ -38,7 +50,7 @@ function stateLines(x: Explanation): string[] {
   ];
 }
 
-function tickLines(x: Explanation): string[] {
+function tickLines(x: Body): string[] {
   const t = x.tick;
   const where = t.moves ? `moves to ${display(t.next)}` : `stays in ${display(t.next)}`;
   return [
@@ -47,7 +59,7 @@ function tickLines(x: Explanation): string[] {
   ];
 }
 
-function blockerLines(x: Explanation): string[] {
+function blockerLines(x: Body): string[] {
   const b = x.blocker;
   if (!b) return field('Blocked by', 'nothing: every component is healthy');
   const condition = b.condition && b.reason ? [`${b.condition} ${b.reason}: ${b.message ?? ''}`] : [];
@@ -57,7 +69,7 @@ function blockerLines(x: Explanation): string[] {
   return [...field('Blocked by', `${b.guard} ${b.holds ? 'holds' : 'is false'}`, b.summary, ...condition), ...then];
 }
 
-function deadlineLines(x: Explanation): string[] {
+function deadlineLines(x: Body): string[] {
   const d = x.deadline;
   const total = formatSeconds(d.progressDeadlineSeconds);
   const stalled = `Stalled: ${x.stalled.computed ? 'yes' : 'no'}${x.stalled.reason ? ` (condition Stalled=${x.stalled.condition}, reason ${x.stalled.reason})` : ''}`;
@@ -107,13 +119,70 @@ function observedLines(f: ObservedFacts): string[] {
   return table(rows);
 }
 
-export function renderText(x: Explanation): string {
-  const c = x.cluster;
+const DATABASE_ROLE_STATE: Record<DatabaseRoleFact['state'], string> = {
+  reconciled: 'reconciled',
+  pending: 'not reconciled by CNPG yet',
+  notPushed: 'not pushed by the PostgresCluster yet',
+  absent: 'pushed as absent (dropped)',
+  failed: 'failed',
+  claimed: 'held by someone else',
+};
+
+function databaseObservedLines(f: DatabaseObservedFacts): string[] {
+  const c = f.cluster;
+  const cluster = !c.exists
+    ? `${c.name ?? '(none)'}: missing`
+    : c.deleting
+      ? `${c.name}: being deleted`
+      : c.published
+        ? `${c.name}: ${c.rw}:${c.port} (${c.pooled ? 'through the pooler' : 'direct'}), read-only ${c.ro}`
+        : `${c.name}: phase '${c.phase ?? 'none'}', endpoints not published`;
+  const secrets = f.secrets.map((s) => {
+    if (!s.exists) return `${s.name} (${s.role}): missing`;
+    const owner =
+      s.ownership === 'ours' ? '' : `, controlled by ${s.controller ?? 'nobody'}${s.handedOver ? ', handed over' : ''}`;
+    const drift = s.driftedKeys.length ? `, ${s.driftedKeys.join(', ')} differ` : '';
+    return `${s.name} (${s.role}): keys ${s.keys.join(', ') || 'none'}${owner}${drift}`;
+  });
+  const roles = f.roles.map((r) => {
+    const state = r.state === 'claimed' ? `held by ${r.heldBy}` : DATABASE_ROLE_STATE[r.state];
+    return `${r.name} (${r.access}): ${state}${r.error ? `: ${r.error}` : ''}`;
+  });
+  const d = f.cnpgDatabase;
+  const applied =
+    d.applied === true ? 'applied' : d.applied === false ? `not applied: ${d.message ?? ''}` : 'not applied yet';
+  const database = !d.exists
+    ? `${d.name}: missing`
+    : `${d.name}: ${applied}${d.ownership === 'ours' ? '' : `, controlled by ${d.controller ?? 'nobody'}`}${d.driftedFields.length ? `, ${d.driftedFields.join(', ')} differ` : ''}`;
+  const p = f.privileges;
+  const users = p.users.join(', ') || 'no users besides the owner';
+  const privileges =
+    p.digest === null
+      ? 'not assessed: the spec cannot be acted on'
+      : p.granted
+        ? `granted (${p.digest}): ${users}`
+        : `not granted yet: ${users}`;
+  return table([
+    ['cluster', cluster],
+    ['secrets', secrets.length ? secrets.join('  · ') : 'none'],
+    ['roles', roles.length ? roles.join('  · ') : 'none'],
+    ['database', database],
+    ['privileges', privileges],
+    ['policy', f.deletionPolicy],
+    ['owned', f.stillOwned.length ? f.stillOwned.join(', ') : 'no child carries our owner reference'],
+  ]);
+}
+
+export function renderText(x: Explanation | DatabaseExplanation): string {
+  const [title, c, observed] =
+    'database' in x
+      ? [DATABASE_MACHINE.description.title, x.database, databaseObservedLines(x.observed)]
+      : [CLUSTER_MACHINE.description.title, x.cluster, observedLines(x.observed)];
   const generation = `generation ${c.generation ?? '?'}, status observed ${c.observedGeneration ?? 'never'}`;
   const conditions = x.conditions.map((k) => [k.type, k.status, k.reason, ago(k.ageSeconds), k.message]);
   const events = x.events.map((e) => [ago(e.ageSeconds), e.type, e.reason, String(e.count), e.message]);
   const lines = [
-    `PostgresCluster ${c.namespace}/${c.name}  (${generation}${c.deleting ? ', being deleted' : ''})`,
+    `${title} ${c.namespace}/${c.name}  (${generation}${c.deleting ? ', being deleted' : ''})`,
     ...stateLines(x),
     ...tickLines(x),
     ...blockerLines(x),
@@ -124,7 +193,7 @@ export function renderText(x: Explanation): string {
     ...guardRows(x.tick.guards),
     '',
     'Observed',
-    ...observedLines(x.observed),
+    ...observed,
     '',
     'Conditions',
     ...(conditions.length ? table([['TYPE', 'STATUS', 'REASON', 'AGE', 'MESSAGE'], ...conditions]) : ['  none yet']),
@@ -141,4 +210,4 @@ export function renderText(x: Explanation): string {
 }
 
 /** One JSON document; its keys keep the order and presence of the Explanation type. */
-export const renderJson = (x: Explanation) => `${JSON.stringify(x, null, 2)}\n`;
+export const renderJson = (x: Explanation | DatabaseExplanation) => `${JSON.stringify(x, null, 2)}\n`;

@@ -1,12 +1,17 @@
 /**
  * The shape of `pgfsm explain`: one plain document that the text and JSON renderings share. Every key
  * is always present (absent values are `null`), so scripts reading `--output json` see a stable shape
- * whatever state the cluster is in. Times are ISO strings; durations are whole seconds.
+ * whatever state the resource is in. Times are ISO strings; durations are whole seconds.
+ *
+ * Both resources share every part but two: the key naming the resource (`cluster`, `database`) and what
+ * was observed (`observed`), which is each resource's own world.
  */
 import type { Phase } from '../api/schema.ts';
+import type { RoleAccess } from '../domain/database/roles.ts';
+import type { DatabaseComponent } from '../domain/database/vocabulary.ts';
 import type { Component } from '../domain/vocabulary.ts';
 
-/** One events.k8s.io Event about the PostgresCluster, as the event reader returns it. */
+/** One events.k8s.io Event about the resource explained, as the event reader returns it. */
 export interface ExplainEvent {
   type: string;
   reason: string;
@@ -61,11 +66,12 @@ export interface TickView {
   guards: GuardCheck[];
 }
 
-export interface Blocker {
+/** `C`: the components of the resource (the cluster's by default). */
+export interface Blocker<C extends string = Component> {
   guard: string;
   /** False: progress waits for the guard; true: the state stays while the guard holds. */
   holds: boolean;
-  component: Component | null;
+  component: C | null;
   condition: string | null;
   reason: string | null;
   /** e.g. `waiting for CNPG: phase 'Setting up primary', readyInstances 1/3`. */
@@ -76,7 +82,7 @@ export interface Blocker {
   facts: string[];
 }
 
-/** Where the cluster goes once the blocker clears (not `then`: that would make the document a thenable). */
+/** Where the resource goes once the blocker clears (not `then`: that would make the document a thenable). */
 export interface WhenClear {
   state: string;
   /** The guard that must hold; null when the state is left as soon as the blocker stops holding. */
@@ -156,26 +162,108 @@ export interface EventView extends ExplainEvent {
   ageSeconds: number | null;
 }
 
-export interface Explanation {
-  cluster: {
-    namespace: string;
-    name: string;
-    uid: string | null;
-    generation: number | null;
-    observedGeneration: number | null;
-    deleting: boolean;
-  };
+/** The resource explained, as the document's first key names it (`cluster`, `database`). */
+export interface ResourceView {
+  namespace: string;
+  name: string;
+  uid: string | null;
+  generation: number | null;
+  observedGeneration: number | null;
+  deleting: boolean;
+}
+
+/** Everything after the resource's key, in this order: `O` is what was observed, `C` the components. */
+export interface ExplanationBody<O, C extends string = Component> {
   now: string;
   state: StateView;
   tick: TickView;
-  blocker: Blocker | null;
+  blocker: Blocker<C> | null;
   whenClear: WhenClear | null;
   deadline: DeadlineView;
   stalled: StalledView;
   hints: string[];
-  observed: ObservedFacts;
+  observed: O;
   conditions: ConditionView[];
   events: EventView[];
   /** Why the events could not be listed (e.g. forbidden); the rest of the explanation stands. */
   eventsError: string | null;
+}
+
+/** A PostgresCluster explained. */
+export interface Explanation extends ExplanationBody<ObservedFacts> {
+  cluster: ResourceView;
+}
+
+// ---- PostgresDatabase ----
+
+export interface DatabaseClusterFact {
+  /** `spec.cluster`; null when the spec names none. */
+  name: string | null;
+  exists: boolean;
+  /** The PostgresCluster's `status.phase`. */
+  phase: string | null;
+  deleting: boolean;
+  /** What it published in its endpoints ConfigMap; null hosts while it has published nothing. */
+  published: boolean;
+  rw: string | null;
+  ro: string | null;
+  port: string | null;
+  /** Connections go through the pooler; null while nothing is published. */
+  pooled: boolean | null;
+}
+
+export interface ConnectionSecretFact extends ObjectFact {
+  role: string;
+  /** Carries `pgfsm.io/adopt: "true"`: an orphan handed over, which the next pass takes. */
+  handedOver: boolean;
+  /** Keys whose value differs from where the cluster now points (`host`, `port`, …); names only. */
+  driftedKeys: string[];
+  /** The Secret's key names. */
+  keys: string[];
+}
+
+export interface DatabaseRoleFact {
+  name: string;
+  access: RoleAccess;
+  secret: string;
+  /**
+   * `claimed`: someone else has the role (`heldBy`), so none of this database's roles is pushed. `notPushed`:
+   * not in the CNPG Cluster's list yet. `pending`: pushed, not reconciled by CNPG yet. `absent`: pushed as
+   * absent (being dropped). `failed`: CNPG cannot reconcile it (`error`).
+   */
+  state: 'reconciled' | 'pending' | 'notPushed' | 'absent' | 'failed' | 'claimed';
+  /** Who has it, when `claimed`: `PostgresDatabase billing-app`, `PostgresCluster orders's spec.managedRoles`. */
+  heldBy: string | null;
+  error: string | null;
+}
+
+export interface DatabaseObservedFacts {
+  cluster: DatabaseClusterFact;
+  secrets: ConnectionSecretFact[];
+  roles: DatabaseRoleFact[];
+  cnpgDatabase: ObjectFact & {
+    /** CNPG applied this generation; null when it has not said. */
+    applied: boolean | null;
+    message: string | null;
+    /** Spec fields that differ from what pgfsm sends. */
+    driftedFields: string[];
+  };
+  privileges: {
+    /** Whether the digest recorded on the CNPG Database is the one of the current users, levels and schemas. */
+    granted: boolean;
+    /** The digest of what the spec asks for; null when the spec cannot be acted on. */
+    digest: string | null;
+    /** The digest in the annotation pgfsm.io/privileges; null when none. */
+    recorded: string | null;
+    /** `reader (readOnly)`, …: the users besides the owner. */
+    users: string[];
+  };
+  deletionPolicy: 'Retain' | 'Delete';
+  /** Children that still carry this PostgresDatabase's owner reference, e.g. `Secret orders-app-app`. */
+  stillOwned: string[];
+}
+
+/** A PostgresDatabase explained. */
+export interface DatabaseExplanation extends ExplanationBody<DatabaseObservedFacts, DatabaseComponent> {
+  database: ResourceView;
 }

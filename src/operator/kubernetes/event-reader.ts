@@ -1,5 +1,5 @@
 /**
- * Reads the events.k8s.io/v1 Events regarding one PostgresCluster, newest first: what `pgfsm explain`
+ * Reads the events.k8s.io/v1 Events regarding one PostgresCluster or PostgresDatabase, newest first: what `pgfsm explain`
  * shows next to the state. The API server selects by `regarding.kind` and `regarding.name` (it maps
  * them onto the core Event's indexed `involvedObject` fields); the uid is checked here, so the events
  * of an earlier PostgresCluster of the same name are not mistaken for this one's.
@@ -9,6 +9,8 @@ import type { ExplainEvent } from '../explain/types.ts';
 import { call } from './errors.ts';
 
 export interface EventsRegarding {
+  /** The kind of the object the Events are about; a PostgresCluster unless said. */
+  kind?: 'PostgresCluster' | 'PostgresDatabase';
   namespace: string;
   name: string;
   uid?: string;
@@ -45,12 +47,12 @@ export async function listEventsRegarding(
   limit?: number,
 ): Promise<ExplainEvent[]> {
   const api = kc.makeApiClient(EventsV1Api);
-  const { namespace, name, uid } = regarding;
-  const fieldSelector = `regarding.kind=PostgresCluster,regarding.name=${name}`;
+  const { namespace, name, uid, kind = 'PostgresCluster' } = regarding;
+  const fieldSelector = `regarding.kind=${kind},regarding.name=${name}`;
   const items: EventsV1Event[] = [];
   let next: string | undefined;
   do {
-    const page = await call({ what: `list Events regarding PostgresCluster ${namespace}/${name}` }, () =>
+    const page = await call({ what: `list Events regarding ${kind} ${namespace}/${name}` }, () =>
       api.listNamespacedEvent({ namespace, fieldSelector, limit: PAGE, ...(next ? { _continue: next } : {}) }),
     );
     items.push(...page.items);

@@ -1,11 +1,14 @@
 /**
  * A frozen world for the reference generator: ports that serve one observation and either accept every
  * write without changing anything, or reject every write. Running the real reconcile core against it
- * shows which events and conditions the code produces, without reading them off the source text.
+ * shows which events and conditions the code produces, without reading them off the source text. One
+ * world per resource: a PostgresCluster's (`frozenPorts`) and a PostgresDatabase's (`frozenDatabasePorts`).
  */
-import type { PostgresCluster, PostgresClusterStatus } from '../../operator/api/schema.ts';
+import type { Condition, PostgresCluster, PostgresClusterStatus, PostgresDatabase } from '../../operator/api/schema.ts';
+import type { DatabasePorts } from '../../operator/core/database/ports.ts';
 import { PortError } from '../../operator/core/errors.ts';
 import type { ChildPort, ClusterKey, Ports } from '../../operator/core/ports.ts';
+import type { DatabaseObservation } from '../../operator/domain/database/observation.ts';
 import type { KubeEvent } from '../../operator/domain/effects.ts';
 import type { KubeObject, ObjectRef } from '../../operator/domain/objects.ts';
 import type { Observation } from '../../operator/domain/observation.ts';
@@ -14,7 +17,7 @@ export type WriteMode = 'accept' | 'reject';
 
 /** What one pass against the frozen world wrote as status and emitted as events. */
 export interface Recorder {
-  statuses: PostgresClusterStatus[];
+  statuses: Array<{ conditions?: Condition[] }>;
   events: KubeEvent[];
 }
 
@@ -23,6 +26,31 @@ export const REJECTED = '<API error>';
 
 const sameRef = (object: KubeObject | undefined, ref: ObjectRef) =>
   object !== undefined && object.kind === ref.kind && object.metadata.name === ref.name;
+
+/** Every write of a frozen world: accepted and forgotten, or refused. */
+const writeOf =
+  (mode: WriteMode) =>
+  async (..._args: unknown[]): Promise<undefined> => {
+    // Not `rejected`: a refusal at admission is a failure of the spec, which the sample worlds that
+    // carry a stored refusal show; these runs show what any other failed write reports.
+    if (mode === 'reject') throw new PortError('other', REJECTED);
+    return undefined;
+  };
+
+const childOf =
+  (write: ReturnType<typeof writeOf>) =>
+  <T extends KubeObject>(find: (ref: ObjectRef) => T | undefined): ChildPort<T> => ({
+    get: async (ref) => find(ref),
+    delete: write,
+    setOwner: write,
+    releaseOwner: write,
+  });
+
+const events = (recorder: Recorder) => ({
+  emit: async (_regarding: unknown, event: KubeEvent) => {
+    recorder.events.push(event);
+  },
+});
 
 /**
  * Ports for one PostgresCluster (`cluster`, carrying the stored status the pass starts from) in the
@@ -35,18 +63,8 @@ export function frozenPorts(
   now: number,
 ): { ports: Ports; recorder: Recorder } {
   const recorder: Recorder = { statuses: [], events: [] };
-  const write = async (): Promise<undefined> => {
-    // Not `rejected`: a refusal at admission is a failure of the spec, which the sample worlds that
-    // carry a stored refusal show; these runs show what any other failed write reports.
-    if (mode === 'reject') throw new PortError('other', REJECTED);
-    return undefined;
-  };
-  const child = <T extends KubeObject>(find: (ref: ObjectRef) => T | undefined): ChildPort<T> => ({
-    get: async (ref) => find(ref),
-    delete: write,
-    setOwner: write,
-    releaseOwner: write,
-  });
+  const write = writeOf(mode);
+  const child = childOf(write);
   const findSecret = (ref: ObjectRef) =>
     sameRef(observation.secret, ref) ? observation.secret : observation.roleSecrets[ref.name];
   const findPooler = (ref: ObjectRef) =>
@@ -58,7 +76,7 @@ export function frozenPorts(
       addFinalizer: write,
       removeFinalizer: write,
       // The status is always accepted: a failed write must still be reported on the conditions.
-      writeStatus: async (_cluster, status) => {
+      writeStatus: async (_cluster, status: PostgresClusterStatus) => {
         recorder.statuses.push(status);
         return undefined;
       },
@@ -85,11 +103,62 @@ export function frozenPorts(
       removeFinalizer: write,
       writeStatus: write,
     },
-    events: {
-      emit: async (_regarding, event) => {
-        recorder.events.push(event);
+    events: events(recorder),
+    clock: { now: () => now },
+  };
+  return { ports, recorder };
+}
+
+/**
+ * Ports for one PostgresDatabase (`database`, carrying the stored status the pass starts from) in the world
+ * `observation` describes. The grants over SQL are a write like any other: accepted, or refused.
+ */
+export function frozenDatabasePorts(
+  observation: DatabaseObservation,
+  database: PostgresDatabase,
+  mode: WriteMode,
+  now: number,
+): { ports: DatabasePorts; recorder: Recorder } {
+  const recorder: Recorder = { statuses: [], events: [] };
+  const write = writeOf(mode);
+  const child = childOf(write);
+  const self = (d: PostgresDatabase) => d.metadata.name === database.metadata.name;
+  const findSecret = (ref: ObjectRef) =>
+    Object.values(observation.secrets).find((view) => view?.metadata.name === ref.name);
+  const ports: DatabasePorts = {
+    clusters: {
+      get: async (key: ClusterKey) =>
+        key.name === observation.cluster?.metadata.name ? observation.cluster : undefined,
+      addFinalizer: write,
+      removeFinalizer: write,
+      writeStatus: write,
+    },
+    cnpgClusters: { ...child((ref) => (sameRef(observation.cnpg, ref) ? observation.cnpg : undefined)), apply: write },
+    configMaps: {
+      ...child((ref) => (sameRef(observation.endpoints, ref) ? observation.endpoints : undefined)),
+      apply: write,
+    },
+    databases: {
+      get: async (key: ClusterKey) => (key.name === database.metadata.name ? database : undefined),
+      // Itself as stored, with the status the pass starts from: who has which role reads it.
+      list: async () => observation.databases.map((d) => (self(d) ? database : d)),
+      addFinalizer: write,
+      removeFinalizer: write,
+      // The status is always accepted: a failed write must still be reported on the conditions.
+      writeStatus: async (_database, status) => {
+        recorder.statuses.push(status);
+        return undefined;
       },
     },
+    cnpgDatabases: {
+      get: async (ref) => (sameRef(observation.cnpgDatabase, ref) ? observation.cnpgDatabase : undefined),
+      apply: write,
+      recordPrivileges: write,
+      delete: write,
+    },
+    connectionSecrets: { get: async (ref) => findSecret(ref), apply: write, delete: write, releaseOwner: write },
+    privileges: { grant: write },
+    events: events(recorder),
     clock: { now: () => now },
   };
   return { ports, recorder };

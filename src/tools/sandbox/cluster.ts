@@ -137,7 +137,7 @@ export async function connectCurrentContext(
   // Added first, so reported last: what stays behind, and how to remove it.
   teardown.add(
     'left in the cluster: the CRDs, the RBAC, namespace team-a and the examples (to remove the clusters, ' +
-      'kubectl delete -f examples/ while an operator runs: their finalizer needs one)',
+      'kubectl delete -f examples/ --ignore-not-found while an operator runs: their finalizer needs one)',
     () => {},
   );
   out.step('applying the pgfsm CRDs (deploy/crds) and the RBAC (deploy/rbac)');

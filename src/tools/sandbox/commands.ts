@@ -4,7 +4,7 @@
  */
 import { createInterface } from 'node:readline';
 import type { Output } from './output.ts';
-import { type ClusterProgress, summary } from './progress.ts';
+import { databaseSummary, type Progress, summary } from './progress.ts';
 import type { SandboxSimulator } from './simulator.ts';
 
 export type Command =
@@ -17,7 +17,7 @@ export type Command =
 
 export const COMMAND_HELP = [
   's <cluster>   CNPG switches over the primary of <cluster> (e.g. s orders, s team-a/orders)',
-  't             the status table',
+  't             the status tables (clusters, databases)',
   'h             this help',
   'q             stop the sandbox and clean up (as Ctrl-C)',
 ];
@@ -63,7 +63,7 @@ export function readCommands(
 /** What each command does in a running sandbox. */
 export function commandHandler(
   out: Output,
-  progress: ClusterProgress,
+  progress: Progress,
   simulator: SandboxSimulator | undefined,
   quit: () => void,
 ): (command: Command) => void {
@@ -74,9 +74,15 @@ export function commandHandler(
         else if (!simulator.switchover(command.namespace, command.name))
           out.warn(`no CNPG Cluster ${command.namespace}/${command.name}`);
         return;
-      case 'status':
-        for (const row of summary(progress.all(), out)) out.line(`  ${row}`);
+      case 'status': {
+        for (const row of summary(progress.clusters(), out)) out.line(`  ${row}`);
+        const databases = progress.databases();
+        if (databases.length > 0) {
+          out.line();
+          for (const row of databaseSummary(databases, out)) out.line(`  ${row}`);
+        }
         return;
+      }
       case 'help':
         for (const line of COMMAND_HELP) out.line(`  ${line}`);
         return;

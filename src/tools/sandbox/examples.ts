@@ -7,8 +7,11 @@ import { keyOf } from './progress.ts';
 /** The namespace of the examples, and the default of `s <cluster>` and `sandbox switchover <name>`. */
 export const EXAMPLES_NAMESPACE = 'team-a';
 
-/** Classes and Secrets before the clusters that name them (the operator would wait, but reads better). */
-const KIND_ORDER = ['Namespace', 'PostgresClusterClass', 'Secret', 'PostgresCluster'];
+/**
+ * Classes and Secrets before the clusters that name them, clusters before their databases (the operator would
+ * wait, but reads better).
+ */
+const KIND_ORDER = ['Namespace', 'PostgresClusterClass', 'Secret', 'PostgresCluster', 'PostgresDatabase'];
 const rank = (o: KubernetesObject) => {
   const i = KIND_ORDER.indexOf(o.kind ?? '');
   return i < 0 ? KIND_ORDER.length : i;
@@ -20,15 +23,25 @@ export interface Examples {
   objects: KubernetesObject[];
   /** `namespace/name` of each PostgresCluster. */
   clusters: string[];
+  /** `namespace/name` of each PostgresDatabase. */
+  databases: string[];
 }
+
+const keysOf = (objects: KubernetesObject[], kind: string) =>
+  objects
+    .filter((o) => o.kind === kind)
+    .map((o) => keyOf({ metadata: { name: o.metadata?.name ?? '', namespace: namespaceOf(o) } }));
 
 export function readExamples(dir: string): Examples {
   const objects = readManifests(manifestFiles(dir)).sort((a, b) => rank(a) - rank(b));
-  const clusters = objects
-    .filter((o) => o.kind === 'PostgresCluster')
-    .map((o) => keyOf({ metadata: { name: o.metadata?.name ?? '', namespace: namespaceOf(o) } }));
+  const clusters = keysOf(objects, 'PostgresCluster');
   if (clusters.length === 0) throw new Error(`no PostgresCluster in ${dir}`);
-  return { objects, clusters };
+  return { objects, clusters, databases: keysOf(objects, 'PostgresDatabase') };
+}
+
+/** The examples without their PostgresDatabases. */
+export function withoutDatabases({ objects, clusters }: Examples): Examples {
+  return { objects: objects.filter((o) => o.kind !== 'PostgresDatabase'), clusters, databases: [] };
 }
 
 /**

@@ -8,6 +8,9 @@
  * It runs in a process group of its own (startProcess), so a Ctrl-C at the terminal reaches the sandbox
  * only; the sandbox then stops it in order. A second signal would make `pgfsm run` exit without releasing
  * the Lease.
+ *
+ * With CNPG simulated there is no PostgreSQL for a PostgresDatabase's grants: `recordGrants` has the process
+ * import recorded-grants.ts first, which records them instead of running them.
  */
 import { createServer } from 'node:net';
 import { extname } from 'node:path';
@@ -23,7 +26,10 @@ const STOP_GRACE_MS = 30_000;
 const START_TIMEOUT_MS = 60_000;
 
 /** The command line's entry point, next to this module in both layouts (src/ and dist/src/). */
-const CLI = fileURLToPath(new URL(`../cli/main${extname(fileURLToPath(import.meta.url))}`, import.meta.url));
+const EXTENSION = extname(fileURLToPath(import.meta.url));
+const CLI = fileURLToPath(new URL(`../cli/main${EXTENSION}`, import.meta.url));
+/** What `--import` loads before the command line when the grants are recorded. */
+const RECORDED_GRANTS = new URL(`./recorded-grants${EXTENSION}`, import.meta.url).href;
 
 /** The sandbox's own log (the simulator, the progress watch), to a file. */
 export function fileLogger(path: string, level = 'info'): Logger {
@@ -57,6 +63,8 @@ export interface SandboxOperatorOptions {
   connection: string[];
   logFile: string;
   preferredPort: number;
+  /** PostgreSQL is simulated: record the PostgresDatabases' grants instead of running them (recorded-grants.ts). */
+  recordGrants: boolean;
 }
 
 export async function startSandboxOperator(options: SandboxOperatorOptions): Promise<SandboxOperator> {
@@ -65,6 +73,7 @@ export async function startSandboxOperator(options: SandboxOperatorOptions): Pro
   const args = [
     // The loader and conditions this process runs with (`--import tsx` under npm start).
     ...process.execArgv,
+    ...(options.recordGrants ? ['--import', RECORDED_GRANTS] : []),
     CLI,
     'run',
     ...options.connection,

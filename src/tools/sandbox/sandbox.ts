@@ -1,25 +1,26 @@
 /**
  * `npm start`: pgfsm end to end on a laptop, with nothing installed but Node and Go. A local control plane
  * (or, only when asked and confirmed, the current kubeconfig context), our CRDs and RBAC, CloudNativePG's real
- * CRDs and admission webhooks with its controller simulated, the real operator (`pgfsm run`) as a process, the examples applied, and their progress printed until they
- * are Ready.
+ * CRDs and admission webhooks with its controller simulated, the real operator (`pgfsm run`) as a process, the
+ * examples applied (clusters and a PostgresDatabase on each), and their progress printed until they are Ready.
+ * With CNPG simulated there is no PostgreSQL: the databases' grants are recorded, not run (recorded-grants.ts).
  * This module only composes: everything that talks to Kubernetes lives in src/operator/kubernetes/.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { PostgresCluster } from '../../operator/api/schema.ts';
+import type { PostgresCluster, PostgresDatabase } from '../../operator/api/schema.ts';
 import type { Logger } from '../../operator/driver/logger.ts';
 import { Informer } from '../../operator/kubernetes/informer.ts';
 import { RESOURCES } from '../../operator/kubernetes/resources.ts';
 import { connectCurrentContext, NotConfirmed, startLocalCluster, type Target } from './cluster.ts';
 import { commandHandler, readCommands } from './commands.ts';
-import { applyExamples, EXAMPLES_NAMESPACE, readExamples } from './examples.ts';
-import { hints } from './hints.ts';
+import { applyExamples, EXAMPLES_NAMESPACE, readExamples, withoutDatabases } from './examples.ts';
+import { hints, simulatedConnections } from './hints.ts';
 import { fileLogger, LEASE, startSandboxOperator } from './operator.ts';
 import { createOutput, type Output, took } from './output.ts';
-import { ClusterProgress } from './progress.ts';
+import { type ExampleKeys, Progress } from './progress.ts';
 import { connectCommands, startRealNodeTarget } from './real-node.ts';
 import { printReady, reportTimeout } from './report.ts';
 import { SANDBOX_DELAYS, type SandboxSimulator, startSimulator } from './simulator.ts';
@@ -91,8 +92,7 @@ export async function runSandbox(options: SandboxOptions): Promise<never> {
     out.line(`${style.bold('pgfsm sandbox')}  the pgfsm operator end to end: the examples, from nothing to Ready`);
     out.line();
     // Read first: a broken examples directory fails before anything is started.
-    const examples = readExamples(options.examplesDir);
-    const { clusters } = examples;
+    const read = readExamples(options.examplesDir);
     if (options.real && options.useCurrentContext)
       throw new Error('--real and --use-current-context exclude each other');
     const decision = decideTarget({
@@ -106,6 +106,19 @@ export async function runSandbox(options: SandboxOptions): Promise<never> {
       (decision === 'local'
         ? await startLocalCluster(out, teardown)
         : await connectCurrentContext(out, teardown, decision, options.context));
+    // A database's grants connect to its cluster's `-rw` Service, which only Pods reach: an operator on this
+    // machine against the current context could not make them. Simulated, they are recorded; on the node, the
+    // operator is a Pod.
+    const grantsReachable = target.simulated || target.operatorInCluster === true;
+    if (!grantsReachable && read.databases.length > 0) {
+      out.detail(
+        `not applying the PostgresDatabases (${read.databases.join(', ')}): their grants connect to each cluster's ` +
+          '-rw Service, which the operator, on this machine, cannot reach',
+      );
+    }
+    const examples = grantsReachable ? read : withoutDatabases(read);
+    const { clusters, databases } = examples;
+    const awaited: ExampleKeys = { clusters, databases };
     const dir = mkdtempSync(join(tmpdir(), 'pgfsm-sandbox-'));
     teardown.addDirectory(dir);
     const logFile = join(dir, 'operator.log');
@@ -113,7 +126,7 @@ export async function runSandbox(options: SandboxOptions): Promise<never> {
     const log = fileLogger(sandboxLogFile);
 
     // Switchover notes go in the progress timeline, once there is one.
-    let progress: ClusterProgress | undefined;
+    let progress: Progress | undefined;
     const note = (text: string) => (progress ? progress.note(text) : out.detail(text));
     const simulator = target.simulated ? await startSimulatorStep(out, teardown, target, log, note) : undefined;
 
@@ -130,6 +143,7 @@ export async function runSandbox(options: SandboxOptions): Promise<never> {
         connection: target.operatorConnection,
         logFile,
         preferredPort: options.metricsPort,
+        recordGrants: target.simulated,
       });
       teardown.add(`operator stopped; lease ${LEASE.namespace}/${LEASE.name} released`, () => operator.stop());
       metricsUrl = operator.metricsUrl;
@@ -141,9 +155,12 @@ export async function runSandbox(options: SandboxOptions): Promise<never> {
       out.detail(`pgfsm run (pid ${operator.process.pid}), identity ${operator.identity}, ${target.operatorIdentity}`);
       out.detail(`lease ${LEASE.namespace}/${LEASE.name}, metrics ${metricsUrl}`);
       out.detail(`log ${logFile}`);
+      if (target.simulated && databases.length > 0)
+        out.detail("PostgreSQL is simulated: the PostgresDatabases' grants are recorded in that log, not run");
     }
 
-    progress = await watchProgress(target.admin, out, teardown, log, Math.max(...clusters.map((k) => k.length)));
+    const width = Math.max(...[...clusters, ...databases].map((k) => k.length));
+    progress = await watchProgress(target.admin, out, teardown, log, width);
 
     out.step(`applying ${relative(process.cwd(), options.examplesDir) || '.'}/`);
     await applyExamples(target.admin, examples, out, () => {
@@ -157,19 +174,24 @@ export async function runSandbox(options: SandboxOptions): Promise<never> {
       closeCommands = readCommands(onCommand, EXAMPLES_NAMESPACE).close;
     }
 
-    const ready = progress.untilReady(clusters).then(() => true);
+    const ready = progress.untilReady(awaited).then(() => true);
     const timedOut = new Promise<false>((resolve) => setTimeout(() => resolve(false), options.timeoutMs).unref());
     if (!(await Promise.race([ready, timedOut]))) {
       if (options.exitWhenReady) {
-        reportTimeout(out, progress, clusters, options.timeoutMs, [logFile, sandboxLogFile]);
+        reportTimeout(out, progress, awaited, options.timeoutMs, [logFile, sandboxLogFile]);
         return await finish(1, 'timed out');
       }
-      out.warn(`not all examples are Ready after ${took(options.timeoutMs)}; still running (t shows the table)`);
+      out.warn(`not all examples are Ready after ${took(options.timeoutMs)}; still running (t shows the tables)`);
       await ready;
     }
-    printReady(out, progress, clusters, started);
+    printReady(out, progress, awaited, started);
+    const readyDatabases = databases.map((key) => progress?.database(key));
     if (realNode) {
-      for (const line of await connectCommands(realNode.node, clusters, style)) out.line(line);
+      for (const line of await connectCommands(realNode.node, clusters, readyDatabases, style)) out.line(line);
+    } else if (simulator) {
+      const connections = simulatedConnections(readyDatabases, target.kubeconfigPath, style);
+      if (connections.length > 0) out.line();
+      for (const line of connections) out.line(line);
     }
     if (options.exitWhenReady) return await finish(0, 'all examples are Ready');
     const context = {
@@ -215,23 +237,27 @@ async function startSimulatorStep(
   return simulator;
 }
 
-/** A watch of every PostgresCluster, as anyone with kubectl would see them. */
+/** A watch of every PostgresCluster and PostgresDatabase, as anyone with kubectl would see them. */
 async function watchProgress(
   kc: KubeConfig,
   out: Output,
   teardown: Teardown,
   log: Logger,
   width: number,
-): Promise<ClusterProgress> {
-  const informer = new Informer<PostgresCluster>(kc, { resource: RESOURCES.clusters, log });
-  informer.start();
-  teardown.add('', () => informer.stop());
+): Promise<Progress> {
+  const clusters = new Informer<PostgresCluster>(kc, { resource: RESOURCES.clusters, log });
+  const databases = new Informer<PostgresDatabase>(kc, { resource: RESOURCES.databases, log });
+  for (const informer of [clusters, databases]) {
+    informer.start();
+    teardown.add('', () => informer.stop());
+  }
   const deadline = Date.now() + 30_000;
-  while (!informer.synced) {
-    if (Date.now() > deadline) throw new Error('could not list PostgresClusters (are the CRDs installed?)');
+  while (!clusters.synced || !databases.synced) {
+    if (Date.now() > deadline)
+      throw new Error('could not list PostgresClusters and PostgresDatabases (are the CRDs installed?)');
     await new Promise((r) => setTimeout(r, 50));
   }
-  const progress = new ClusterProgress(informer, out, width);
+  const progress = new Progress({ clusters, databases }, out, width);
   teardown.add('', () => progress.stop());
   return progress;
 }
