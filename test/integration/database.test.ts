@@ -16,6 +16,7 @@ import {
   createCluster,
   createDatabase,
   eventsAbout,
+  getCluster,
   getDatabase,
   NS,
   type OperatorHandle,
@@ -55,6 +56,7 @@ const cnpgDatabase = async (name: string) => {
 };
 const condition = (database: PostgresDatabase | undefined, type: string) =>
   database?.status?.conditions?.find((c) => c.type === type);
+const clusterState = async (name: string) => (await getCluster(world, name))?.status?.state;
 const grants = () => (operator?.privileges as RecordingPrivileges | undefined)?.grants ?? [];
 
 beforeAll(async () => {
@@ -143,6 +145,19 @@ describe('PostgresDatabase against a real API server', () => {
     const events = await eventsAbout(world, 'shop-app', 'PostgresDatabase');
     expect(events.filter((e) => e.reason === 'SecretUpdated').length).toBeGreaterThan(0);
     expect(countOf(events, 'DatabaseNotReady')).toBe(0);
+  });
+
+  it('a switchover needs nothing: the Secrets name Services that follow the primary, the database stays Ready', async () => {
+    await untilDatabaseState(world, 'shop-app', 'Ready');
+    const before = await secretValues(world, 'shop-app-app');
+    world.simulator.switchover(NS, 'shop', 2_000);
+    await waitFor('the cluster to go Degraded', async () =>
+      (await clusterState('shop')) === 'Degraded' ? true : undefined,
+    );
+    await untilState(world, 'shop', 'Ready');
+    expect(await secretValues(world, 'shop-app-app')).toEqual(before);
+    expect((await getDatabase(world, 'shop-app'))?.status?.state).toBe('Ready');
+    expect(countOf(await eventsAbout(world, 'shop-app', 'PostgresDatabase'), 'DatabaseNotReady')).toBe(0);
   });
 
   it('repairs what is deleted: a Secret and the CNPG Database come back, and the grants are made again', async () => {
@@ -235,5 +250,26 @@ describe('PostgresDatabase against a real API server', () => {
     expect(await secretValues(world, 'shop-tmp-tmp-owner')).toBeUndefined();
     expect(await cnpgDatabase('shop-tmp')).toBeUndefined();
     await untilState(world, 'shop', 'Ready');
+  });
+});
+
+describe('when the PostgresCluster goes', () => {
+  it('its databases say so, naming it, and stay where they are', async () => {
+    await createDatabase(world, 'shop-last', { cluster: 'shop', name: 'last', owner: 'last_owner' });
+    await untilDatabaseState(world, 'shop-last', 'Ready');
+    await world.custom.deleteNamespacedCustomObject({
+      group: 'pgfsm.io',
+      version: 'v1alpha1',
+      namespace: NS,
+      plural: 'postgresclusters',
+      name: 'shop',
+    });
+    const reported = await waitFor('shop-last to report its cluster gone', async () => {
+      const c = condition(await getDatabase(world, 'shop-last'), 'ClusterAvailable');
+      return c?.reason === 'ClusterNotFound' || c?.reason === 'ClusterDeleting' ? c : undefined;
+    });
+    expect(reported.message).toContain('PostgresCluster shop');
+    expect(condition(await getDatabase(world, 'shop-last'), 'Ready')?.status).toBe('False');
+    expect(countOf(await eventsAbout(world, 'shop-last', 'PostgresDatabase'), 'DatabaseNotReady')).toBe(1);
   });
 });

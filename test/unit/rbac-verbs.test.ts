@@ -276,17 +276,15 @@ const hostOf = async () => ({ host: '127.0.0.1', port: closedPort });
 /** The superuser Secret the grants read (the rows above may have overwritten it with a patch, or deleted it). */
 const SUPERUSER_SECRET_PATH = `/api/v1/namespaces/${NS}/secrets/${childNames('orders').secret}`;
 
-/** Grants over the closed port: one GET of the superuser Secret, then a PrivilegeError. */
-async function grantOverClosedPort(privileges: DatabasePorts['privileges']): Promise<void> {
+/** Grants (or a read of the roles) over the closed port: one GET of the superuser Secret, then a PrivilegeError. */
+async function overClosedPort(call: () => Promise<unknown>): Promise<void> {
   stored.set(SUPERUSER_SECRET_PATH, {
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { name: childNames('orders').secret, namespace: NS, resourceVersion: '5', ownerReferences: [owner] },
     data: { username: 'cG9zdGdyZXM=', password: 'c2VjcmV0' },
   });
-  const made = await requestsOf(() =>
-    expect(privileges.grant({ namespace: NS, name: 'orders' }, plan)).rejects.toBeInstanceOf(PrivilegeError),
-  );
+  const made = await requestsOf(() => expect(call()).rejects.toBeInstanceOf(PrivilegeError));
   expect(made).toEqual(['core secrets get']);
 }
 
@@ -546,7 +544,9 @@ const EVERY_DATABASE_PORT_CALL: Record<string, (p: DatabasePorts) => Promise<unk
   'connectionSecrets.apply': (p) => p.connectionSecrets.apply(connectionSecret),
   'connectionSecrets.releaseOwner': (p) => p.connectionSecrets.releaseOwner(connectionSecret.ref, databaseOwner.uid),
   'connectionSecrets.delete': (p) => p.connectionSecrets.delete(connectionSecret.ref),
-  'privileges.grant': (p) => grantOverClosedPort(p.privileges),
+  'privileges.grant': (p) => overClosedPort(() => p.privileges.grant({ namespace: NS, name: 'orders' }, plan)),
+  'privileges.existingRoles': (p) =>
+    overClosedPort(() => p.privileges.existingRoles({ namespace: NS, name: 'orders' }, ['app'])),
 };
 
 /**

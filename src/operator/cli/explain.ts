@@ -216,6 +216,10 @@ export async function explainPostgresDatabase(key: ClusterKey, options: ExplainO
       grant: async () => {
         throw new ExplainError('explain never grants');
       },
+      // Asked only while a deletion under Delete waits for its roles to be dropped. explain does not connect to
+      // PostgreSQL (nor can it, from outside the cluster): it shows them as still there, the operator's view
+      // until it has read them gone.
+      existingRoles: async (_cluster: ClusterKey, roles: string[]) => roles,
     };
     const ports = kubernetesDatabasePorts(kc, kubernetesPorts(kc), { privileges });
     const database = await ports.databases.get(key);

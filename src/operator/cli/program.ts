@@ -6,7 +6,9 @@ import { registerRun } from './run.ts';
 export function operatorProgram(): Command {
   const program = new Command()
     .name('pgfsm')
-    .description('PostgresCluster lifecycle operator for CloudNativePG, driven by an XState statechart');
+    .description(
+      'PostgresCluster and PostgresDatabase lifecycle operator for CloudNativePG, each driven by an XState statechart',
+    );
   registerRun(program);
   registerExplain(program);
   return program;

@@ -181,6 +181,7 @@ export function fencedDatabasePorts(
         fence('grant privileges');
         return privileges.grant(cluster, plan);
       },
+      existingRoles: (cluster, roles) => privileges.existingRoles(cluster, roles),
     },
   };
 }

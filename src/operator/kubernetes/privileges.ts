@@ -7,7 +7,7 @@ import type { PrivilegesPort } from '../core/database/ports.ts';
 import { PortError } from '../core/errors.ts';
 import type { ClusterKey } from '../core/ports.ts';
 import { childNames, SUPERUSER_NAME } from '../domain/vocabulary.ts';
-import { applyPrivileges, type PrivilegePlan } from '../postgres/privileges.ts';
+import { applyPrivileges, existingRoles, type PrivilegePlan } from '../postgres/privileges.ts';
 import { getOrUndefined } from './errors.ts';
 import { type ObjectClient, objectClient } from './objects.ts';
 import { RESOURCES } from './resources.ts';
@@ -42,6 +42,15 @@ export class KubernetesPrivilegesPort implements PrivilegesPort {
 
   /** Throws a PortError when the Secret cannot be read, a PrivilegeError when the grants fail (applyPrivileges). */
   async grant(cluster: ClusterKey, plan: PrivilegePlan): Promise<void> {
+    await applyPrivileges(await this.superuser(cluster), plan);
+  }
+
+  async existingRoles(cluster: ClusterKey, roles: string[]): Promise<string[]> {
+    return existingRoles(await this.superuser(cluster), roles);
+  }
+
+  /** Where and as whom to connect: the superuser Secret read from the API, the host from `hostOf`. */
+  private async superuser(cluster: ClusterKey) {
     const ref = {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -57,6 +66,6 @@ export class KubernetesPrivilegesPort implements PrivilegesPort {
     const password = decoded(data.password);
     if (!password) throw new PortError('other', `superuser ${secret} has no password`);
     const { host, port } = await this.hostOf(cluster);
-    await applyPrivileges({ host, port, user: decoded(data.username) || SUPERUSER_NAME, password }, plan);
+    return { host, port, user: decoded(data.username) || SUPERUSER_NAME, password };
   }
 }

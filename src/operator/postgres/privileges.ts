@@ -246,8 +246,8 @@ function redact(text: string, password: string): string {
 }
 
 /** The PrivilegeError for what applying threw; only a server's error carries a SQLSTATE (not e.g. 'EPIPE'). */
-function privilegeError(error: unknown, database: string, password: string): PrivilegeError {
-  const message = redact(`applying privileges on database "${database}": ${describe(error)}`, password);
+function privilegeError(error: unknown, what: string, password: string): PrivilegeError {
+  const message = redact(`${what}: ${describe(error)}`, password);
   const code = error instanceof DatabaseError && typeof error.code === 'string' ? error.code : undefined;
   return new PrivilegeError(message, code);
 }
@@ -271,7 +271,34 @@ export async function applyPrivileges(
     await client.connect();
     await runInTransaction(client, statements);
   } catch (error) {
-    throw privilegeError(error, plan.database, target.password);
+    throw privilegeError(error, `applying privileges on database "${plan.database}"`, target.password);
+  } finally {
+    await client?.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Which of `names` are roles in PostgreSQL now, read from `pg_roles` as the superuser (on the `postgres`
+ * database). What CloudNativePG reports about a role carries no generation, so a deletion that must know a
+ * role is gone asks the server itself. Throws a {@link PrivilegeError}, whatever went wrong.
+ */
+export async function existingRoles(
+  target: SuperuserTarget,
+  names: readonly string[],
+  options: ApplyOptions = {},
+): Promise<string[]> {
+  if (names.length === 0) return [];
+  let client: Client | undefined;
+  try {
+    client = clientFor(target, 'postgres', options);
+    client.on('error', () => undefined);
+    await client.connect();
+    const result = await client.query<{ rolname: string }>('SELECT rolname FROM pg_roles WHERE rolname = ANY($1)', [
+      [...names],
+    ]);
+    return result.rows.map((row) => row.rolname).sort();
+  } catch (error) {
+    throw privilegeError(error, 'reading roles', target.password);
   } finally {
     await client?.end().catch(() => undefined);
   }

@@ -10,7 +10,7 @@ const program = operatorProgram();
 
 program
   .command('diagram')
-  .description('render the lifecycle statechart into diagrams/ (Mermaid, DOT, SVG, state table)')
+  .description('render both lifecycle statecharts into diagrams/ (Mermaid, DOT, SVG, state table)')
   .option('--out <dir>', 'output directory', 'diagrams')
   .option('--check', 'fail when the committed files differ from what the machine generates')
   .action(async (options: { out: string; check?: boolean }) => {

@@ -157,7 +157,7 @@ export function frozenDatabasePorts(
       delete: write,
     },
     connectionSecrets: { get: async (ref) => findSecret(ref), apply: write, delete: write, releaseOwner: write },
-    privileges: { grant: write },
+    privileges: { grant: write, existingRoles: async () => [] },
     events: events(recorder),
     clock: { now: () => now },
   };

@@ -10,7 +10,7 @@ import type { ClusterKey, Ports } from '../../operator/core/ports.ts';
 import type { ConnectionSecretTemplate } from '../../operator/domain/database/effects.ts';
 import type { CnpgDatabase, ConnectionSecretView } from '../../operator/domain/database/observation.ts';
 import { PRIVILEGES_ANNOTATION, PRIVILEGES_FIELD_MANAGER } from '../../operator/domain/database/vocabulary.ts';
-import type { ObjectRef } from '../../operator/domain/objects.ts';
+import type { CnpgCluster, ObjectRef } from '../../operator/domain/objects.ts';
 import { FIELD_MANAGER } from '../../operator/domain/vocabulary.ts';
 import { generatePassword } from '../../operator/kubernetes/password.ts';
 import type { PrivilegePlan } from '../../operator/postgres/privileges.ts';
@@ -31,15 +31,39 @@ export function connectionSecretViewOf(object: StoredObject): ConnectionSecretVi
   return { ...secretViewOf(object), values };
 }
 
-/** Records every grant; `failWith` makes the next grants fail as a connection refused would. */
+/**
+ * The roles a simulated PostgreSQL has, as the CNPG Cluster tells them: one its managed roles list, unless it is
+ * `absent` there and CNPG reports it reconciled (dropped). The memory world and the samples agree on it.
+ */
+export function simulatedRoles(cnpg: CnpgCluster | undefined, roles: readonly string[]): string[] {
+  const entries = new Map((cnpg?.spec.managed?.roles ?? []).map((r) => [r.name, r]));
+  const reconciled = new Set(cnpg?.status?.managedRolesStatus?.byStatus?.reconciled ?? []);
+  return roles.filter((name) => {
+    const entry = entries.get(name);
+    return entry !== undefined && !(entry.ensure === 'absent' && reconciled.has(name));
+  });
+}
+
+/**
+ * Records every grant; `failWith` makes the next grants fail as a connection refused would. Which roles exist is
+ * asked of `roles` (the world a test keeps, or a simulator's), none when not given.
+ */
 export class RecordingPrivileges implements PrivilegesPort {
   readonly grants: { cluster: ClusterKey; plan: PrivilegePlan }[] = [];
   failWith: Error | undefined;
+  constructor(private readonly roles: (cluster: ClusterKey, names: string[]) => string[] = () => []) {}
   async grant(cluster: ClusterKey, plan: PrivilegePlan): Promise<void> {
     if (this.failWith) throw this.failWith;
     this.grants.push({ cluster, plan: structuredClone(plan) });
   }
+  async existingRoles(cluster: ClusterKey, names: string[]): Promise<string[]> {
+    return this.roles(cluster, names);
+  }
 }
+
+/** The roles the in-memory API's CNPG Cluster says a simulated PostgreSQL has. */
+export const memoryRoles = (api: MemoryApiServer) => (cluster: ClusterKey, names: string[]) =>
+  simulatedRoles(api.get<CnpgCluster>({ kind: 'Cluster', namespace: cluster.namespace, name: cluster.name }), names);
 
 class MemoryConnectionSecrets extends MemoryChildPort<ConnectionSecretView> {
   async apply(template: ConnectionSecretTemplate): Promise<void> {
@@ -74,7 +98,7 @@ class MemoryConnectionSecrets extends MemoryChildPort<ConnectionSecretView> {
 export function memoryDatabasePorts(
   api: MemoryApiServer,
   clusterPorts: Ports,
-  privileges: PrivilegesPort = new RecordingPrivileges(),
+  privileges: PrivilegesPort = new RecordingPrivileges(memoryRoles(api)),
 ): DatabasePorts {
   const cnpgDatabases = new MemoryChildPort<CnpgDatabase>(api);
   return {

@@ -15,6 +15,7 @@ import {
 } from '@kubernetes/client-node';
 import type { PostgresCluster, PostgresClusterSpec, PostgresDatabase } from '../../../src/operator/api/schema.ts';
 import type { PrivilegesPort } from '../../../src/operator/core/database/ports.ts';
+import type { CnpgCluster } from '../../../src/operator/domain/objects.ts';
 import { defaultSettings, type Settings } from '../../../src/operator/domain/observation.ts';
 import { createLogger } from '../../../src/operator/driver/logger.ts';
 import { type RunningOperator, startOperator } from '../../../src/operator/driver/operator.ts';
@@ -30,7 +31,7 @@ import {
   RBAC_MANIFESTS,
   readManifests,
 } from '../../../src/tools/install/manifests.ts';
-import { RecordingPrivileges } from '../../../src/tools/memory/database-ports.ts';
+import { RecordingPrivileges, simulatedRoles } from '../../../src/tools/memory/database-ports.ts';
 import { CnpgSimulator } from '../../../src/tools/simulation/cnpg-simulator.ts';
 import { KubernetesSimulatorApi } from '../../../src/tools/simulation/kubernetes-api.ts';
 
@@ -143,7 +144,10 @@ export async function runOperator(
       })
     : new SoleLeader(identity);
   const ports = kubernetesPorts(kc, { reportingInstance: identity });
-  const privileges = options.privileges ?? new RecordingPrivileges();
+  // The roles the simulated PostgreSQL has are those the simulator's CNPG has not dropped (as it reports them).
+  const simulatedPostgres = (cluster: { namespace: string; name: string }, names: string[]) =>
+    simulatedRoles(world.simulatorApi.get<CnpgCluster>({ kind: 'Cluster', ...cluster }), names);
+  const privileges = options.privileges ?? new RecordingPrivileges(simulatedPostgres);
   const operator = await startOperator({
     sources: createWatchSources(kc),
     ports,

@@ -2,6 +2,7 @@
 import type { PostgresDatabase } from '../../api/schema.ts';
 import { cnpgDatabaseRef } from '../../domain/database/cnpg-database.ts';
 import { secretRefOf } from '../../domain/database/connection.ts';
+import { rolesToConfirmDropped } from '../../domain/database/deletion.ts';
 import type { ConnectionSecretView, DatabaseObservation } from '../../domain/database/observation.ts';
 import { rolesOf } from '../../domain/database/roles.ts';
 import { CNPG_API_VERSION } from '../../domain/objects.ts';
@@ -34,7 +35,7 @@ export async function observeDatabase(ports: DatabasePorts, database: PostgresDa
   roles.forEach((role, i) => {
     byRole[role.name] = secrets[i] as ConnectionSecretView | undefined;
   });
-  return {
+  const observation: DatabaseObservation = {
     database,
     ...(cluster ? { cluster } : {}),
     ...(cnpg ? { cnpg } : {}),
@@ -43,4 +44,9 @@ export async function observeDatabase(ports: DatabasePorts, database: PostgresDa
     secrets: byRole,
     databases,
   };
+  if (clusterName && rolesToConfirmDropped(observation)) {
+    const names = roles.map((r) => r.name);
+    observation.rolesInPostgres = await ports.privileges.existingRoles({ namespace, name: clusterName }, names);
+  }
+  return observation;
 }

@@ -42,6 +42,8 @@ export interface ConnectionSecretPort {
 /** Runs the grants in the database as the cluster's superuser, through its `-rw` Service. */
 export interface PrivilegesPort {
   grant(cluster: ClusterKey, plan: PrivilegePlan): Promise<void>;
+  /** Which of `roles` PostgreSQL has now: what a deletion under `Delete` waits to be empty. */
+  existingRoles(cluster: ClusterKey, roles: string[]): Promise<string[]>;
 }
 
 /** The ports a database's pass shares with the clusters': the PostgresCluster, its CNPG Cluster and endpoints, … */

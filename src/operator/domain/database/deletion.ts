@@ -49,12 +49,14 @@ export function rolesLetGo(o: DatabaseObservation): boolean {
   const pushed = new Map((cnpg.spec.managed?.roles ?? []).map((r) => [r.name, r]));
   const cannot = cnpg.status?.managedRolesStatus?.cannotReconcile ?? {};
   const reconciled = new Set(cnpg.status?.managedRolesStatus?.byStatus?.reconciled ?? []);
+  const inPostgres = new Set(o.rolesInPostgres ?? rolesOf(o.database).map((r) => r.name));
   return rolesOf(o.database).every((role) => {
     const entry = pushed.get(role.name);
-    if (!deletes(o.database)) return entry === undefined;
-    // Dropped, as CNPG reports it: the database goes only after, so that its leftover `absent` entries, which
-    // the cluster keeps for good, are already reconciled and never count as the cluster's pending roles.
-    return entry?.ensure === 'absent' && reconciled.has(role.name) && !cannot[role.name];
+    if (!deletes(o.database) || entry === undefined) return entry === undefined;
+    // Dropped: PostgreSQL says so (CNPG's report alone may be one from before the drop), and CNPG reports it
+    // reconciled. Once a role is gone, CNPG can only ever report its `absent` entry reconciled again, so the
+    // leftover entry, which the cluster keeps for good, never counts as the cluster's pending role.
+    return entry.ensure === 'absent' && reconciled.has(role.name) && !cannot[role.name] && !inPostgres.has(role.name);
   });
 }
 
@@ -98,3 +100,10 @@ export function planDatabaseFinalizerRemoval(o: DatabaseObservation): DatabaseEf
     },
   ];
 }
+
+/** Whether a pass must read which roles PostgreSQL has: a deletion under `Delete` past its CNPG Database. */
+export const rolesToConfirmDropped = (o: Pick<DatabaseObservation, 'database' | 'cnpgDatabase' | 'cnpg'>) =>
+  !!o.database.metadata.deletionTimestamp &&
+  deletes(o.database) &&
+  !!o.cnpg &&
+  !ourCnpgDatabase(o as DatabaseObservation);

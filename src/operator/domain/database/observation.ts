@@ -43,6 +43,11 @@ export interface DatabaseObservation {
   secrets: Record<string, ConnectionSecretView | undefined>;
   /** Every PostgresDatabase of the namespace, this one included: who has which role (roles.ts). */
   databases: PostgresDatabase[];
+  /**
+   * Which of its roles PostgreSQL still has, read over SQL only while a deletion under `Delete` waits for them to
+   * be dropped (its CNPG Database gone): CloudNativePG's report on roles has no generation to tell it fresh.
+   */
+  rolesInPostgres?: string[];
 }
 
 export interface DatabaseTick {
