@@ -99,7 +99,16 @@ describe("pgfsm's leader is killed mid-provisioning", () => {
     expect(next).not.toBe(leader);
 
     await untilReadyRecorded(e2e, NS, NAME);
-    const events = await eventsAbout(e2e, NS, NAME);
+    // A pass's Events are sent after its status write (driver/event-delivery.ts): the status can say Ready a
+    // moment before the last of them exists. Each must come; then none may have come twice.
+    const events = await waitFor(
+      'every one-time event',
+      async () => {
+        const now = await eventsAbout(e2e, NS, NAME);
+        return ONE_TIME.every((reason) => now.some((e) => e.reason === reason)) ? now : undefined;
+      },
+      30_000,
+    );
     for (const reason of ONE_TIME) {
       const said = events.filter((e) => e.reason === reason);
       expect(
