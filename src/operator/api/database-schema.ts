@@ -147,6 +147,11 @@ export const PostgresDatabaseSpec = Type.Object(
   },
 );
 
+/** The phases the PostgresDatabase machine has: it is never Degraded nor Suspended. */
+export const DatabasePhase = Type.Union(
+  ['Pending', 'Provisioning', 'Ready', 'Failed', 'Deleting'].map((p) => Type.Literal(p)),
+);
+
 export const DatabaseSecretStatus = Type.Object({
   user: Type.String(),
   secretName: Type.String(),
@@ -154,7 +159,7 @@ export const DatabaseSecretStatus = Type.Object({
 });
 
 export const PostgresDatabaseStatus = Type.Object({
-  ...lifecycleStatusProperties,
+  ...lifecycleStatusProperties(DatabasePhase),
   endpoint: Type.Optional(
     Type.Object(
       {

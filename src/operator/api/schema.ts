@@ -390,7 +390,7 @@ export const RejectedWrite = Type.Object({
 });
 
 export const PostgresClusterStatus = Type.Object({
-  ...lifecycleStatusProperties,
+  ...lifecycleStatusProperties(),
   provisionerRef: Type.Optional(
     Type.Object({
       apiVersion: Type.String(),
