@@ -4,10 +4,12 @@
  * then prints what its machine would do with them (src/operator/explain). Read-only: it never writes, and it
  * only ever sees Secrets as key names.
  */
+
+import type { KubeConfig } from '@kubernetes/client-node';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ClusterKey } from '../core/ports.ts';
 import { defaultSettings, type Settings } from '../domain/observation.ts';
-import type { ExplainEvent } from '../explain/types.ts';
+import type { DatabaseExplanation, ExplainEvent, Explanation } from '../explain/types.ts';
 import { duration, envOption, wholeNumber } from './arguments.ts';
 
 export interface ExplainOptions {
@@ -155,38 +157,69 @@ function readEvents(
   );
 }
 
+/** What explaining one object needs: how to read it and its world, and how to explain what was read. */
+interface Subject<O, W> {
+  kind: 'PostgresCluster' | 'PostgresDatabase';
+  read(): Promise<O | undefined>;
+  observe(object: O): Promise<W>;
+  explain(input: {
+    observation: W;
+    settings: Settings;
+    now: number;
+    events: ExplainEvent[];
+    eventsError?: string;
+  }): Explanation | DatabaseExplanation;
+}
+
 /**
- * Reads the cluster's world the way the operator does (`observeCluster` over the Kubernetes ports)
- * and renders the explanation. Events are best effort: without them the explanation still stands.
+ * The object, or a clear "not found"; then its world and its Events read together (Events are best effort:
+ * without them the explanation still stands), explained and rendered. Both kinds are explained this way.
  */
+async function explainSubject<O extends { metadata: { uid?: string } }, W>(
+  kc: KubeConfig,
+  key: ClusterKey,
+  options: ExplainOptions,
+  subject: Subject<O, W>,
+): Promise<string> {
+  const [{ listEventsRegarding }, { renderJson, renderText }] = await Promise.all([
+    import('../kubernetes/event-reader.ts'),
+    import('../explain/index.ts'),
+  ]);
+  const object = await subject.read();
+  const server = kc.getCurrentCluster()?.server ?? 'the API server';
+  if (!object) throw new ExplainError(`${subject.kind} ${key.namespace}/${key.name} not found at ${server}`);
+  const regarding = { kind: subject.kind, ...key, ...(object.metadata.uid ? { uid: object.metadata.uid } : {}) };
+  const [observation, events] = await Promise.all([
+    subject.observe(object),
+    readEvents(() => listEventsRegarding(kc, regarding, options.events), options.events),
+  ]);
+  const explanation = subject.explain({
+    observation,
+    settings: settingsOf(options),
+    now: Date.now(),
+    events: events.items,
+    ...(events.error ? { eventsError: events.error } : {}),
+  });
+  return options.output === 'json' ? renderJson(explanation) : renderText(explanation);
+}
+
+/** Reads the cluster's world the way the operator does (`observeCluster` over the Kubernetes ports). */
 export async function explainCluster(key: ClusterKey, options: ExplainOptions): Promise<string> {
   // Imported here so that other pgfsm commands start without loading the Kubernetes client.
-  const [{ kubernetesPorts }, { listEventsRegarding }, { observeCluster }, { explain, renderJson, renderText }] =
-    await Promise.all([
-      import('../kubernetes/index.ts'),
-      import('../kubernetes/event-reader.ts'),
-      import('../core/observe.ts'),
-      import('../explain/index.ts'),
-    ]);
+  const [{ kubernetesPorts }, { observeCluster }, { explain }] = await Promise.all([
+    import('../kubernetes/index.ts'),
+    import('../core/observe.ts'),
+    import('../explain/index.ts'),
+  ]);
   const kc = await connect(options);
   try {
     const ports = kubernetesPorts(kc);
-    const cluster = await ports.clusters.get(key);
-    const server = kc.getCurrentCluster()?.server ?? 'the API server';
-    if (!cluster) throw new ExplainError(`PostgresCluster ${key.namespace}/${key.name} not found at ${server}`);
-    const regarding = { ...key, ...(cluster.metadata.uid ? { uid: cluster.metadata.uid } : {}) };
-    const [observation, events] = await Promise.all([
-      observeCluster(ports, cluster),
-      readEvents(() => listEventsRegarding(kc, regarding, options.events), options.events),
-    ]);
-    const explanation = explain({
-      observation,
-      settings: settingsOf(options),
-      now: Date.now(),
-      events: events.items,
-      ...(events.error ? { eventsError: events.error } : {}),
+    return await explainSubject(kc, key, options, {
+      kind: 'PostgresCluster',
+      read: () => ports.clusters.get(key),
+      observe: (cluster) => observeCluster(ports, cluster),
+      explain,
     });
-    return options.output === 'json' ? renderJson(explanation) : renderText(explanation);
   } catch (error) {
     throw clearly(error);
   }
@@ -195,17 +228,11 @@ export async function explainCluster(key: ClusterKey, options: ExplainOptions): 
 /**
  * Reads a PostgresDatabase's world the way the operator does (`observeDatabase` over the Kubernetes ports:
  * the PostgresCluster it names, its endpoints, CNPG's roles, the CNPG Database, the connection Secrets as key
- * names and the values that are no secret) and renders the explanation. Nothing is granted, applied or written.
+ * names and the values that are no secret). Nothing is granted, applied or written.
  */
 export async function explainPostgresDatabase(key: ClusterKey, options: ExplainOptions): Promise<string> {
-  const [
-    { kubernetesDatabasePorts, kubernetesPorts },
-    { listEventsRegarding },
-    { observeDatabase },
-    { explainDatabase, renderJson, renderText },
-  ] = await Promise.all([
+  const [{ kubernetesDatabasePorts, kubernetesPorts }, { observeDatabase }, { explainDatabase }] = await Promise.all([
     import('../kubernetes/index.ts'),
-    import('../kubernetes/event-reader.ts'),
     import('../core/database/observe.ts'),
     import('../explain/index.ts'),
   ]);
@@ -222,26 +249,12 @@ export async function explainPostgresDatabase(key: ClusterKey, options: ExplainO
       existingRoles: async (_cluster: ClusterKey, roles: string[]) => roles,
     };
     const ports = kubernetesDatabasePorts(kc, kubernetesPorts(kc), { privileges });
-    const database = await ports.databases.get(key);
-    const server = kc.getCurrentCluster()?.server ?? 'the API server';
-    if (!database) throw new ExplainError(`PostgresDatabase ${key.namespace}/${key.name} not found at ${server}`);
-    const regarding = {
-      kind: 'PostgresDatabase' as const,
-      ...key,
-      ...(database.metadata.uid ? { uid: database.metadata.uid } : {}),
-    };
-    const [observation, events] = await Promise.all([
-      observeDatabase(ports, database),
-      readEvents(() => listEventsRegarding(kc, regarding, options.events), options.events),
-    ]);
-    const explanation = explainDatabase({
-      observation,
-      settings: settingsOf(options),
-      now: Date.now(),
-      events: events.items,
-      ...(events.error ? { eventsError: events.error } : {}),
+    return await explainSubject(kc, key, options, {
+      kind: 'PostgresDatabase',
+      read: () => ports.databases.get(key),
+      observe: (database) => observeDatabase(ports, database),
+      explain: explainDatabase,
     });
-    return options.output === 'json' ? renderJson(explanation) : renderText(explanation);
   } catch (error) {
     throw clearly(error);
   }

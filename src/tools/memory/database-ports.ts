@@ -12,6 +12,7 @@ import type { CnpgDatabase, ConnectionSecretView } from '../../operator/domain/d
 import { PRIVILEGES_ANNOTATION, PRIVILEGES_FIELD_MANAGER } from '../../operator/domain/database/vocabulary.ts';
 import type { CnpgCluster, ObjectRef } from '../../operator/domain/objects.ts';
 import { FIELD_MANAGER } from '../../operator/domain/vocabulary.ts';
+import { connectionSecretData } from '../../operator/kubernetes/database-children.ts';
 import { generatePassword } from '../../operator/kubernetes/password.ts';
 import type { PrivilegePlan } from '../../operator/postgres/privileges.ts';
 import type { MemoryApiServer, StoredObject } from './api-server.ts';
@@ -69,7 +70,6 @@ class MemoryConnectionSecrets extends MemoryChildPort<ConnectionSecretView> {
   async apply(template: ConnectionSecretTemplate): Promise<void> {
     const existing = this.api.get<StoredObject>(template.ref);
     const password = decode((existing?.data as Record<string, string> | undefined)?.password) ?? generatePassword();
-    const uri = `postgresql://${encodeURIComponent(template.username)}:${encodeURIComponent(password)}@${template.host}:${template.port}/${template.dbname}`;
     this.api.apply(
       {
         apiVersion: 'v1',
@@ -81,14 +81,10 @@ class MemoryConnectionSecrets extends MemoryChildPort<ConnectionSecretView> {
           ownerReferences: [template.owner],
         },
         type: 'kubernetes.io/basic-auth',
-        data: {
-          username: encode(template.username),
-          password: encode(password),
-          host: encode(template.host),
-          port: encode(template.port),
-          dbname: encode(template.dbname),
-          uri: encode(uri),
-        },
+        // The keys the Kubernetes adapter writes, built by the same function.
+        data: Object.fromEntries(
+          Object.entries(connectionSecretData(template, password)).map(([key, value]) => [key, encode(value)]),
+        ),
       },
       FIELD_MANAGER,
     );

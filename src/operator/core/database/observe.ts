@@ -1,4 +1,5 @@
 /** Reads one PostgresDatabase's world through the ports: the observation of its tick. */
+import { DNS_1035_LABEL } from '../../api/cnpg-rules.ts';
 import type { PostgresDatabase } from '../../api/schema.ts';
 import { cnpgDatabaseRef } from '../../domain/database/cnpg-database.ts';
 import { secretRefOf } from '../../domain/database/connection.ts';
@@ -9,14 +10,15 @@ import { CNPG_API_VERSION } from '../../domain/objects.ts';
 import { childNames } from '../../domain/vocabulary.ts';
 import type { DatabasePorts } from './ports.ts';
 
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+/** A PostgresCluster's name is a DNS-1035 label (its CRD's rule, as CNPG's Services need). */
+const CLUSTER_NAME = new RegExp(DNS_1035_LABEL);
 
 export async function observeDatabase(ports: DatabasePorts, database: PostgresDatabase): Promise<DatabaseObservation> {
   const namespace = database.metadata.namespace;
   // The spec may be anything (stored past the CRD rules): a name no object can have is not asked for, and the
   // spec check stops this database in Failed.InvalidSpec naming the field.
   const clusterName =
-    typeof database.spec?.cluster === 'string' && DNS_LABEL.test(database.spec.cluster)
+    typeof database.spec?.cluster === 'string' && CLUSTER_NAME.test(database.spec.cluster)
       ? database.spec.cluster
       : undefined;
   const names = clusterName ? childNames(clusterName) : undefined;

@@ -43,6 +43,7 @@ export function desiredRoles(observation: Observation, config: MergedConfig): De
   const current = new Map((observation.cnpg?.spec?.managed?.roles ?? []).map((r) => [r.name, r]));
   const waitingForSecret: Record<string, string> = {};
   const roles: CnpgRoleConfiguration[] = [];
+  // Who holds each role a PostgresDatabase asks for: judged once, for the removals below and the pushes after.
   const claimed = roleClaims(observation.cluster, observation.databases ?? []).roles;
   const wanted = new Set([...config.managedRoles.map((r) => r.name), ...claimed.keys()]);
   for (const role of config.managedRoles) {
@@ -72,7 +73,7 @@ export function desiredRoles(observation: Observation, config: MergedConfig): De
     if (!wanted.has(name)) roles.push({ name, ensure: 'absent' });
   }
   const databaseRoles = new Set<string>();
-  for (const claim of roleClaims(observation.cluster, observation.databases ?? []).roles.values()) {
+  for (const claim of claimed.values()) {
     databaseRoles.add(claim.name);
     const role = databaseRole(claim, current.get(claim.name), observation);
     if (role) roles.push(role);
