@@ -111,10 +111,86 @@ describe("CloudNativePG's webhook and an update of the image and the parameters 
     expect(live.status?.image).toMatch(/:18$/);
     const events = await eventsAbout(w(), 'rollout');
     const reasons = events.map((e) => e.reason);
-    expect(reasons).toContain('ClusterUpdateStaged');
-    expect(reasons).toContain('ClusterUpdateStarted');
+    expect(reasons).toContain('CNPGClusterUpdateStaged');
+    expect(reasons).toContain('CNPGClusterUpdated');
     expect(reasons).not.toContain('ClusterSpecRejected');
     expect(reasons).not.toContain('ClusterApplyFailed');
     expect((await conditions(w(), 'rollout')).ClusterReady).toBe('True/CNPGClusterHealthy');
+  });
+});
+
+/**
+ * The contract of docs/operations.md ("What pgfsm owns on the CNPG Cluster, and what is yours"): pgfsm applies as
+ * field manager `pgfsm` only the fields it sets, so a field it does not set, written by hand on the CNPG Cluster,
+ * stays through every later write of pgfsm's, a rollout of scheduling fields and of a new image included.
+ */
+describe("the user's fields on the CNPG Cluster", () => {
+  it('keeps a spec.backup patched on by hand through pgfsm’s writes and rollouts', async () => {
+    await createCluster(w(), 'backup', { class: 'switchover' });
+    await untilState(w(), 'backup', 'Ready', 60_000);
+    const backup = {
+      barmanObjectStore: {
+        destinationPath: 's3://backups/team-a/backup',
+        s3Credentials: { inheritFromIAMRole: true },
+      },
+      retentionPolicy: '30d',
+    };
+    await w().custom.patchNamespacedCustomObject(
+      { ...cnpgClusters, namespace: NS, name: 'backup', body: { spec: { backup } }, fieldManager: 'kubectl-patch' },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    // CNPG's defaulting webhook adds to it (its target); what was patched on stays as it was.
+    const keepsBackup = async () => expect((await cnpgCluster('backup')).spec.backup).toMatchObject(backup);
+    await keepsBackup();
+
+    // A rollout of the day-one fields and a parameter: pgfsm applies, CNPG's webhook accepts, the backup stays.
+    const tolerations = [{ key: 'dedicated', operator: 'Equal' as const, value: 'db', effect: 'NoSchedule' as const }];
+    await patchSpec(w(), 'backup', {
+      affinity: { tolerations, podAntiAffinityType: 'required' },
+      topologySpreadConstraints: [
+        { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway' },
+      ],
+      walStorage: { size: '1Gi' },
+      monitoring: { enablePodMonitor: false },
+      postgresqlConfig: { max_connections: '250' },
+    });
+    await waitFor('the day-one fields on the CNPG Cluster', async () => {
+      const live = await cnpgCluster('backup');
+      return live.spec.affinity?.tolerations?.length === 1 &&
+        live.spec.walStorage?.size === '1Gi' &&
+        live.spec.postgresql?.parameters?.max_connections === '250'
+        ? live
+        : undefined;
+    });
+    await keepsBackup();
+    await untilState(w(), 'backup', 'Ready', 60_000);
+
+    // A new image (pinned), rolled out by CNPG: pgfsm waits for it, and the backup is still there.
+    const image = 'ghcr.io/cloudnative-pg/postgresql:17.5-standard-bookworm';
+    await patchSpec(w(), 'backup', { imageName: image });
+    await waitFor(
+      'the pinned image taken up',
+      async () => ((await cnpgCluster('backup')).status?.image === image ? true : undefined),
+      60_000,
+    );
+    await untilState(w(), 'backup', 'Ready', 60_000);
+    await keepsBackup();
+
+    // pgfsm never took it over: its field manager owns the day-one fields, not spec.backup.
+    const live = await cnpgCluster('backup');
+    const managers = (
+      live.metadata as { managedFields?: Array<{ manager?: string; fieldsV1?: { 'f:spec'?: object } }> }
+    ).managedFields;
+    const owned = (manager: string) =>
+      Object.keys(managers?.find((entry) => entry.manager === manager)?.fieldsV1?.['f:spec'] ?? {});
+    expect(owned('pgfsm')).toEqual(expect.arrayContaining(['f:affinity', 'f:walStorage', 'f:imageName']));
+    expect(owned('pgfsm')).not.toContain('f:backup');
+    expect(owned('kubectl-patch')).toContain('f:backup');
+    // Dropping a day-one field removes it from the CNPG Cluster (pgfsm owned it), and still not the backup.
+    await patchSpec(w(), 'backup', { topologySpreadConstraints: null } as unknown as Parameters<typeof patchSpec>[2]);
+    await waitFor('the topology spread removed', async () =>
+      (await cnpgCluster('backup')).spec.topologySpreadConstraints === undefined ? true : undefined,
+    );
+    await keepsBackup();
   });
 });

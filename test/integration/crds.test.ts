@@ -4,6 +4,7 @@
  * and it accepts the valid specs and updates next to them. The same control plane runs CloudNativePG's real
  * webhooks, which judge the objects pgfsm would build, against pgfsm's merge check.
  */
+import https from 'node:https';
 import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PostgresClusterSpec } from '../../src/operator/api/schema.ts';
@@ -98,6 +99,50 @@ describe('pgfsm CRDs on a real API server', () => {
     ]);
   });
 
+  it('publish a description of every kind and of its spec and status, as kubectl explain shows them', async () => {
+    if (!controlPlane) throw new Error('no control plane');
+    const kinds = ['PostgresCluster', 'PostgresClusterClass', 'PostgresDatabase'];
+    type Published = { description?: string; properties?: Record<string, { description?: string }> };
+    // kubectl explain reads the OpenAPI v3 document the API server publishes for the group, some time after install.
+    const published = async (): Promise<Record<string, Published>> => {
+      const kubeConfig = controlPlane?.kubeConfig;
+      if (!kubeConfig) throw new Error('no control plane');
+      const url = new URL(`${kubeConfig.getCurrentCluster()?.server}/openapi/v3/apis/${GROUP}/${VERSION}`);
+      const options: https.RequestOptions = { hostname: url.hostname, port: url.port, path: url.pathname };
+      await kubeConfig.applyToHTTPSOptions(options);
+      const [status, body] = await new Promise<[number, string]>((resolve, reject) => {
+        https
+          .get(options, (response) => {
+            let text = '';
+            response.on('data', (chunk) => {
+              text += chunk;
+            });
+            response.on('end', () => resolve([response.statusCode ?? 0, text]));
+          })
+          .on('error', reject);
+      });
+      // Not published yet (404 right after the install): asked again.
+      if (status !== 200) return {};
+      const document = JSON.parse(body) as { components?: { schemas?: Record<string, Published> } };
+      return document.components?.schemas ?? {};
+    };
+    let schemas: Record<string, Published> = {};
+    for (let attempt = 0; attempt < 60; attempt++) {
+      schemas = await published();
+      if (kinds.every((kind) => schemas[`io.pgfsm.${VERSION}.${kind}`]?.description)) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    for (const kind of kinds) {
+      const schema = schemas[`io.pgfsm.${VERSION}.${kind}`];
+      expect(schema?.description, `${kind} DESCRIPTION`).toBeTruthy();
+      for (const field of ['spec', ...(kind === 'PostgresClusterClass' ? [] : ['status'])]) {
+        expect(schema?.properties?.[field]?.description, `${kind}.${field}`).toBeTruthy();
+      }
+    }
+    const spec = schemas[`io.pgfsm.${VERSION}.PostgresCluster`]?.properties?.spec as Published | undefined;
+    expect(spec?.properties?.clusterDeletionPolicy?.description).toContain('Delete: the CNPG Cluster is deleted');
+  });
+
   describe('PostgresCluster create', () => {
     it('accepts a full valid spec', async () => {
       await createCluster(unique('valid'), {
@@ -133,6 +178,232 @@ describe('pgfsm CRDs on a real API server', () => {
     it('accepts a name of 50 characters and rejects one of 51', async () => {
       await createCluster('a'.repeat(50), { class: 'c' });
       await expectInvalid(createCluster('b'.repeat(51), { class: 'c' }), 'metadata.name', 'at most 50 characters');
+    });
+  });
+
+  // The day-one CNPG fields: their CEL rules on a real API server, each next to an accepted look-alike.
+  describe('day-one CNPG fields', () => {
+    const image = (tag: string) => `ghcr.io/cloudnative-pg/postgresql:${tag}`;
+
+    it('accepts all of them at once, in a cluster and in a class', async () => {
+      const fields = {
+        imageName: image('17.2-standard-bookworm'),
+        postgresVersion: '17',
+        storageClass: 'fast',
+        walStorage: { size: '2Gi', storageClass: 'wal-ssd' },
+        affinity: {
+          enablePodAntiAffinity: true,
+          topologyKey: 'topology.kubernetes.io/zone',
+          podAntiAffinityType: 'required',
+          nodeSelector: { 'node-role.example.com/db': 'true' },
+          tolerations: [
+            { key: 'dedicated', operator: 'Equal', value: 'db', effect: 'NoSchedule' },
+            { operator: 'Exists' },
+            { key: 'node.kubernetes.io/unreachable', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 30 },
+          ],
+        },
+        topologySpreadConstraints: [
+          { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule', minDomains: 2 },
+          {
+            maxSkew: 1,
+            topologyKey: 'kubernetes.io/hostname',
+            whenUnsatisfiable: 'ScheduleAnyway',
+            labelSelector: { matchExpressions: [{ key: 'cnpg.io/cluster', operator: 'Exists' }] },
+          },
+        ],
+        monitoring: { enablePodMonitor: true },
+      };
+      await createCluster(unique('day-one'), { class: 'c', ...fields });
+      await createClass(unique('day-one-class'), {
+        provisioner: 'postgresql.cnpg.io',
+        config: { instances: 1, ...fields },
+      });
+    });
+
+    it('rejects an image CNPG reads no version from, naming imageName; accepts tagged ones', async () => {
+      for (const imageName of [
+        image('latest'),
+        `ghcr.io/cloudnative-pg/postgresql@sha256:${'a'.repeat(64)}`,
+        'postgres',
+      ]) {
+        await expectInvalid(
+          createCluster(unique('image'), { class: 'c', imageName }),
+          'spec.imageName',
+          'imageName must be an image with a tag that starts with the PostgreSQL version',
+        );
+      }
+      await expectInvalid(
+        createCluster(unique('image'), { class: 'c', imageName: image('12.20') }),
+        'spec.imageName',
+        'imageName must run PostgreSQL 13 or newer',
+      );
+      for (const imageName of [
+        'localhost:5000/pg:16',
+        'postgres:16-alpine',
+        `${image('18.1')}@sha256:${'b'.repeat(64)}`,
+      ]) {
+        await createCluster(unique('image-ok'), { class: 'c', imageName });
+      }
+    });
+
+    it('rejects a postgresVersion of another major than imageName, accepts the same major', async () => {
+      await refusesThenAccepts(
+        { imageName: image('17.2'), postgresVersion: '18' },
+        'spec.postgresVersion',
+        "postgresVersion must name the major version of imageName's tag",
+        { imageName: image('17.2'), postgresVersion: '17.2' },
+      );
+    });
+
+    it('rejects the major of imageName going down or upgrading to 15, accepts minor changes and an upgrade to 16+', async () => {
+      const name = unique('image-major');
+      await createCluster(name, { class: 'c', imageName: image('14.10') });
+      await patchCluster(name, { imageName: image('14.11-bookworm') });
+      await expectInvalid(
+        patchCluster(name, { imageName: image('15.4') }),
+        'spec.imageName',
+        'a major upgrade of imageName must go to 16 or newer',
+      );
+      await patchCluster(name, { imageName: image('17.2') });
+      await expectInvalid(
+        patchCluster(name, { imageName: image('16.4') }),
+        'spec.imageName',
+        'the major version of imageName cannot go down',
+      );
+      // postgresVersion set beside it, then the image removed: the version stays 17.
+      await patchCluster(name, { postgresVersion: '17' });
+      await patchCluster(name, { imageName: null });
+      const pinnedLater = unique('image-later');
+      await createCluster(pinnedLater, { class: 'c', postgresVersion: '17' });
+      await expectInvalid(
+        patchCluster(pinnedLater, { imageName: image('16.4') }),
+        'spec.imageName',
+        'the major version of imageName cannot go down',
+      );
+    });
+
+    it('keeps storageClass once set, and the WAL volume: never removed, never shrunk, its class kept', async () => {
+      const name = unique('volumes');
+      await createCluster(name, { class: 'c', storageClass: 'fast', walStorage: { size: '2Gi', storageClass: 'wal' } });
+      await expectInvalid(
+        patchCluster(name, { storageClass: 'slow' }),
+        'spec.storageClass',
+        'storageClass cannot change nor be removed once set',
+      );
+      await expectInvalid(
+        patchCluster(name, { storageClass: null }),
+        'spec.storageClass',
+        'storageClass cannot change nor be removed once set',
+      );
+      await expectInvalid(
+        patchCluster(name, { walStorage: null }),
+        'spec.walStorage',
+        'walStorage cannot be removed once set',
+      );
+      await expectInvalid(
+        patchCluster(name, { walStorage: { size: '1Gi' } }),
+        'spec.walStorage.size',
+        'walStorage.size cannot shrink',
+      );
+      await expectInvalid(
+        patchCluster(name, { walStorage: { storageClass: 'other' } }),
+        'spec.walStorage.storageClass',
+        'walStorage.storageClass cannot change nor be removed once set',
+      );
+      await patchCluster(name, { walStorage: { size: '2048Mi' } });
+      await patchCluster(name, { walStorage: { size: '4Gi' }, instances: 2 });
+      // Added later: CNPG adds a WAL volume to a running cluster; a storage class set later applies to new volumes.
+      const later = unique('volumes-later');
+      await createCluster(later, { class: 'c' });
+      await patchCluster(later, { walStorage: { size: '1Gi' }, storageClass: 'fast' });
+      await expectInvalid(
+        createCluster(unique('wal-small'), { class: 'c', walStorage: { size: '512Mi' } }),
+        'spec.walStorage.size',
+        'walStorage.size must be at least 1Gi',
+      );
+      await expectInvalid(
+        createCluster(unique('sc'), { class: 'c', storageClass: 'Fast_SSD' }),
+        'spec.storageClass',
+        'should match',
+      );
+    });
+
+    it('rejects the tolerations CNPG refuses, each naming the field; accepts look-alikes', async () => {
+      const tolerations = (...list: object[]) => ({ affinity: { tolerations: list } });
+      await refusesThenAccepts(
+        tolerations({ operator: 'Equal', value: 'x' }),
+        'spec.affinity.tolerations[0]',
+        'operator must be Exists when key is empty',
+        tolerations({ operator: 'Exists' }),
+      );
+      await refusesThenAccepts(
+        tolerations({ key: 'k', operator: 'Exists', effect: 'NoSchedule', tolerationSeconds: 5 }),
+        'spec.affinity.tolerations[0]',
+        'effect must be NoExecute when tolerationSeconds is set',
+        tolerations({ key: 'k', operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 5 }),
+      );
+      await refusesThenAccepts(
+        tolerations({ key: 'k', operator: 'Exists', value: 'v' }),
+        'spec.affinity.tolerations[0]',
+        'value must be empty when operator is Exists',
+        tolerations({ key: 'k', value: 'v' }),
+      );
+      await expectInvalid(
+        createCluster(unique('tol'), { class: 'c', ...tolerations({ key: 'k', operator: 'In' }) }),
+        'spec.affinity.tolerations[0].operator',
+        'Unsupported value',
+      );
+      await expectInvalid(
+        createCluster(unique('tol'), { class: 'c', ...tolerations({ key: 'bad key', operator: 'Exists' }) }),
+        'spec.affinity.tolerations[0].key',
+        'should match',
+      );
+      await expectInvalid(
+        createCluster(unique('tol'), { class: 'c', ...tolerations({ key: 'k', effect: 'NoScheduleNoAdmit' }) }),
+        'spec.affinity.tolerations[0].effect',
+        'Unsupported value',
+      );
+    });
+
+    it('rejects a node selector key that is no label name and an unknown anti-affinity type', async () => {
+      await refusesThenAccepts(
+        { affinity: { nodeSelector: { 'disk type': 'ssd' } } },
+        'spec.affinity.nodeSelector',
+        'affinity.nodeSelector.disk type is no label name',
+        { affinity: { nodeSelector: { 'example.com/disk-type': 'ssd' } } },
+      );
+      await expectInvalid(
+        createCluster(unique('aa'), { class: 'c', affinity: { podAntiAffinityType: 'strict' } }),
+        'spec.affinity.podAntiAffinityType',
+        'Unsupported value',
+      );
+    });
+
+    it('rejects topology spread constraints Kubernetes would refuse on the Pods', async () => {
+      const tsc = (...list: object[]) => ({ topologySpreadConstraints: list });
+      const zone = { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' };
+      await refusesThenAccepts(
+        tsc({ ...zone, whenUnsatisfiable: 'ScheduleAnyway', minDomains: 2 }),
+        'spec.topologySpreadConstraints[0]',
+        'minDomains can be set only with whenUnsatisfiable DoNotSchedule',
+        tsc({ ...zone, minDomains: 2 }),
+      );
+      await expectInvalid(
+        createCluster(unique('tsc'), { class: 'c', ...tsc(zone, { ...zone, maxSkew: 2 }) }),
+        'spec.topologySpreadConstraints[1]',
+        'Duplicate value',
+      );
+      await expectInvalid(
+        createCluster(unique('tsc'), { class: 'c', ...tsc({ ...zone, maxSkew: 0 }) }),
+        'spec.topologySpreadConstraints[0].maxSkew',
+        'greater than or equal to 1',
+      );
+      await refusesThenAccepts(
+        tsc({ ...zone, labelSelector: { matchExpressions: [{ key: 'app', operator: 'In' }] } }),
+        'spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0]',
+        'values must be set for In and NotIn, and empty for Exists and DoesNotExist',
+        tsc({ ...zone, labelSelector: { matchExpressions: [{ key: 'app', operator: 'In', values: ['db'] }] } }),
+      );
     });
   });
 
@@ -607,6 +878,16 @@ describe("pgfsm's merge check against CloudNativePG's real webhooks", () => {
       postgresqlConfig: config.postgresqlConfig,
       managedRoles: config.managedRoles,
     };
+    for (const key of [
+      'imageName',
+      'storageClass',
+      'walStorage',
+      'affinity',
+      'topologySpreadConstraints',
+      'monitoring',
+    ] as const) {
+      if (config[key] !== undefined) Object.assign(spec, { [key]: config[key] });
+    }
     return {
       ...base,
       cnpg: undefined,
@@ -672,6 +953,53 @@ describe("pgfsm's merge check against CloudNativePG's real webhooks", () => {
     ['role pg_x', { managedRoles: [{ name: 'pg_x' }] }],
     ['role pgadmin', { managedRoles: [{ name: 'pgadmin' }] }],
     ['name my.db', {}, 'my.db'],
+    // The day-one fields: CNPG's image, storage, toleration and anti-affinity rules.
+    ['a pinned image', { imageName: 'ghcr.io/cloudnative-pg/postgresql:17.2-standard-bookworm' }],
+    ['an image tagged latest', { imageName: 'ghcr.io/cloudnative-pg/postgresql:latest' }],
+    ['an image by digest alone', { imageName: `ghcr.io/cloudnative-pg/postgresql@sha256:${'a'.repeat(64)}` }],
+    // CNPG reads 17 from 17beta1; pgfsm wants a separator after the major.
+    ['an image tagged 17beta1', { imageName: 'ghcr.io/cloudnative-pg/postgresql:17beta1' }, undefined, true],
+    ['a storage class and a WAL volume', { storageClass: 'fast', walStorage: { size: '1Gi', storageClass: 'wal' } }],
+    [
+      'affinity, topology spread and monitoring',
+      {
+        affinity: {
+          enablePodAntiAffinity: true,
+          topologyKey: 'topology.kubernetes.io/zone',
+          podAntiAffinityType: 'required',
+          nodeSelector: { 'example.com/db': 'true' },
+          tolerations: [{ key: 'db', operator: 'Exists', effect: 'NoSchedule' }],
+        },
+        topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'DoNotSchedule' }],
+        monitoring: { enablePodMonitor: true },
+      },
+    ],
+    ['a toleration without key, operator Equal', { affinity: { tolerations: [{ operator: 'Equal', value: 'x' }] } }],
+    [
+      'a toleration with a key that is no label name',
+      { affinity: { tolerations: [{ key: 'a b', operator: 'Exists' }] } },
+    ],
+    [
+      'tolerationSeconds without NoExecute',
+      { affinity: { tolerations: [{ key: 'k', effect: 'NoSchedule', tolerationSeconds: 5 }] } },
+    ],
+    ['a toleration Exists with a value', { affinity: { tolerations: [{ key: 'k', operator: 'Exists', value: 'v' }] } }],
+    [
+      'a toleration with an unknown effect',
+      { affinity: { tolerations: [{ key: 'k', effect: 'Evict' as 'NoExecute' }] } },
+    ],
+    ['an unknown anti-affinity type', { affinity: { podAntiAffinityType: 'strict' as 'required' } }],
+    // CNPG does not look at these; the API server refuses the Pods CNPG would make of them.
+    [
+      'minDomains under ScheduleAnyway',
+      {
+        topologySpreadConstraints: [
+          { maxSkew: 1, topologyKey: 'z', whenUnsatisfiable: 'ScheduleAnyway', minDomains: 2 },
+        ],
+      },
+      undefined,
+      true,
+    ],
     ['name 1orders', {}, '1orders'],
   ];
 

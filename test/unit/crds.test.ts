@@ -142,6 +142,22 @@ describe.each(crds.map((crd) => [crd.spec.names.kind, crd] as const))('%s CRD sc
     }
   });
 
+  it('describes the kind and every property, spec and status, nested objects, array items and maps alike', () => {
+    // What `kubectl explain` shows: a field without a description reads `<empty>` there.
+    expect(root.description?.trim(), `${crd.spec.names.kind} has no description`).toBeTruthy();
+    const undescribed: string[] = [];
+    for (const [path, node] of nodes(root)) {
+      for (const [name, child] of Object.entries(node.properties ?? {})) {
+        // The root's metadata may carry nothing but its type (the API server refuses more): ObjectMeta describes it.
+        if (path === '<root>' && name === 'metadata') continue;
+        if (!child.description?.trim()) undescribed.push(`${path === '<root>' ? '' : path}.${name}`);
+      }
+      // A map keeps what it is given (x-kubernetes-preserve-unknown-fields) or describes its values: either way it says what it holds.
+      if (node['x-kubernetes-preserve-unknown-fields'] && !node.description?.trim()) undescribed.push(path);
+    }
+    expect(undescribed, 'properties without a description').toEqual([]);
+  });
+
   it('points every printer column at a field of the schema', () => {
     for (const column of crd.spec.versions[0]?.additionalPrinterColumns ?? []) {
       expect(schemaAt(root, column.jsonPath), `${column.name}: ${column.jsonPath}`).toBeDefined();
@@ -228,6 +244,10 @@ describe('size bounds: no child pgfsm writes can outgrow the API server', () => 
   const resources = Object.fromEntries(
     resourceNames.slice(0, LIMITS.resources).map((name) => [name, '9'.repeat(60)] as const),
   );
+  // The longest label name: a 253-character DNS prefix, '/', and 63 characters.
+  const labelName = (seed: string) => `${seed.padEnd(253, 'd')}/${seed.padEnd(63, 'x')}`;
+  const labels = (seed: string, count: number) =>
+    Object.fromEntries(Array.from({ length: count }, (_, i) => [labelName(`${seed}${i}`), 'v'.repeat(63)]));
   const largestSpec: PostgresClusterSpec = {
     ...validClusterSpec,
     postgresqlConfig: params('c'),
@@ -237,6 +257,39 @@ describe('size bounds: no child pgfsm writes can outgrow the API server', () => 
       passwordSecretRef: { name: `s${i}`.padEnd(253, 'x') },
     })),
     resources: { requests: resources, limits: resources },
+    // The day-one CNPG fields at their largest too.
+    imageName: `registry.example/${'p'.repeat(LIMITS.imageName - 60)}:17.2-${'t'.repeat(20)}`,
+    postgresVersion: '17',
+    storageClass: 's'.repeat(253),
+    walStorage: { size: '10Gi', storageClass: 'w'.repeat(253) },
+    affinity: {
+      enablePodAntiAffinity: true,
+      topologyKey: labelName('t'),
+      podAntiAffinityType: 'required',
+      nodeSelector: labels('n', LIMITS.nodeSelector),
+      tolerations: Array.from({ length: LIMITS.tolerations }, (_, i) => ({
+        key: labelName(`k${i}`),
+        operator: 'Equal' as const,
+        value: 'v'.repeat(63),
+        effect: 'NoExecute' as const,
+        tolerationSeconds: 2 ** 40,
+      })),
+    },
+    topologySpreadConstraints: Array.from({ length: LIMITS.topologySpreadConstraints }, (_, i) => ({
+      maxSkew: 1,
+      topologyKey: labelName(`z${i}`),
+      whenUnsatisfiable: 'DoNotSchedule' as const,
+      minDomains: 3,
+      labelSelector: {
+        matchLabels: labels(`m${i}`, LIMITS.matchLabels),
+        matchExpressions: Array.from({ length: LIMITS.matchExpressions }, (_, j) => ({
+          key: labelName(`e${i}-${j}`),
+          operator: 'In' as const,
+          values: Array.from({ length: LIMITS.matchValues }, () => 'v'.repeat(63)),
+        })),
+      },
+    })),
+    monitoring: { enablePodMonitor: true },
   };
   const largestClass = makeClass({
     config: { instances: 3, storage: '10Gi', postgresVersion: '17', postgresqlConfig: params('k') },

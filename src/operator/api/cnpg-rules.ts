@@ -263,7 +263,8 @@ export const isDns1123Subdomain = (name: string): boolean =>
  * Size bounds, so that no object pgfsm writes can outgrow the API server's limits (about 1.5 MiB per object in
  * etcd, 256 KiB for all annotations together). Worst case, the CNPG Cluster carries the class's and the cluster's
  * parameters merged (2 × 256 × (128 + 1024) bytes ≈ 576 KiB), one pg_hba list (256 × 1024 = 256 KiB) and the
- * roles; the owned-keys annotation lists at most 512 names of 128 characters (≈ 65 KiB).
+ * roles, and the scheduling fields at their largest (about 40 KiB); the owned-keys annotation lists at most 512 names
+ * of 128 characters (≈ 65 KiB).
  * test/unit/crds.test.ts builds that worst case and measures it.
  */
 export const LIMITS = {
@@ -275,6 +276,14 @@ export const LIMITS = {
   pgHbaLine: 1024,
   managedRoles: 128,
   resources: 16,
+  // Scheduling (affinity, topologySpreadConstraints): generous for real use, small beside the parameters.
+  tolerations: 16,
+  nodeSelector: 16,
+  topologySpreadConstraints: 4,
+  matchLabels: 8,
+  matchExpressions: 4,
+  matchValues: 8,
+  imageName: 512,
 } as const;
 
 /** The etcd object limit, and the API server's limit on all annotations of one object together. */
@@ -298,3 +307,48 @@ export function pgBoolean(value: string): boolean | undefined {
   if ((FALSE_SPELLINGS as readonly string[]).includes(lower)) return false;
   return undefined;
 }
+
+/**
+ * A pinned PostgreSQL image (`imageName`) as CNPG reads it (`GetPostgresqlMajorVersion`: the major version is the
+ * number the tag starts with, `version.FromTag`). CNPG refuses the tag `latest`, a digest alone and a tag that does
+ * not start with a version; this pattern accepts only `[registry[:port]/]path:<major>[<. _ or -><rest>][@sha256:<digest>]`,
+ * e.g. `ghcr.io/cloudnative-pg/postgresql:17.2-standard-bookworm` (stricter than CNPG: a major of at most four digits,
+ * followed by a separator, so that `17beta` or a date-like tag cannot pass for a version).
+ */
+export const IMAGE_NAME_PATTERN =
+  '^([a-z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*:[0-9]{1,4}([._-][A-Za-z0-9._-]*)?(@sha256:[a-f0-9]{64})?$';
+/** What a refused imageName is told, at admission and in the Stalled condition alike. */
+export const IMAGE_NAME_HINT =
+  'imageName must be an image with a tag that starts with the PostgreSQL version, e.g. ghcr.io/cloudnative-pg/postgresql:17.2 (CloudNativePG reads the major version from the tag; latest and a digest alone are refused)';
+/** The part of an image name CNPG reads the version from: the tag, up to a digest. */
+const IMAGE_TAG = /:([0-9]+)(\.([0-9]+))?[A-Za-z0-9._-]*(@sha256:[a-f0-9]{64})?$/;
+export const isImageName = (image: string): boolean =>
+  image.length <= LIMITS.imageName && new RegExp(IMAGE_NAME_PATTERN).test(image);
+
+/** The version an image's tag names, `major` or `major.minor` (e.g. `17.2` of `…:17.2-standard-bookworm`). */
+export function imageVersion(image: string): string | undefined {
+  const tag = IMAGE_TAG.exec(image.slice(image.lastIndexOf('/') + 1));
+  if (!tag) return undefined;
+  return tag[3] === undefined ? tag[1] : `${tag[1]}.${tag[3]}`;
+}
+
+/**
+ * Kubernetes label names (a toleration's key, a nodeSelector's or a labelSelector's key, a topologyKey): an optional
+ * DNS-1123 subdomain prefix and '/', then a name of at most 63 letters, digits, '-', '_' and '.', starting and ending
+ * with a letter or digit. CNPG checks a toleration's key this way (`validateTolerations`); the others fail only when
+ * CNPG creates the Pod, which the API server refuses.
+ */
+export const LABEL_NAME_PATTERN =
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$';
+export const isLabelName = (name: string): boolean => name.length <= 317 && new RegExp(LABEL_NAME_PATTERN).test(name);
+/** Kubernetes label values: empty, or at most 63 letters, digits, '-', '_' and '.', starting and ending alphanumeric. */
+export const LABEL_VALUE_PATTERN = '^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$';
+
+/** The taint effects a toleration may name (CNPG's `validateTaintEffect`, Kubernetes' own list). */
+export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
+/** A toleration's operators; an empty one means Equal. */
+export const TOLERATION_OPERATORS = ['Equal', 'Exists'] as const;
+/** CNPG's pod anti-affinity types (`validateAntiAffinity`); empty means preferred. */
+export const POD_ANTI_AFFINITY_TYPES = ['preferred', 'required'] as const;
+/** The label CNPG puts on every instance Pod, naming its Cluster: what a topology spread selects by default. */
+export const CNPG_CLUSTER_LABEL = 'cnpg.io/cluster';

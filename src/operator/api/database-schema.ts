@@ -137,6 +137,7 @@ export const PostgresDatabaseSpec = Type.Object(
     }),
   },
   {
+    description: 'The database an application wants: its cluster, its name, its owner and its users',
     'x-kubernetes-validations': [
       cel(
         '!has(self.users) || self.users.all(u, u.name != self.owner)',
@@ -152,30 +153,38 @@ export const DatabasePhase = Type.Union(
   ['Pending', 'Provisioning', 'Ready', 'Failed', 'Deleting'].map((p) => Type.Literal(p)),
 );
 
-export const DatabaseSecretStatus = Type.Object({
-  user: Type.String(),
-  secretName: Type.String(),
-  access: Type.Union([Type.Literal('owner'), Type.Literal('readWrite'), Type.Literal('readOnly')]),
-});
-
-export const PostgresDatabaseStatus = Type.Object({
-  ...lifecycleStatusProperties(DatabasePhase),
-  endpoint: Type.Optional(
-    Type.Object(
-      {
-        host: Type.String({ description: 'The read-write host the Secrets name' }),
-        port: Type.String(),
-        pooled: Type.Boolean({ description: 'true when the host is the cluster’s PgBouncer pooler' }),
-      },
-      { description: 'Where the connection Secrets point, as the cluster last published it' },
-    ),
-  ),
-  secrets: Type.Optional(
-    Type.Array(DatabaseSecretStatus, {
-      description: 'One connection Secret per role: the owner first, then the users',
+export const DatabaseSecretStatus = Type.Object(
+  {
+    user: Type.String({ description: 'The role, and the user name in the Secret' }),
+    secretName: Type.String({ description: 'The connection Secret, in the same namespace' }),
+    access: Type.Union([Type.Literal('owner'), Type.Literal('readWrite'), Type.Literal('readOnly')], {
+      description: "The role's privileges: owner, readWrite or readOnly",
     }),
-  ),
-});
+  },
+  { description: "One role's connection Secret" },
+);
+
+export const PostgresDatabaseStatus = Type.Object(
+  {
+    ...lifecycleStatusProperties(DatabasePhase),
+    endpoint: Type.Optional(
+      Type.Object(
+        {
+          host: Type.String({ description: 'The read-write host the Secrets name' }),
+          port: Type.String({ description: 'The port the Secrets name' }),
+          pooled: Type.Boolean({ description: 'true when the host is the cluster’s PgBouncer pooler' }),
+        },
+        { description: 'Where the connection Secrets point, as the cluster last published it' },
+      ),
+    ),
+    secrets: Type.Optional(
+      Type.Array(DatabaseSecretStatus, {
+        description: 'One connection Secret per role: the owner first, then the users',
+      }),
+    ),
+  },
+  { description: 'What pgfsm last observed and decided; written by the operator only' },
+);
 
 export type Access = Static<typeof Access>;
 export type DatabaseUser = Static<typeof DatabaseUser>;

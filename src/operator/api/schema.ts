@@ -5,7 +5,7 @@
  * `openAPIV3Schema`, so the types the operator compiles against and the schema the API server enforces
  * cannot drift. CEL rules (`x-kubernetes-validations`) live here too, next to the fields they guard.
  */
-import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { type Static, type TLiteral, type TSchema, type TUnion, Type } from '@sinclair/typebox';
 import {
   BOOLEAN_PARAMETERS,
   COMPARED_RESOURCES,
@@ -13,6 +13,10 @@ import {
   FALSE_SPELLINGS,
   FIXED_PARAMETERS,
   HUGEPAGES_PREFIX,
+  IMAGE_NAME_HINT,
+  IMAGE_NAME_PATTERN,
+  LABEL_NAME_PATTERN,
+  LABEL_VALUE_PATTERN,
   LIMITS,
   MAX_ROLE_NAME_BYTES,
   MEMORY_PARAMETERS,
@@ -22,6 +26,7 @@ import {
   MIN_STORAGE,
   PARAMETER_NAME_PATTERN,
   PGBOUNCER_PARAMETERS,
+  POD_ANTI_AFFINITY_TYPES,
   POD_RESOURCES_HINT,
   POSTGRES_RESERVED_ROLE_NAMES,
   RESERVED_ROLE_NAMES,
@@ -29,6 +34,8 @@ import {
   RESOURCE_NAME_PATTERN,
   ROLE_NAME_PATTERN,
   SINGLE_LINE_PATTERN,
+  TAINT_EFFECTS,
+  TOLERATION_OPERATORS,
   TRUE_SPELLINGS,
   WAL_LEVELS,
 } from './cnpg-rules.ts';
@@ -92,18 +99,18 @@ const StorageSize = Type.String({
   ],
 });
 
-const StringMap = Type.Record(Type.String(), Type.String());
-
-const ResourceMap = Type.Record(Type.String(), Quantity, {
-  maxProperties: LIMITS.resources,
-  'x-kubernetes-validations': [
-    celNaming(
-      `self.all(k, k.matches(r'${RESOURCE_NAME_PATTERN}'))`,
-      `self.filter(k, !k.matches(r'${RESOURCE_NAME_PATTERN}'))[0] + ' is no resource of a PostgreSQL pod: ${POD_RESOURCES_HINT}'`,
-      POD_RESOURCES_HINT,
-    ),
-  ],
-});
+const ResourceMap = (what: string) =>
+  Type.Record(Type.String(), Quantity, {
+    description: `${what} by resource name: ${POD_RESOURCES_HINT}`,
+    maxProperties: LIMITS.resources,
+    'x-kubernetes-validations': [
+      celNaming(
+        `self.all(k, k.matches(r'${RESOURCE_NAME_PATTERN}'))`,
+        `self.filter(k, !k.matches(r'${RESOURCE_NAME_PATTERN}'))[0] + ' is no resource of a PostgreSQL pod: ${POD_RESOURCES_HINT}'`,
+        POD_RESOURCES_HINT,
+      ),
+    ],
+  });
 
 const hasHugepages = (map: string) =>
   `(has(self.${map}) && self.${map}.exists(k, k.startsWith('${HUGEPAGES_PREFIX}')))`;
@@ -130,11 +137,13 @@ const resourceRules = [
 
 export const ResourceRequirements = Type.Object(
   {
-    requests: Type.Optional(ResourceMap),
-    limits: Type.Optional(ResourceMap),
+    requests: Type.Optional(ResourceMap('What the scheduler reserves for each instance')),
+    limits: Type.Optional(ResourceMap('The most each instance may use')),
   },
   {
-    description: 'CPU and memory requests and limits of each PostgreSQL instance',
+    description:
+      'CPU and memory requests and limits of each PostgreSQL instance (CNPG spec.resources). Taken whole from the ' +
+      'cluster when it sets it, else from its class; a request is never above its limit',
     'x-kubernetes-validations': resourceRules,
   },
 );
@@ -206,9 +215,26 @@ const configRules = [
 ];
 
 /** PostgreSQL's pg_hba lines, bounded in number and length. */
-const PgHBA = Type.Array(ConfigLine(LIMITS.pgHbaLine), { maxItems: LIMITS.pgHbaLines });
+const PgHBA = Type.Array(
+  {
+    ...ConfigLine(LIMITS.pgHbaLine),
+    description: 'One pg_hba.conf line, e.g. hostssl all all 10.0.0.0/8 scram-sha-256',
+  },
+  {
+    maxItems: LIMITS.pgHbaLines,
+    description:
+      "Lines CloudNativePG adds to pg_hba.conf before its own (CNPG spec.postgresql.pg_hba). The cluster's list, when " +
+      "not empty, replaces the class's",
+  },
+);
 
-const Instances = Type.Integer({ minimum: 1, maximum: 10 });
+const Instances = Type.Integer({
+  minimum: 1,
+  maximum: 10,
+  description:
+    'Number of PostgreSQL instances (CNPG spec.instances): one primary and the rest streaming replicas, 1 to 10. ' +
+    'More than 1 needs wal_log_hints on (the default)',
+});
 const PostgresVersion = Type.String({
   maxLength: 8,
   pattern: '^[0-9]+(\\.[0-9]+)?$',
@@ -221,55 +247,379 @@ const PostgresVersion = Type.String({
   ],
 });
 
+/** The CEL major version an image name's tag starts with; only for a value that matches IMAGE_NAME_PATTERN. */
+const celImageMajor = (value: string) =>
+  `int(${value}.find(':[0-9]+([._-][A-Za-z0-9._-]*)?(@sha256:[a-f0-9]{64})?$').substring(1).find('^[0-9]+'))`;
+const celImageReadable = (value: string) => `${value}.matches(r'${IMAGE_NAME_PATTERN}')`;
+/** A postgresVersion whose major int() can read (a stored one may be anything). */
+const celVersionReadable = (value: string) => `${value}.matches('^[0-9]{1,6}([.].*)?$')`;
+const celVersionMajor = (value: string) => `int(${value}.split('.')[0])`;
+
+const ImageName = Type.String({
+  minLength: 1,
+  maxLength: LIMITS.imageName,
+  description:
+    'A pinned PostgreSQL image (CNPG spec.imageName), e.g. ghcr.io/cloudnative-pg/postgresql:17.2-standard-bookworm; ' +
+    'its tag must start with the PostgreSQL version. When set it wins over postgresVersion, which may then be left ' +
+    'out or must name the same major version. Without it pgfsm runs ghcr.io/cloudnative-pg/postgresql:<postgresVersion>',
+  'x-kubernetes-validations': [
+    cel(celImageReadable('self'), IMAGE_NAME_HINT),
+    cel(
+      `!${celImageReadable('self')} || ${celImageMajor('self')} >= ${MIN_POSTGRES_MAJOR}`,
+      `imageName must run PostgreSQL ${MIN_POSTGRES_MAJOR} or newer: CloudNativePG supports PostgreSQL ${MIN_POSTGRES_MAJOR} and later`,
+    ),
+  ],
+});
+
+/** A StorageClass's name: a DNS-1123 subdomain. */
+const StorageClassName = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 253, pattern: DNS_1123_SUBDOMAIN, description });
+
+export const WalStorage = Type.Object(
+  {
+    size: Type.String({
+      ...Quantity,
+      description: `Size of each instance's WAL volume, a Kubernetes quantity of at least ${MIN_STORAGE}; it can grow, never shrink`,
+      'x-kubernetes-validations': [
+        cel(
+          `!isQuantity(self) || quantity(self).compareTo(quantity('${MIN_STORAGE}')) >= 0`,
+          `walStorage.size must be at least ${MIN_STORAGE}: PostgreSQL keeps up to max_wal_size (1GB by default) of WAL there`,
+        ),
+      ],
+    }),
+    storageClass: Type.Optional(
+      StorageClassName(
+        "StorageClass of the WAL volumes (CNPG spec.walStorage.storageClass); the cluster's default class when " +
+          'left out. Cannot change once set',
+      ),
+    ),
+  },
+  {
+    description:
+      'A separate volume for the WAL of each instance (CNPG spec.walStorage). Once set it cannot be removed ' +
+      '(CloudNativePG cannot disable a WAL volume) and its size cannot shrink. The cluster overrides the class field by field',
+  },
+);
+
+/** A label name, as a toleration's key, a node selector's or a label selector's key, and a topologyKey are. */
+const LabelName = (description: string) =>
+  Type.String({ minLength: 1, maxLength: 317, pattern: LABEL_NAME_PATTERN, description });
+const LabelValue = (description: string) => Type.String({ maxLength: 63, pattern: LABEL_VALUE_PATTERN, description });
+/** A map of label names to label values, bounded; the keys are checked by CEL (a record's keys have no schema). */
+const LabelMap = (field: string, description: string, maxProperties: number) =>
+  Type.Record(Type.String(), LabelValue('A label value: at most 63 letters, digits, -, _ and .'), {
+    description,
+    maxProperties,
+    'x-kubernetes-validations': [
+      celNaming(
+        `self.all(k, k.size() <= 317 && k.matches(r'${LABEL_NAME_PATTERN}'))`,
+        `'${field}.' + self.filter(k, k.size() > 317 || !k.matches(r'${LABEL_NAME_PATTERN}'))[0] + ' is no label name: an optional DNS subdomain and /, then at most 63 letters, digits, -, _ and . starting and ending with a letter or digit'`,
+        `${field} has a key that is no label name`,
+      ),
+    ],
+  });
+
+const literals = <const T extends string>(values: readonly T[], description: string): TUnion<TLiteral<T>[]> =>
+  Type.Union(
+    values.map((value) => Type.Literal(value)),
+    { description },
+  );
+
+/** CNPG's toleration rules (`validateTolerations`), which Kubernetes' Pod validation shares. */
+const Toleration = Type.Object(
+  {
+    key: Type.Optional(
+      Type.String({
+        maxLength: 317,
+        pattern: `^$|${LABEL_NAME_PATTERN}`,
+        description: 'The taint key the toleration matches; empty (with operator Exists) matches every taint',
+      }),
+    ),
+    operator: Type.Optional(
+      literals(TOLERATION_OPERATORS, 'Equal (the default): the taint value must equal value. Exists: any value'),
+    ),
+    value: Type.Optional(LabelValue('The taint value matched under operator Equal; empty under Exists')),
+    effect: Type.Optional(
+      literals(
+        TAINT_EFFECTS,
+        'The taint effect matched: NoSchedule, PreferNoSchedule or NoExecute; every effect when left out',
+      ),
+    ),
+    tolerationSeconds: Type.Optional(
+      Type.Integer({
+        description: 'How long an instance stays on a node once a NoExecute taint appears; only with effect NoExecute',
+      }),
+    ),
+  },
+  {
+    description: 'A Kubernetes toleration, as on a Pod',
+    'x-kubernetes-validations': [
+      cel(
+        "(has(self.key) && self.key != '') || (has(self.operator) && self.operator == 'Exists')",
+        'affinity.tolerations[].operator must be Exists when key is empty (such a toleration matches every taint)',
+      ),
+      cel(
+        "!has(self.tolerationSeconds) || (has(self.effect) && self.effect == 'NoExecute')",
+        'affinity.tolerations[].effect must be NoExecute when tolerationSeconds is set',
+      ),
+      cel(
+        "!has(self.operator) || self.operator != 'Exists' || !has(self.value) || self.value == ''",
+        'affinity.tolerations[].value must be empty when operator is Exists',
+      ),
+    ],
+  },
+);
+
+export const Affinity = Type.Object(
+  {
+    enablePodAntiAffinity: Type.Optional(
+      Type.Boolean({
+        description:
+          'Keep instances apart (CNPG spec.affinity.enablePodAntiAffinity): CloudNativePG gives its Pods an ' +
+          'anti-affinity on topologyKey unless this is false',
+      }),
+    ),
+    topologyKey: Type.Optional(
+      LabelName(
+        'The node label instances are kept apart on, e.g. topology.kubernetes.io/zone; CloudNativePG uses kubernetes.io/hostname when left out',
+      ),
+    ),
+    podAntiAffinityType: Type.Optional(
+      literals(
+        POD_ANTI_AFFINITY_TYPES,
+        "preferred (CloudNativePG's default): instances may share a topology domain when no other is free. " +
+          'required: an instance stays Pending until a domain of its own is free',
+      ),
+    ),
+    nodeSelector: Type.Optional(
+      LabelMap(
+        'affinity.nodeSelector',
+        'Node labels every instance\'s node must have (CNPG spec.affinity.nodeSelector), e.g. {"node-role/db": "true"}',
+        LIMITS.nodeSelector,
+      ),
+    ),
+    tolerations: Type.Optional(
+      Type.Array(Toleration, {
+        maxItems: LIMITS.tolerations,
+        description:
+          'Taints the instances tolerate (CNPG spec.affinity.tolerations), e.g. nodes reserved for databases',
+      }),
+    ),
+  },
+  {
+    description:
+      'Where the instances may run: a subset of CNPG spec.affinity (enablePodAntiAffinity, topologyKey, ' +
+      'podAntiAffinityType, nodeSelector, tolerations). The cluster overrides the class field by field; ' +
+      'nodeSelector and tolerations each as a whole',
+  },
+);
+
+const LabelSelectorRequirement = Type.Object(
+  {
+    key: LabelName('The label the requirement reads'),
+    operator: literals(['In', 'NotIn', 'Exists', 'DoesNotExist'], 'How the label is compared with values'),
+    values: Type.Optional(
+      Type.Array(LabelValue('A label value'), {
+        maxItems: LIMITS.matchValues,
+        description: 'The values In and NotIn compare with; empty for Exists and DoesNotExist',
+      }),
+    ),
+  },
+  {
+    description: 'A label selector requirement',
+    'x-kubernetes-validations': [
+      cel(
+        "self.operator in ['In', 'NotIn'] ? has(self.values) && self.values.size() > 0 : !has(self.values) || self.values.size() == 0",
+        'labelSelector.matchExpressions[].values must be set for In and NotIn, and empty for Exists and DoesNotExist',
+      ),
+    ],
+  },
+);
+
+export const TopologySpreadConstraint = Type.Object(
+  {
+    maxSkew: Type.Integer({
+      minimum: 1,
+      maximum: 2 ** 31 - 1,
+      description: 'How many more instances one topology domain may have than another',
+    }),
+    topologyKey: LabelName('The node label whose values are the topology domains, e.g. topology.kubernetes.io/zone'),
+    whenUnsatisfiable: literals(
+      ['DoNotSchedule', 'ScheduleAnyway'],
+      'DoNotSchedule: an instance stays Pending rather than break maxSkew. ScheduleAnyway: it is placed regardless',
+    ),
+    minDomains: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 2 ** 31 - 1,
+        description: 'The fewest eligible domains; only with whenUnsatisfiable DoNotSchedule',
+      }),
+    ),
+    labelSelector: Type.Optional(
+      Type.Object(
+        {
+          matchLabels: Type.Optional(
+            LabelMap('labelSelector.matchLabels', 'Labels the counted Pods have', LIMITS.matchLabels),
+          ),
+          matchExpressions: Type.Optional(
+            Type.Array(LabelSelectorRequirement, {
+              maxItems: LIMITS.matchExpressions,
+              description: 'Requirements the counted Pods meet, all of them',
+            }),
+          ),
+        },
+        {
+          description:
+            "The Pods counted in each domain. When left out pgfsm counts this cluster's instances " +
+            '(matchLabels cnpg.io/cluster: <name>)',
+        },
+      ),
+    ),
+  },
+  {
+    description: 'A Kubernetes topology spread constraint, as on a Pod (a subset of its fields)',
+    'x-kubernetes-validations': [
+      cel(
+        "!has(self.minDomains) || self.whenUnsatisfiable == 'DoNotSchedule'",
+        'topologySpreadConstraints[].minDomains can be set only with whenUnsatisfiable DoNotSchedule',
+      ),
+    ],
+  },
+);
+
+const TopologySpreadConstraints = Type.Array(TopologySpreadConstraint, {
+  maxItems: LIMITS.topologySpreadConstraints,
+  description:
+    'How the instances spread over zones or nodes (CNPG spec.topologySpreadConstraints), one constraint per ' +
+    "topologyKey and whenUnsatisfiable. The cluster's list, when set, replaces the class's",
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': ['topologyKey', 'whenUnsatisfiable'],
+});
+
+export const Monitoring = Type.Object(
+  {
+    enablePodMonitor: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: CloudNativePG creates a Prometheus Operator PodMonitor for the instances ' +
+          '(CNPG spec.monitoring.enablePodMonitor; needs the PodMonitor CRD)',
+      }),
+    ),
+  },
+  {
+    description:
+      'Metrics of the instances (a subset of CNPG spec.monitoring). The cluster overrides the class field by field',
+  },
+);
+
+const STORAGE_CLASS =
+  "StorageClass of the instances' data volumes (CNPG spec.storage.storageClass); the Kubernetes default class " +
+  'when left out. Cannot change once set: CloudNativePG would give the new class only to volumes it creates later';
+
+/** The CNPG rule between imageName and postgresVersion in one config (the cluster's or the class's). */
+const imageRules = [
+  cel(
+    `!has(self.imageName) || !has(self.postgresVersion) || !${celImageReadable('self.imageName')} || !${celVersionReadable('self.postgresVersion')} || ${celImageMajor('self.imageName')} == ${celVersionMajor('self.postgresVersion')}`,
+    "postgresVersion must name the major version of imageName's tag: imageName decides the image, so postgresVersion can only repeat its major (or be left out)",
+    '.postgresVersion',
+  ),
+];
+
 export const PoolMode = Type.Union([Type.Literal('session'), Type.Literal('transaction')], {
   description: 'PgBouncer pool mode; CNPG accepts only session and transaction',
 });
 
-export const ConnectionPoolerConfig = Type.Object({
-  instances: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, default: 3 })),
-  mode: Type.Optional({ ...PoolMode, default: 'transaction' }),
-  parameters: Type.Optional(
-    Type.Record(Type.String(), ConfigLine(LIMITS.parameterValue), {
-      maxProperties: LIMITS.poolerParameters,
-      description: 'PgBouncer parameters; only the ones CloudNativePG lets a Pooler set',
-      'x-kubernetes-validations': [
-        celNaming(
-          `self.all(k, k in ${celList(PGBOUNCER_PARAMETERS)})`,
-          `'cnpg.connectionPooler.parameters.' + self.filter(k, !(k in ${celList(PGBOUNCER_PARAMETERS)}))[0] + ' cannot be set: CloudNativePG reserves it or does not know it (allowed: the PgBouncer parameters listed in docs/cnpg-admission.md, e.g. default_pool_size, max_client_conn)'`,
-          'cnpg.connectionPooler.parameters sets a PgBouncer parameter CloudNativePG reserves (listen_port, pool_mode, …)',
-        ),
-      ],
-    }),
-  ),
-});
+export const ConnectionPoolerConfig = Type.Object(
+  {
+    instances: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 10, default: 3, description: 'PgBouncer Pods of each Pooler (rw and ro)' }),
+    ),
+    mode: Type.Optional({ ...PoolMode, default: 'transaction' }),
+    parameters: Type.Optional(
+      Type.Record(
+        Type.String(),
+        { ...ConfigLine(LIMITS.parameterValue), description: 'A PgBouncer parameter value' },
+        {
+          maxProperties: LIMITS.poolerParameters,
+          description: 'PgBouncer parameters; only the ones CloudNativePG lets a Pooler set',
+          'x-kubernetes-validations': [
+            celNaming(
+              `self.all(k, k in ${celList(PGBOUNCER_PARAMETERS)})`,
+              `'cnpg.connectionPooler.parameters.' + self.filter(k, !(k in ${celList(PGBOUNCER_PARAMETERS)}))[0] + ' cannot be set: CloudNativePG reserves it or does not know it (allowed: the PgBouncer parameters listed in docs/cnpg-admission.md, e.g. default_pool_size, max_client_conn)'`,
+              'cnpg.connectionPooler.parameters sets a PgBouncer parameter CloudNativePG reserves (listen_port, pool_mode, …)',
+            ),
+          ],
+        },
+      ),
+    ),
+  },
+  {
+    description:
+      'The PgBouncer Poolers (CNPG Pooler, one rw and one ro) of every cluster of this class that enables ' +
+      'connectionPoolerEnabled',
+  },
+);
+
+const CONNECTION_POOLER_ENABLED =
+  "true: pgfsm runs two PgBouncer Poolers (rw and ro) in front of the cluster, as the class's " +
+  'cnpg.connectionPooler says, and the connection endpoints point at them; false: the endpoints point at ' +
+  "CloudNativePG's -rw and -ro Services and the Poolers are deleted";
 
 export const ClassConfig = Type.Object(
   {
     instances: Type.Optional({ ...Instances, default: 1 }),
     storage: Type.Optional(StorageSize),
+    storageClass: Type.Optional(StorageClassName(STORAGE_CLASS)),
+    walStorage: Type.Optional(WalStorage),
     postgresVersion: Type.Optional(PostgresVersion),
+    imageName: Type.Optional(ImageName),
     resources: Type.Optional(ResourceRequirements),
     postgresqlConfig: Type.Optional(PostgresqlConfig),
     pgHBA: Type.Optional(PgHBA),
-    connectionPoolerEnabled: Type.Optional(Type.Boolean({ default: false })),
-  },
-  { 'x-kubernetes-validations': configRules },
-);
-
-export const PostgresClusterClassSpec = Type.Object(
-  {
-    provisioner: Type.Literal('postgresql.cnpg.io'),
-    config: Type.Optional(ClassConfig),
-    cnpg: Type.Optional(
-      Type.Object({
-        primaryUpdateMethod: Type.Optional(
-          Type.Union([Type.Literal('restart'), Type.Literal('switchover')], { default: 'switchover' }),
-        ),
-        connectionPooler: Type.Optional(ConnectionPoolerConfig),
+    affinity: Type.Optional(Affinity),
+    topologySpreadConstraints: Type.Optional(TopologySpreadConstraints),
+    monitoring: Type.Optional(Monitoring),
+    connectionPoolerEnabled: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: `Default of the clusters' connectionPoolerEnabled. ${CONNECTION_POOLER_ENABLED}`,
       }),
     ),
   },
   {
+    description:
+      'Defaults for every cluster of the class: a cluster field that is set wins, one left out takes the value ' +
+      "here (postgresqlConfig is merged key by key, the cluster's keys winning)",
+    'x-kubernetes-validations': [...configRules, ...imageRules],
+  },
+);
+
+export const PostgresClusterClassSpec = Type.Object(
+  {
+    provisioner: Type.Literal('postgresql.cnpg.io', {
+      description: 'Who provisions the clusters; only CloudNativePG (postgresql.cnpg.io) is supported',
+    }),
+    config: Type.Optional(ClassConfig),
+    cnpg: Type.Optional(
+      Type.Object(
+        {
+          primaryUpdateMethod: Type.Optional(
+            Type.Union([Type.Literal('restart'), Type.Literal('switchover')], {
+              default: 'switchover',
+              description:
+                'How CloudNativePG updates the primary after a change that restarts it (CNPG ' +
+                'spec.primaryUpdateMethod): switchover (default) promotes an updated replica first, restart ' +
+                'restarts the primary in place',
+            }),
+          ),
+          connectionPooler: Type.Optional(ConnectionPoolerConfig),
+        },
+        { description: 'Settings only CloudNativePG has, shared by every cluster of the class' },
+      ),
+    ),
+  },
+  {
+    description: 'A kind of PostgreSQL cluster: who provisions it and the defaults its clusters start from',
     'x-kubernetes-validations': [
       cel(
         '!has(self.config) || !has(self.config.connectionPoolerEnabled) || !self.config.connectionPoolerEnabled || (has(self.cnpg) && has(self.cnpg.connectionPooler))',
@@ -280,44 +630,56 @@ export const PostgresClusterClassSpec = Type.Object(
   },
 );
 
-export const ManagedRole = Type.Object({
-  name: Type.String({
-    minLength: 1,
-    maxLength: 63,
-    pattern: ROLE_NAME_PATTERN,
-    'x-kubernetes-validations': [
-      cel(
-        `!(self in ${celList(RESERVED_ROLE_NAMES)}) && ${RESERVED_ROLE_PREFIXES.map((prefix) => `!self.startsWith('${prefix}')`).join(' && ')}`,
-        `managed role name cannot be ${RESERVED_ROLE_NAMES.join(' or ')} nor start with ${RESERVED_ROLE_PREFIXES.join(' or ')}: CloudNativePG and PostgreSQL reserve them`,
-      ),
-      cel(
-        `!(self in ${celList(POSTGRES_RESERVED_ROLE_NAMES)})`,
-        `managed role name cannot be ${POSTGRES_RESERVED_ROLE_NAMES.join(' or ')}: PostgreSQL reserves them (public stands for every role)`,
-      ),
-      cel(
-        // maxLength counts characters; PostgreSQL counts the bytes of the name in UTF-8.
-        `bytes(self).size() <= ${MAX_ROLE_NAME_BYTES}`,
-        `managed role name must be at most ${MAX_ROLE_NAME_BYTES} bytes in UTF-8: PostgreSQL cuts longer names, so the role would be created under another name`,
-      ),
-    ],
-  }),
-  // CNPG reads the keys `username` and `password` of this Secret; no other key can be chosen.
-  passwordSecretRef: Type.Optional(
-    Type.Object({
-      name: Type.String({
-        minLength: 1,
-        maxLength: 253,
-        'x-kubernetes-validations': [
-          cel(
-            `self.matches(r'${DNS_1123_SUBDOMAIN}')`,
-            "passwordSecretRef.name must be a Secret's name, a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', starting and ending with a letter or digit)",
-          ),
-        ],
-      }),
+export const ManagedRole = Type.Object(
+  {
+    name: Type.String({
+      minLength: 1,
+      maxLength: 63,
+      pattern: ROLE_NAME_PATTERN,
+      description: 'The PostgreSQL role name',
+      'x-kubernetes-validations': [
+        cel(
+          `!(self in ${celList(RESERVED_ROLE_NAMES)}) && ${RESERVED_ROLE_PREFIXES.map((prefix) => `!self.startsWith('${prefix}')`).join(' && ')}`,
+          `managed role name cannot be ${RESERVED_ROLE_NAMES.join(' or ')} nor start with ${RESERVED_ROLE_PREFIXES.join(' or ')}: CloudNativePG and PostgreSQL reserve them`,
+        ),
+        cel(
+          `!(self in ${celList(POSTGRES_RESERVED_ROLE_NAMES)})`,
+          `managed role name cannot be ${POSTGRES_RESERVED_ROLE_NAMES.join(' or ')}: PostgreSQL reserves them (public stands for every role)`,
+        ),
+        cel(
+          // maxLength counts characters; PostgreSQL counts the bytes of the name in UTF-8.
+          `bytes(self).size() <= ${MAX_ROLE_NAME_BYTES}`,
+          `managed role name must be at most ${MAX_ROLE_NAME_BYTES} bytes in UTF-8: PostgreSQL cuts longer names, so the role would be created under another name`,
+        ),
+      ],
     }),
-  ),
-  exists: Type.Optional(Type.Boolean({ default: true, description: 'false removes the role from PostgreSQL' })),
-});
+    // CNPG reads the keys `username` and `password` of this Secret; no other key can be chosen.
+    passwordSecretRef: Type.Optional(
+      Type.Object(
+        {
+          name: Type.String({
+            minLength: 1,
+            maxLength: 253,
+            description: "The Secret, in the cluster's namespace",
+            'x-kubernetes-validations': [
+              cel(
+                `self.matches(r'${DNS_1123_SUBDOMAIN}')`,
+                "passwordSecretRef.name must be a Secret's name, a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', starting and ending with a letter or digit)",
+              ),
+            ],
+          }),
+        },
+        {
+          description:
+            "A Secret holding the role's username and password keys (CloudNativePG reads no other key); " +
+            'without it the role cannot log in',
+        },
+      ),
+    ),
+    exists: Type.Optional(Type.Boolean({ default: true, description: 'false removes the role from PostgreSQL' })),
+  },
+  { description: 'A PostgreSQL role CloudNativePG creates and keeps as described (CNPG spec.managed.roles)' },
+);
 
 /**
  * The transition rules below read both versions' majors with int(). One stored before the schema (or with it off)
@@ -327,33 +689,72 @@ export const ManagedRole = Type.Object({
 const MAJORS_UNREADABLE =
   "!self.postgresVersion.matches('^[0-9]+([.].*)?$') || !oldSelf.postgresVersion.matches('^[0-9]+([.].*)?$')";
 
+/** The major version a spec runs, in CEL: imageName's tag when it has one, else postgresVersion's; -1 if neither. */
+const celEffectiveMajor = (spec: string) =>
+  `(has(${spec}.imageName) && ${celImageReadable(`${spec}.imageName`)} ? ${celImageMajor(`${spec}.imageName`)} : ` +
+  `(has(${spec}.postgresVersion) && ${celVersionReadable(`${spec}.postgresVersion`)} ? ${celVersionMajor(`${spec}.postgresVersion`)} : -1))`;
+const NEW_MAJOR = celEffectiveMajor('self');
+const OLD_MAJOR = celEffectiveMajor('oldSelf');
+/** The imageName transition rules judge only changes where an imageName is involved (postgresVersion has its own). */
+const IMAGE_INVOLVED = `(has(self.imageName) || has(oldSelf.imageName)) && ${NEW_MAJOR} >= 0 && ${OLD_MAJOR} >= 0`;
+
 export const PostgresClusterSpec = Type.Object(
   {
     class: Type.String({
       minLength: 1,
       maxLength: 253,
       pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
-      description: 'Name of the PostgresClusterClass; immutable',
+      description: 'Name of the PostgresClusterClass whose config gives this cluster its defaults; immutable',
       'x-kubernetes-validations': [cel('self == oldSelf', 'class is immutable')],
     }),
     instances: Type.Optional(Instances),
     postgresVersion: Type.Optional(PostgresVersion),
+    imageName: Type.Optional(ImageName),
     storage: Type.Optional(StorageSize),
+    storageClass: Type.Optional(StorageClassName(STORAGE_CLASS)),
+    walStorage: Type.Optional(WalStorage),
     resources: Type.Optional(ResourceRequirements),
     postgresqlConfig: Type.Optional(PostgresqlConfig),
     pgHBA: Type.Optional(PgHBA),
-    connectionPoolerEnabled: Type.Optional(Type.Boolean()),
+    affinity: Type.Optional(Affinity),
+    topologySpreadConstraints: Type.Optional(TopologySpreadConstraints),
+    monitoring: Type.Optional(Monitoring),
+    connectionPoolerEnabled: Type.Optional(
+      Type.Boolean({
+        description: `${CONNECTION_POOLER_ENABLED}. Left out: the class's config.connectionPoolerEnabled`,
+      }),
+    ),
     managedRoles: Type.Optional(
       Type.Array(ManagedRole, {
         maxItems: LIMITS.managedRoles,
+        description:
+          'PostgreSQL roles of the cluster, beside the ones its PostgresDatabases ask for (pgfsm is the only writer ' +
+          "of CNPG's spec.managed.roles and merges both). A role removed from the list stays in PostgreSQL; set " +
+          'exists: false to drop it',
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['name'],
       }),
     ),
-    clusterDeletionPolicy: Type.Optional({ ...DeletionPolicy, default: 'Retain' }),
-    suspend: Type.Optional(Type.Boolean({ default: false, description: 'true stops all writes to the children' })),
+    clusterDeletionPolicy: Type.Optional({
+      ...DeletionPolicy,
+      default: 'Retain',
+      description:
+        'What deleting the PostgresCluster does to the data. Retain (default): the CNPG Cluster, its volumes and ' +
+        'the superuser Secret stay, released (no owner) so that a new PostgresCluster of the same name takes them ' +
+        'back; the Poolers and the endpoints ConfigMap are deleted. Delete: the CNPG Cluster is deleted with its ' +
+        'volumes, so every database in it is gone for good, and the Secret too',
+    }),
+    suspend: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: 'true stops all writes to the children (the status is still reported); false resumes them',
+      }),
+    ),
   },
   {
+    description:
+      "The cluster a team wants. Fields left out take their class's config; instances, postgresVersion (or " +
+      'imageName) and storage must be set here or there',
     'x-kubernetes-validations': [
       cel('!has(oldSelf.storage) || has(self.storage)', 'storage cannot be removed once set', '.storage'),
       cel(
@@ -361,6 +762,26 @@ export const PostgresClusterSpec = Type.Object(
         '!has(oldSelf.storage) || !has(self.storage) || !isQuantity(self.storage) || !isQuantity(oldSelf.storage) || quantity(self.storage).compareTo(quantity(oldSelf.storage)) >= 0',
         'storage cannot shrink',
         '.storage',
+      ),
+      cel(
+        '!has(oldSelf.storageClass) || (has(self.storageClass) && self.storageClass == oldSelf.storageClass)',
+        'storageClass cannot change nor be removed once set: CloudNativePG would give the new class only to volumes it creates later, leaving the instances on different storage',
+        '.storageClass',
+      ),
+      cel(
+        '!has(oldSelf.walStorage) || has(self.walStorage)',
+        'walStorage cannot be removed once set: CloudNativePG cannot disable a WAL volume once configured',
+        '.walStorage',
+      ),
+      cel(
+        '!has(oldSelf.walStorage) || !has(self.walStorage) || !isQuantity(self.walStorage.size) || !isQuantity(oldSelf.walStorage.size) || quantity(self.walStorage.size).compareTo(quantity(oldSelf.walStorage.size)) >= 0',
+        'walStorage.size cannot shrink: CloudNativePG refuses to shrink a volume',
+        '.walStorage.size',
+      ),
+      cel(
+        '!has(oldSelf.walStorage) || !has(oldSelf.walStorage.storageClass) || (has(self.walStorage) && has(self.walStorage.storageClass) && self.walStorage.storageClass == oldSelf.walStorage.storageClass)',
+        'walStorage.storageClass cannot change nor be removed once set: CloudNativePG would give the new class only to WAL volumes it creates later',
+        '.walStorage.storageClass',
       ),
       cel(
         '!has(oldSelf.postgresVersion) || has(self.postgresVersion)',
@@ -377,54 +798,112 @@ export const PostgresClusterSpec = Type.Object(
         `a major upgrade of postgresVersion must go to ${MIN_MAJOR_UPGRADE_TARGET} or newer: CloudNativePG cannot upgrade to an older major`,
         '.postgresVersion',
       ),
+      cel(
+        `!(${IMAGE_INVOLVED}) || ${NEW_MAJOR} >= ${OLD_MAJOR}`,
+        'the major version of imageName cannot go down (CloudNativePG cannot downgrade PostgreSQL)',
+        '.imageName',
+      ),
+      cel(
+        `!(${IMAGE_INVOLVED}) || ${NEW_MAJOR} <= ${OLD_MAJOR} || ${NEW_MAJOR} >= ${MIN_MAJOR_UPGRADE_TARGET}`,
+        `a major upgrade of imageName must go to ${MIN_MAJOR_UPGRADE_TARGET} or newer: CloudNativePG cannot upgrade to an older major`,
+        '.imageName',
+      ),
       ...configRules,
+      ...imageRules,
     ],
   },
 );
 
 /** A child write the API server refused: which component, which object (by digest) and what it said. */
-export const RejectedWrite = Type.Object({
-  component: Type.Union([Type.Literal('cluster'), Type.Literal('managedRoles'), Type.Literal('pooler')]),
-  digest: Type.String({ description: 'SHA-256 of the refused object, as pgfsm sent it' }),
-  message: Type.String({ description: 'What the API server said, verbatim' }),
-});
+export const RejectedWrite = Type.Object(
+  {
+    component: Type.Union([Type.Literal('cluster'), Type.Literal('managedRoles'), Type.Literal('pooler')], {
+      description: 'Which child: the CNPG Cluster, its managed roles, or a Pooler',
+    }),
+    digest: Type.String({ description: 'SHA-256 of the refused object, as pgfsm sent it' }),
+    message: Type.String({ description: 'What the API server said, verbatim' }),
+  },
+  { description: 'A write to a child the API server refused' },
+);
 
-export const PostgresClusterStatus = Type.Object({
-  ...lifecycleStatusProperties(),
-  provisionerRef: Type.Optional(
-    Type.Object({
-      apiVersion: Type.String(),
-      kind: Type.String(),
-      namespace: Type.String(),
-      name: Type.String(),
-      uid: Type.Optional(Type.String()),
-    }),
-  ),
-  connectionPoolerStatus: Type.Optional(Type.Object({ enabled: Type.Boolean() })),
-  managedRolesStatus: Type.Optional(
-    Type.Object({
-      reconciled: Type.Optional(Type.Array(Type.String())),
-      pending: Type.Optional(Type.Array(Type.String())),
-      failed: Type.Optional(StringMap),
-    }),
-  ),
-  resources: Type.Optional(
-    Type.Object({
-      secretRef: Type.Optional(Type.Object({ name: Type.String(), key: Type.String() })),
-      configMapRef: Type.Optional(Type.Object({ name: Type.String() })),
-    }),
-  ),
-  instances: Type.Optional(Type.Integer()),
-  readyInstances: Type.Optional(Type.Integer()),
-  currentPrimary: Type.Optional(Type.String()),
-  rejectedWrites: Type.Optional(
-    Type.Array(RejectedWrite, {
-      description:
-        'Writes to a child the API server refused (e.g. by the CNPG webhook), remembered so that the same object is ' +
-        'not sent again until the spec, the class or the world changes it',
-    }),
-  ),
-});
+export const PostgresClusterStatus = Type.Object(
+  {
+    ...lifecycleStatusProperties(),
+    provisionerRef: Type.Optional(
+      Type.Object(
+        {
+          apiVersion: Type.String({ description: 'postgresql.cnpg.io/v1' }),
+          kind: Type.String({ description: 'Cluster' }),
+          namespace: Type.String({ description: "The CNPG Cluster's namespace, the PostgresCluster's" }),
+          name: Type.String({ description: "The CNPG Cluster's name" }),
+          uid: Type.Optional(Type.String({ description: "The CNPG Cluster's uid" })),
+        },
+        { description: 'The CNPG Cluster that runs this cluster' },
+      ),
+    ),
+    connectionPoolerStatus: Type.Optional(
+      Type.Object(
+        { enabled: Type.Boolean({ description: 'Whether the PgBouncer Poolers serve the endpoints' }) },
+        { description: 'The PgBouncer Poolers' },
+      ),
+    ),
+    managedRolesStatus: Type.Optional(
+      Type.Object(
+        {
+          reconciled: Type.Optional(
+            Type.Array(Type.String({ description: 'A role name' }), {
+              description: 'Roles of spec.managedRoles that CloudNativePG reports reconciled',
+            }),
+          ),
+          pending: Type.Optional(
+            Type.Array(Type.String({ description: 'A role name' }), {
+              description: 'Roles not reconciled yet, or waiting for their password Secret',
+            }),
+          ),
+          failed: Type.Optional(
+            Type.Record(Type.String(), Type.String({ description: 'Why CloudNativePG could not reconcile it' }), {
+              description: "Roles CloudNativePG cannot reconcile, by name, with CloudNativePG's errors",
+            }),
+          ),
+        },
+        { description: 'How the roles of spec.managedRoles stand in PostgreSQL, as CloudNativePG last reported them' },
+      ),
+    ),
+    resources: Type.Optional(
+      Type.Object(
+        {
+          secretRef: Type.Optional(
+            Type.Object(
+              {
+                name: Type.String({ description: "The Secret's name" }),
+                key: Type.String({ description: 'The key that holds the password' }),
+              },
+              { description: "The superuser Secret (CloudNativePG's basic-auth shape: username and password)" },
+            ),
+          ),
+          configMapRef: Type.Optional(
+            Type.Object(
+              { name: Type.String({ description: "The ConfigMap's name" }) },
+              { description: 'The ConfigMap of connection endpoints (hosts and ports, read-write and read-only)' },
+            ),
+          ),
+        },
+        { description: "Objects published for the cluster's users" },
+      ),
+    ),
+    instances: Type.Optional(Type.Integer({ description: 'PostgreSQL instances CloudNativePG runs' })),
+    readyInstances: Type.Optional(Type.Integer({ description: 'Of those, the ready ones' })),
+    currentPrimary: Type.Optional(Type.String({ description: 'The Pod of the current primary' })),
+    rejectedWrites: Type.Optional(
+      Type.Array(RejectedWrite, {
+        description:
+          'Writes to a child the API server refused (e.g. by the CNPG webhook), remembered so that the same object is ' +
+          'not sent again until the spec, the class or the world changes it',
+      }),
+    ),
+  },
+  { description: 'What pgfsm last observed and decided; written by the operator only' },
+);
 
 export type Quantity = Static<typeof Quantity>;
 export type PoolMode = Static<typeof PoolMode>;
@@ -435,6 +914,10 @@ export type PostgresClusterSpec = Static<typeof PostgresClusterSpec>;
 export type PostgresClusterStatus = Static<typeof PostgresClusterStatus>;
 export type RejectedWrite = Static<typeof RejectedWrite>;
 export type ResourceRequirements = Static<typeof ResourceRequirements>;
+export type WalStorage = Static<typeof WalStorage>;
+export type Affinity = Static<typeof Affinity>;
+export type TopologySpreadConstraint = Static<typeof TopologySpreadConstraint>;
+export type Monitoring = Static<typeof Monitoring>;
 
 export interface ObjectMeta {
   name: string;

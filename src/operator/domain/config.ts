@@ -14,7 +14,11 @@ import {
   FAILOVER_SLOTS_PREFIX,
   FIXED_PARAMETERS,
   HUGEPAGES_PREFIX,
+  IMAGE_NAME_HINT,
+  imageVersion,
   isDns1123Subdomain,
+  isImageName,
+  isLabelName,
   isParameterName,
   isPodResourceName,
   isPostgresReservedRole,
@@ -33,17 +37,24 @@ import {
   WAL_SIZE_DEFAULTS,
 } from '../api/cnpg-rules.ts';
 import {
+  type Affinity,
   type ConnectionPoolerConfig,
   type DeletionPolicy,
   MAX_CLUSTER_NAME_LENGTH,
   type ManagedRole,
+  type Monitoring,
   type PoolMode,
   PostgresClusterClassSpec,
   PostgresClusterSpec,
   type ResourceRequirements,
+  type TopologySpreadConstraint,
+  type WalStorage,
 } from '../api/schema.ts';
+import type { CnpgCluster } from './objects.ts';
 import type { Observation } from './observation.ts';
+import { OWNED_FIELDS_ANNOTATION, ownedFieldsOf } from './owned-keys.ts';
 import { quantityValue, sameQuantity } from './quantity.ts';
+import { mayAdopt, ownershipOf } from './vocabulary.ts';
 
 export interface PoolerConfig {
   instances: number;
@@ -53,8 +64,16 @@ export interface PoolerConfig {
 
 export interface MergedConfig {
   instances: number;
+  /** The version run: the one set, else the one imageName's tag names (then it may be `17` or `17.2`). */
   postgresVersion: string;
+  /** A pinned image; without it pgfsm runs POSTGRES_IMAGE:<postgresVersion>. */
+  imageName?: string;
   storage: string;
+  storageClass?: string;
+  walStorage?: WalStorage;
+  affinity?: Affinity;
+  topologySpreadConstraints?: TopologySpreadConstraint[];
+  monitoring?: Monitoring;
   resources: ResourceRequirements;
   postgresqlConfig: Record<string, string>;
   pgHBA: string[];
@@ -151,9 +170,10 @@ const lastMerges = new Map<string, { inputs: string; result: MergeResult }>();
 export const MAX_REMEMBERED_MERGES = 16_384;
 
 /** What a merge reads of an observation, as JSON; undefined if it is not JSON (then nothing is remembered). */
-function mergeInputs({ cluster, clusterClass, cnpg }: Observation): string | undefined {
+function mergeInputs(observation: Observation): string | undefined {
+  const { cluster, clusterClass } = observation;
   try {
-    const running = cnpg?.spec;
+    const running = runningSpecOf(observation);
     return JSON.stringify([
       cluster.metadata.name,
       cluster.spec,
@@ -161,10 +181,37 @@ function mergeInputs({ cluster, clusterClass, cnpg }: Observation): string | und
       clusterClass?.spec,
       running?.storage?.size,
       running?.imageName,
+      running?.storage?.storageClass,
+      running?.walStorage,
+      observation.cnpg?.metadata.annotations?.[OWNED_FIELDS_ANNOTATION],
     ]);
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Besides creating it, the one thing a person can do about a class that does not exist that the API accepts:
+ * `spec.class` is immutable, so it is a new PostgresCluster, which keeps the data only if the deletion retains it.
+ */
+export function recreateWithClass(spec: { clusterDeletionPolicy?: unknown } | undefined): string {
+  const keeps =
+    spec?.clusterDeletionPolicy === 'Delete'
+      ? 'its clusterDeletionPolicy is Delete, so its data goes with it: set it to Retain first to keep the data for the new cluster'
+      : 'its clusterDeletionPolicy is Retain, so its data is kept and the new cluster adopts it';
+  return `delete this PostgresCluster and create it again naming an existing class (spec.class cannot change; ${keeps})`;
+}
+
+/**
+ * The spec of the CNPG Cluster this PostgresCluster runs, or may take over: its own, or an orphan handed over
+ * (`mayAdopt`). What anyone else's CNPG Cluster of the same name runs bounds nothing: pgfsm will not touch it,
+ * and the cluster step reports it for what it is (not ours: `kubectl annotate … pgfsm.io/adopt=true`), rather
+ * than a merge judging the spec against it ("major version cannot go down") before that could show.
+ */
+function runningSpecOf({ cnpg, cluster }: Observation): CnpgCluster['spec'] | undefined {
+  if (!cnpg) return undefined;
+  const ownership = ownershipOf(cnpg.metadata.ownerReferences, cluster);
+  return ownership === 'ours' || (ownership === 'orphan' && mayAdopt(cnpg.metadata)) ? cnpg.spec : undefined;
 }
 
 /** Merges the cluster's spec over its class and validates the result (`merge`), once per change of its inputs. */
@@ -183,10 +230,13 @@ export function mergeConfig(observation: Observation): MergeResult {
 }
 
 function merge(observation: Observation): MergeResult {
-  const { cluster, clusterClass, cnpg } = observation;
+  const { cluster, clusterClass } = observation;
   const specError = firstSchemaError(PostgresClusterSpec, cluster.spec);
   if (specError) return invalid(specError.path ? `spec.${specError.path}` : 'spec', specError.message);
-  if (!clusterClass) return invalid('spec.class', `PostgresClusterClass ${cluster.spec.class} not found`);
+  if (!clusterClass) {
+    const remedy = `create the class and this cluster continues, or ${recreateWithClass(cluster.spec)}`;
+    return invalid('spec.class', `PostgresClusterClass ${cluster.spec.class} not found: ${remedy}`);
+  }
   const classError = firstSchemaError(PostgresClusterClassSpec, clusterClass.spec);
   if (classError) {
     const field = classError.path ? `spec.${classError.path}` : 'spec';
@@ -196,7 +246,24 @@ function merge(observation: Observation): MergeResult {
   const spec = cluster.spec;
   const defaults = clusterClass.spec.config ?? {};
   const instances = spec.instances ?? defaults.instances;
-  const postgresVersion = spec.postgresVersion ?? defaults.postgresVersion;
+  const imageName = spec.imageName ?? defaults.imageName;
+  const imageField = spec.imageName !== undefined ? 'spec.imageName' : classField(clusterClass, 'config.imageName');
+  if (imageName !== undefined && !isImageName(imageName))
+    return invalid(imageField, `${imageName}: ${IMAGE_NAME_HINT}`);
+  const setVersion = spec.postgresVersion ?? defaults.postgresVersion;
+  const versionField =
+    spec.postgresVersion !== undefined ? 'spec.postgresVersion' : classField(clusterClass, 'config.postgresVersion');
+  // imageName wins: postgresVersion may only repeat its major, wherever each of the two was set.
+  const imageTagVersion = imageName === undefined ? undefined : imageVersion(imageName);
+  if (imageTagVersion !== undefined && setVersion !== undefined && major(setVersion) !== major(imageTagVersion)) {
+    return invalid(
+      versionField,
+      `${setVersion} is not the major version of imageName ${imageName} (${imageField}): imageName decides the image, so postgresVersion must be ${major(imageTagVersion)} or left out (or set imageName beside it)`,
+    );
+  }
+  const postgresVersion = setVersion ?? imageTagVersion;
+  /** The field that decides the version run: imageName when one is set. */
+  const runField = imageName !== undefined ? imageField : versionField;
   const storage = spec.storage ?? defaults.storage;
   if (instances === undefined) return invalid('spec.instances', 'required: set it here or in the class config');
   if (postgresVersion === undefined) {
@@ -206,7 +273,7 @@ function merge(observation: Observation): MergeResult {
 
   // What CNPG already runs bounds what we may ask for: storage never shrinks, the major never goes down.
   // The CRD's CEL rules guard the cluster's own edits; these guard class-default changes too.
-  const running = cnpg?.spec;
+  const running = runningSpecOf(observation);
   const runningStorage = typeof running?.storage?.size === 'string' ? running.storage.size : undefined;
   if (runningStorage && (quantityValue(storage) ?? 0) < (quantityValue(runningStorage) ?? 0)) {
     return invalid('spec.storage', `cannot shrink from ${runningStorage} to ${storage}`);
@@ -220,21 +287,28 @@ function merge(observation: Observation): MergeResult {
       `${storage} is too small: at least ${MIN_STORAGE}, for PostgreSQL keeps its data and its WAL on this volume`,
     );
   }
-  const runningVersion = typeof running?.imageName === 'string' ? running.imageName.split(':').at(-1) : undefined;
-  if (runningVersion && /^[0-9]/.test(runningVersion) && major(postgresVersion) < major(runningVersion)) {
-    return invalid('spec.postgresVersion', `major version cannot go down from ${runningVersion} to ${postgresVersion}`);
+  const runningVersion = typeof running?.imageName === 'string' ? imageVersion(running.imageName) : undefined;
+  if (runningVersion && major(postgresVersion) < major(runningVersion)) {
+    return invalid(
+      imageName !== undefined ? runField : 'spec.postgresVersion',
+      `major version cannot go down from ${runningVersion} to ${postgresVersion}`,
+    );
   }
   if (
     runningVersion &&
-    /^[0-9]/.test(runningVersion) &&
     major(postgresVersion) > major(runningVersion) &&
     major(postgresVersion) < MIN_MAJOR_UPGRADE_TARGET
   ) {
     return invalid(
-      spec.postgresVersion === undefined ? classField(clusterClass, 'config.postgresVersion') : 'spec.postgresVersion',
+      runField,
       `a major upgrade from ${runningVersion} must go to ${MIN_MAJOR_UPGRADE_TARGET} or newer, not ${postgresVersion}: CloudNativePG cannot upgrade to an older major`,
     );
   }
+
+  const storageClass = spec.storageClass ?? defaults.storageClass;
+  const walStorage = mergedObject(defaults.walStorage, spec.walStorage) as WalStorage | undefined;
+  const volumeProblem = volumesAgainstRunning(observation, running, { storageClass, walStorage });
+  if (volumeProblem) return volumeProblem;
 
   const poolerEnabled = spec.connectionPoolerEnabled ?? defaults.connectionPoolerEnabled ?? false;
   const poolerClass: Static<typeof ConnectionPoolerConfig> | undefined = clusterClass.spec.cnpg?.connectionPooler;
@@ -279,7 +353,80 @@ function merge(observation: Observation): MergeResult {
     managedRoles: spec.managedRoles ?? [],
     deletionPolicy: spec.clusterDeletionPolicy ?? 'Retain',
   };
+  // The day-one CNPG fields: set only when set somewhere, so a cluster using none sends none of them.
+  const affinity = mergedObject(defaults.affinity, spec.affinity);
+  const topologySpreadConstraints = spec.topologySpreadConstraints ?? defaults.topologySpreadConstraints;
+  const monitoring = mergedObject(defaults.monitoring, spec.monitoring);
+  if (imageName !== undefined) config.imageName = imageName;
+  if (storageClass !== undefined) config.storageClass = storageClass;
+  if (walStorage !== undefined) config.walStorage = walStorage;
+  if (affinity !== undefined) config.affinity = affinity;
+  if (topologySpreadConstraints !== undefined) config.topologySpreadConstraints = topologySpreadConstraints;
+  if (monitoring !== undefined) config.monitoring = monitoring;
   return cnpgAdmission(observation, config) ?? { ok: true, config };
+}
+
+/** The class's object with the cluster's fields over it, field by field; undefined when neither sets a field. */
+function mergedObject<T extends object>(defaults: T | undefined, own: T | undefined): T | undefined {
+  const merged = { ...(defaults ?? {}), ...(own ?? {}) } as T;
+  return Object.keys(merged).length > 0 ? merged : undefined;
+}
+
+/**
+ * What CNPG does not take on a running cluster's volumes (its webhook's validateWalStorageChange and
+ * validateStorageConfigurationChange), and a storage class it would give only to volumes it creates later. The
+ * CRD's rules guard the cluster's own edits; these guard class-default changes and a field pgfsm sent and would
+ * now drop (OWNED_FIELDS_ANNOTATION: one someone else set on the CNPG Cluster is not pgfsm's to drop).
+ */
+function volumesAgainstRunning(
+  observation: Observation,
+  running: CnpgCluster['spec'] | undefined,
+  wanted: { storageClass: string | undefined; walStorage: WalStorage | undefined },
+): MergeResult | undefined {
+  const { cluster, clusterClass, cnpg } = observation;
+  if (!running || !cnpg || !clusterClass) return undefined;
+  const spec = cluster.spec;
+  const owned = ownedFieldsOf(cnpg.metadata.annotations);
+  const field = (key: string, own: unknown) =>
+    own !== undefined ? `spec.${key}` : classField(clusterClass, `config.${key}`);
+  const later =
+    'CloudNativePG would give it only to volumes it creates later, leaving the instances on different storage';
+  const runningClass = running.storage?.storageClass;
+  if (runningClass !== undefined && wanted.storageClass !== undefined && wanted.storageClass !== runningClass) {
+    return invalid(
+      field('storageClass', spec.storageClass),
+      `cannot change from ${runningClass} to ${wanted.storageClass}: ${later}`,
+    );
+  }
+  if (runningClass !== undefined && wanted.storageClass === undefined && owned.has('storage.storageClass')) {
+    return invalid('spec.storageClass', `cannot be removed: the volumes use ${runningClass}, and ${later}`);
+  }
+  const runningWal = running.walStorage;
+  if (!runningWal) return undefined;
+  if (!wanted.walStorage) {
+    return owned.has('walStorage')
+      ? invalid('spec.walStorage', 'cannot be removed: CloudNativePG cannot disable a WAL volume once configured')
+      : undefined;
+  }
+  const runningSize = typeof runningWal.size === 'string' ? runningWal.size : undefined;
+  if (runningSize && (quantityValue(wanted.walStorage.size) ?? 0) < (quantityValue(runningSize) ?? 0)) {
+    return invalid(
+      field('walStorage.size', spec.walStorage?.size),
+      `cannot shrink from ${runningSize} to ${wanted.walStorage.size}: CloudNativePG refuses to shrink a volume`,
+    );
+  }
+  const walClass = runningWal.storageClass;
+  const wantedClass = wanted.walStorage.storageClass;
+  if (walClass !== undefined && wantedClass !== undefined && wantedClass !== walClass) {
+    return invalid(
+      field('walStorage.storageClass', spec.walStorage?.storageClass),
+      `cannot change from ${walClass} to ${wantedClass}: ${later}`,
+    );
+  }
+  if (walClass !== undefined && wantedClass === undefined && owned.has('walStorage.storageClass')) {
+    return invalid('spec.walStorage.storageClass', `cannot be removed: the WAL volumes use ${walClass}, and ${later}`);
+  }
+  return undefined;
 }
 
 /** A field of the class, named as the merge check names class fields (`class <name> spec.<path>`). */
@@ -409,6 +556,8 @@ function cnpgAdmission(observation: Observation, config: MergedConfig): MergeRes
 
   const resourceProblem = resourcesAdmission(config, source('resources'), parameter);
   if (resourceProblem) return resourceProblem;
+  const schedulingProblem = schedulingAdmission(observation, config);
+  if (schedulingProblem) return schedulingProblem;
 
   for (const key of Object.keys(config.pooler?.parameters ?? {})) {
     if (!(PGBOUNCER_PARAMETERS as readonly string[]).includes(key)) {
@@ -416,6 +565,63 @@ function cnpgAdmission(observation: Observation, config: MergedConfig): MergeRes
         classField(clusterClass, `cnpg.connectionPooler.parameters.${key}`),
         'cannot be set: CloudNativePG reserves this PgBouncer parameter or does not know it (allowed: docs/cnpg-admission.md)',
       );
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The CRD's rules on tolerations, node selectors and topology spread constraints (CNPG's validateTolerations, and
+ * the Pod validation the API server applies when CNPG creates the instances), for objects stored before them.
+ */
+function schedulingAdmission(observation: Observation, config: MergedConfig): MergeResult | undefined {
+  const { cluster, clusterClass } = observation;
+  if (!clusterClass) return undefined;
+  const own = cluster.spec;
+  const where = (key: 'nodeSelector' | 'tolerations') =>
+    own.affinity?.[key] !== undefined ? `spec.affinity.${key}` : classField(clusterClass, `config.affinity.${key}`);
+  const badKey = (map: Record<string, string> | undefined) => Object.keys(map ?? {}).find((k) => !isLabelName(k));
+  const selectorKey = badKey(config.affinity?.nodeSelector);
+  if (selectorKey !== undefined) {
+    return invalid(`${where('nodeSelector')}[${JSON.stringify(selectorKey.slice(0, 64))}]`, 'is no label name');
+  }
+  for (const [i, toleration] of (config.affinity?.tolerations ?? []).entries()) {
+    const at = `${where('tolerations')}[${i}]`;
+    if (!toleration.key && toleration.operator !== 'Exists') {
+      return invalid(`${at}.operator`, 'must be Exists when key is empty (such a toleration matches every taint)');
+    }
+    if (toleration.tolerationSeconds !== undefined && toleration.effect !== 'NoExecute') {
+      return invalid(`${at}.effect`, 'must be NoExecute when tolerationSeconds is set');
+    }
+    if (toleration.operator === 'Exists' && toleration.value) {
+      return invalid(`${at}.value`, 'must be empty when operator is Exists');
+    }
+  }
+  const tscField =
+    own.topologySpreadConstraints !== undefined
+      ? 'spec.topologySpreadConstraints'
+      : classField(clusterClass, 'config.topologySpreadConstraints');
+  const seen = new Set<string>();
+  for (const [i, constraint] of (config.topologySpreadConstraints ?? []).entries()) {
+    const at = `${tscField}[${i}]`;
+    const pair = `${constraint.topologyKey} ${constraint.whenUnsatisfiable}`;
+    if (seen.has(pair)) return invalid(at, `a second constraint on ${pair}: one per topologyKey and whenUnsatisfiable`);
+    seen.add(pair);
+    if (constraint.minDomains !== undefined && constraint.whenUnsatisfiable !== 'DoNotSchedule') {
+      return invalid(`${at}.minDomains`, 'can be set only with whenUnsatisfiable DoNotSchedule');
+    }
+    const labelKey = badKey(constraint.labelSelector?.matchLabels);
+    if (labelKey !== undefined) {
+      return invalid(`${at}.labelSelector.matchLabels[${JSON.stringify(labelKey.slice(0, 64))}]`, 'is no label name');
+    }
+    for (const [j, requirement] of (constraint.labelSelector?.matchExpressions ?? []).entries()) {
+      const listed = requirement.operator === 'In' || requirement.operator === 'NotIn';
+      if (listed !== (requirement.values ?? []).length > 0) {
+        return invalid(
+          `${at}.labelSelector.matchExpressions[${j}].values`,
+          'must be set for In and NotIn, and empty for Exists and DoesNotExist',
+        );
+      }
     }
   }
   return undefined;

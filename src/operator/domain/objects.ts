@@ -39,6 +39,34 @@ export interface CnpgRoleConfiguration {
   passwordSecret?: { name: string };
 }
 
+/** The part of CNPG's `spec.affinity` pgfsm writes (docs/operations.md: what pgfsm owns on the CNPG Cluster). */
+export interface CnpgAffinity {
+  enablePodAntiAffinity?: boolean;
+  topologyKey?: string;
+  podAntiAffinityType?: 'preferred' | 'required';
+  nodeSelector?: Record<string, string>;
+  tolerations?: Array<{
+    key?: string;
+    operator?: 'Equal' | 'Exists';
+    value?: string;
+    effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+    tolerationSeconds?: number;
+  }>;
+  [other: string]: unknown;
+}
+
+/** A Kubernetes topology spread constraint, as pgfsm writes it into CNPG's `spec.topologySpreadConstraints`. */
+export interface CnpgTopologySpreadConstraint {
+  maxSkew: number;
+  topologyKey: string;
+  whenUnsatisfiable: 'DoNotSchedule' | 'ScheduleAnyway';
+  minDomains?: number;
+  labelSelector?: {
+    matchLabels?: Record<string, string>;
+    matchExpressions?: Array<{ key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }>;
+  };
+}
+
 export interface CnpgClusterSpec {
   instances?: number;
   imageName?: string;
@@ -48,7 +76,11 @@ export interface CnpgClusterSpec {
   enableSuperuserAccess?: boolean;
   bootstrap?: { initdb?: { database?: string; owner?: string; secret?: { name: string } } };
   storage?: { size?: string; storageClass?: string };
+  walStorage?: { size?: string; storageClass?: string };
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  affinity?: CnpgAffinity;
+  topologySpreadConstraints?: CnpgTopologySpreadConstraint[];
+  monitoring?: { enablePodMonitor?: boolean; [other: string]: unknown };
   managed?: { roles?: CnpgRoleConfiguration[] };
   [other: string]: unknown;
 }

@@ -190,14 +190,20 @@ function fitsInt32({ minimum, maximum }: JsonNode): boolean {
 }
 
 /** The whole-object schema: Kubernetes wants apiVersion/kind/metadata declared beside spec and status. */
-function rootSchema(kind: keyof typeof schemas, validations: ValidationRule[] = []): StructuralSchema {
+function rootSchema(
+  kind: keyof typeof schemas,
+  description: string,
+  validations: ValidationRule[] = [],
+): StructuralSchema {
   const { spec, status } = schemas[kind];
   return {
+    description,
     type: 'object',
     required: ['spec'],
     properties: {
-      apiVersion: { type: 'string' },
-      kind: { type: 'string' },
+      apiVersion: { description: `${GROUP}/${VERSION}`, type: 'string' },
+      kind: { description: kind, type: 'string' },
+      // Kubernetes forbids anything but a type here; kubectl explain shows ObjectMeta's own description.
       metadata: { type: 'object' },
       spec: toStructuralSchema(spec, 'spec'),
       ...(status ? { status: toStructuralSchema(status, 'status') } : {}),
@@ -212,6 +218,8 @@ const READY_CONDITION = '.status.conditions[?(@.type=="Ready")]';
 /** One CRD of ours: its names from the kind, one served and stored version, its columns and its schema. */
 function crdOf(options: {
   kind: keyof typeof schemas;
+  /** What `kubectl explain <kind>` says the kind is. */
+  description: string;
   shortName: string;
   scope: 'Namespaced' | 'Cluster';
   columns: PrinterColumn[];
@@ -242,7 +250,7 @@ function crdOf(options: {
           storage: true,
           ...(withStatus ? { subresources: { status: {} } } : {}),
           additionalPrinterColumns: [...options.columns, AGE_COLUMN],
-          schema: { openAPIV3Schema: rootSchema(options.kind, options.validations) },
+          schema: { openAPIV3Schema: rootSchema(options.kind, options.description, options.validations) },
         },
       ],
     },
@@ -271,6 +279,10 @@ const STATE_COLUMN: PrinterColumn = { name: 'State', type: 'string', jsonPath: '
 export const postgresClusterCrd = (): CustomResourceDefinition =>
   crdOf({
     kind: 'PostgresCluster',
+    description:
+      'A PostgreSQL cluster for a team, run by pgfsm on CloudNativePG: a superuser Secret, a CNPG Cluster, managed ' +
+      'roles, optional PgBouncer Poolers and a ConfigMap of connection endpoints. Its status tells where the ' +
+      'lifecycle stands and why (`pgfsm explain` tells more)',
     shortName: 'pgc',
     scope: 'Namespaced',
     columns: [
@@ -294,6 +306,9 @@ export const postgresClusterCrd = (): CustomResourceDefinition =>
 export const postgresClusterClassCrd = (): CustomResourceDefinition =>
   crdOf({
     kind: 'PostgresClusterClass',
+    description:
+      'A kind of PostgreSQL cluster, cluster-scoped: the defaults every PostgresCluster of the class starts from ' +
+      '(instances, version, storage, scheduling, parameters) and its CloudNativePG settings (PgBouncer Poolers)',
     shortName: 'pgcc',
     scope: 'Cluster',
     columns: [
@@ -308,6 +323,9 @@ export const postgresClusterClassCrd = (): CustomResourceDefinition =>
 export const postgresDatabaseCrd = (): CustomResourceDefinition =>
   crdOf({
     kind: 'PostgresDatabase',
+    description:
+      "An application's database on a PostgresCluster of the same namespace: an owner role, application users " +
+      'and a connection Secret per role, with a ready uri (never the superuser)',
     shortName: 'pgdb',
     scope: 'Namespaced',
     columns: [

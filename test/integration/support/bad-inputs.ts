@@ -208,6 +208,18 @@ export const corpus: BadInput[] = [
   { id: 'k-pooler-newline', via: 'create', expect: 'rejected', field: 'spec.cnpg.connectionPooler.parameters.default_pool_size', clusterClass: pooler({ parameters: { default_pool_size: '10\nauth_type = trust' } }) },
   { id: 'k-update-reboot', via: 'create', expect: 'rejected', field: 'spec.cnpg.primaryUpdateMethod', clusterClass: classSpec({ cnpg: { primaryUpdateMethod: 'reboot' } }) },
   { id: 'k-pooler-unset', via: 'create', expect: 'rejected', field: 'spec.cnpg', clusterClass: classConfig({ connectionPoolerEnabled: true }) },
+  // ---- the day-one CNPG fields ----
+  { id: 'image-latest', via: 'create', expect: 'rejected', field: 'spec.imageName', cluster: spec({ imageName: 'ghcr.io/cloudnative-pg/postgresql:latest' }) },
+  { id: 'image-digest-only', via: 'create', expect: 'rejected', field: 'spec.imageName', cluster: spec({ imageName: `postgres@sha256:${'a'.repeat(64)}` }) },
+  { id: 'image-other-major', via: 'create', expect: 'rejected', field: 'spec.postgresVersion', cluster: spec({ imageName: 'ghcr.io/cloudnative-pg/postgresql:18.1', postgresVersion: '17' }) },
+  { id: 'wal-small', via: 'create', expect: 'rejected', field: 'spec.walStorage.size', cluster: spec({ walStorage: { size: '100Mi' } }) },
+  { id: 'storage-class-upper', via: 'create', expect: 'rejected', field: 'spec.storageClass', cluster: spec({ storageClass: 'Fast_SSD' }) },
+  { id: 'toleration-no-key', via: 'create', expect: 'rejected', field: 'spec.affinity.tolerations[0]', cluster: spec({ affinity: { tolerations: [{ operator: 'Equal', value: 'x' }] } }) },
+  { id: 'toleration-seconds', via: 'create', expect: 'rejected', field: 'spec.affinity.tolerations[0]', cluster: spec({ affinity: { tolerations: [{ key: 'k', effect: 'NoSchedule', tolerationSeconds: 5 }] } }) },
+  { id: 'node-selector-key', via: 'create', expect: 'rejected', field: 'spec.affinity.nodeSelector', cluster: spec({ affinity: { nodeSelector: { 'disk type': 'ssd' } } }) },
+  { id: 'anti-affinity-strict', via: 'create', expect: 'rejected', field: 'spec.affinity.podAntiAffinityType', cluster: spec({ affinity: { podAntiAffinityType: 'strict' } }) },
+  { id: 'tsc-min-domains', via: 'create', expect: 'rejected', field: 'spec.topologySpreadConstraints[0]', cluster: spec({ topologySpreadConstraints: [{ maxSkew: 1, topologyKey: 'zone', whenUnsatisfiable: 'ScheduleAnyway', minDomains: 2 }] }) },
+  { id: 'k-image-latest', via: 'create', expect: 'rejected', field: 'spec.config.imageName', clusterClass: classConfig({ imageName: 'postgres:latest' }) },
   // ---- updates of a valid cluster ----
   { id: 'u-class-change', via: 'update', expect: 'rejected', field: 'spec.class', patch: { class: 'premium' } },
   { id: 'u-storage-shrink', via: 'update', expect: 'rejected', field: 'spec.storage', patch: { storage: '1Gi' } },
@@ -216,6 +228,10 @@ export const corpus: BadInput[] = [
   { id: 'u-version-removed', via: 'update', expect: 'rejected', field: 'spec.postgresVersion', patch: { postgresVersion: null } },
   { id: 'u-upgrade-to-15', via: 'update', expect: 'rejected', field: 'spec.postgresVersion', base: { ...updateBase, postgresVersion: '13' }, patch: { postgresVersion: '15' } },
   { id: 'u-roles-string', via: 'update', expect: 'rejected', field: 'spec.managedRoles', patch: { managedRoles: 'app' } },
+  { id: 'u-storage-class-change', via: 'update', expect: 'rejected', field: 'spec.storageClass', base: { ...updateBase, storageClass: 'fast' }, patch: { storageClass: 'slow' } },
+  { id: 'u-wal-removed', via: 'update', expect: 'rejected', field: 'spec.walStorage', base: { ...updateBase, walStorage: { size: '2Gi' } }, patch: { walStorage: null } },
+  { id: 'u-wal-shrink', via: 'update', expect: 'rejected', field: 'spec.walStorage.size', base: { ...updateBase, walStorage: { size: '2Gi' } }, patch: { walStorage: { size: '1Gi' } } },
+  { id: 'u-image-down', via: 'update', expect: 'rejected', field: 'spec.imageName', base: { storage: '2Gi', imageName: 'postgres:17.2', suspend: true }, patch: { imageName: 'postgres:16.4' } },
   { id: 'u-storage-set-small', via: 'update', expect: 'rejected', field: 'spec.storage: Invalid value', base: { postgresVersion: '17', suspend: true }, patch: { storage: '512Mi' } },
   // ---- accepted, then Stalled once the cluster meets its class ----
   { id: 's-class-missing', via: 'create', expect: 'stalled', field: 'spec.class', cluster: { spec: { class: 'no-such-class' } } },
@@ -227,6 +243,7 @@ export const corpus: BadInput[] = [
   { id: 's-class-memory', via: 'create', expect: 'stalled', field: 'spec.config.resources.requests.memory', clusterClass: classConfig({ resources: { requests: { memory: '256Mi' } } }), cluster: bareSpec({ postgresqlConfig: { shared_buffers: '1GB' } }) },
   { id: 's-class-instances', via: 'create', expect: 'stalled', field: 'spec.postgresqlConfig.wal_log_hints', clusterClass: classConfig({ instances: 3 }), cluster: bareSpec({ postgresqlConfig: { wal_log_hints: 'off' } }) },
   { id: 's-class-wal', via: 'create', expect: 'stalled', field: 'spec.postgresqlConfig.min_wal_size', clusterClass: classConfig({ postgresqlConfig: { max_wal_size: '1GB' } }), cluster: bareSpec({ postgresqlConfig: { min_wal_size: '2GB' } }) },
+  { id: 's-class-image', via: 'create', expect: 'stalled', field: 'spec.postgresVersion', clusterClass: classConfig({ imageName: 'ghcr.io/cloudnative-pg/postgresql:17.2' }), cluster: bareSpec({ postgresVersion: '18' }) },
   { id: 's-failover-slots', via: 'create', expect: 'stalled', field: 'spec.postgresqlConfig.hot_standby_feedback', cluster: params({ 'pg_failover_slots.synchronize_slot_names': 'name_like:%' }) },
   // ---- stored before a rule existed, or with validation off ----
   { id: 't-no-spec', via: 'stored', expect: 'stalled', field: 'spec: Expected object', cluster: { spec: undefined } },
@@ -259,6 +276,8 @@ export const corpus: BadInput[] = [
   { id: 't-k-listen-port', via: 'stored', expect: 'stalled', field: 'spec.cnpg.connectionPooler.parameters.listen_port', clusterClass: pooler({ parameters: { listen_port: '6543' } }), cluster: bareSpec({ connectionPoolerEnabled: true }) },
   { id: 't-k-pooler-newline', via: 'stored', expect: 'stalled', field: 'spec.cnpg.connectionPooler.parameters.default_pool_size', clusterClass: pooler({ parameters: { default_pool_size: '10\nauth_type = trust' } }), cluster: bareSpec({ connectionPoolerEnabled: true }) },
   { id: 't-k-no-provisioner', via: 'stored', expect: 'stalled', field: 'spec.provisioner', clusterClass: { spec: { config: { instances: 1, storage: '1Gi', postgresVersion: '17' } } }, cluster: bareSpec({}) },
+  { id: 't-image-latest', via: 'stored', expect: 'stalled', field: 'spec.imageName', cluster: spec({ imageName: 'postgres:latest' }) },
+  { id: 't-toleration-no-key', via: 'stored', expect: 'stalled', field: 'spec.affinity.tolerations[0].operator', cluster: spec({ affinity: { tolerations: [{ operator: 'Equal', value: 'x' }] } }) },
   { id: 't-k-instances', via: 'stored', expect: 'stalled', field: 'spec.config.instances', clusterClass: classConfig({ instances: 'three' }), cluster: bareSpec({}) },
 ];
 

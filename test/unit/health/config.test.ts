@@ -1,10 +1,13 @@
 /** mergeConfig: the cluster spec over its class defaults, validated; invalid input names the field. */
 import { describe, expect, it } from 'vitest';
 import type { PostgresClusterClass, PostgresClusterSpec } from '../../../src/operator/api/schema.ts';
+import { assess } from '../../../src/operator/domain/assessment.ts';
 import { POSTGRES_IMAGE } from '../../../src/operator/domain/components/cluster.ts';
 import { type MergeResult, mergeConfig } from '../../../src/operator/domain/config.ts';
 import type { CnpgCluster } from '../../../src/operator/domain/objects.ts';
-import type { Observation } from '../../../src/operator/domain/observation.ts';
+import { defaultSettings, type Observation } from '../../../src/operator/domain/observation.ts';
+import { Reason } from '../../../src/operator/domain/vocabulary.ts';
+import { FOREIGN_OWNER } from '../../../src/tools/fixtures/observations.ts';
 import { makeClass, world } from './support.ts';
 
 /** A healthy world whose cluster spec is `spec` (replacing the fixture's) and class is `clusterClass`. */
@@ -193,6 +196,37 @@ describe('invalid input names the field', () => {
     expect(r.message).toContain('17.2');
   });
 
+  describe('a CNPG Cluster of the same name that is not ours bounds nothing (issue 30)', () => {
+    const running = { imageName: `${POSTGRES_IMAGE}:17.2`, storage: { size: '20Gi' } };
+    /** The observation with the CNPG Cluster's metadata changed by `meta`. */
+    const withCnpg = (meta: (m: CnpgCluster['metadata']) => CnpgCluster['metadata']) => {
+      const o = observation({ postgresVersion: '16', storage: '5Gi' }, makeClass(), running);
+      if (!o.cnpg) throw new Error('no CNPG cluster');
+      return { ...o, cnpg: { ...o.cnpg, metadata: meta(o.cnpg.metadata) } };
+    };
+    const unowned = (m: CnpgCluster['metadata']) => ({ ...m, ownerReferences: [] });
+
+    it('an orphan not handed over: the merge passes, and the cluster step says whose it is', () => {
+      const o = withCnpg(unowned);
+      expect(mergeConfig(o).ok).toBe(true);
+      const health = assess(o, defaultSettings).health.cluster;
+      expect(health?.reason).toBe(Reason.ClusterNotAdoptable);
+      expect(health?.message).toContain('pgfsm.io/adopt=true');
+    });
+
+    it("another controller's: the merge passes, and the cluster step says who controls it", () => {
+      const o = withCnpg((m) => ({ ...m, ownerReferences: [FOREIGN_OWNER] }));
+      expect(mergeConfig(o).ok).toBe(true);
+      expect(assess(o, defaultSettings).health.cluster?.reason).toBe(Reason.ClusterOwnedByOther);
+    });
+
+    it('an orphan handed over (pgfsm.io/adopt) is about to be ours: what it runs bounds the spec', () => {
+      const o = withCnpg((m) => ({ ...unowned(m), annotations: { 'pgfsm.io/adopt': 'true' } }));
+      const r = invalid(mergeConfig(o));
+      expect(r.field).toBe('spec.storage');
+    });
+  });
+
   // CNPG's own images are tagged `<version>-<flavour>-<distro>` (e.g. 18-standard-trixie); a cluster
   // adopted with such an image must be guarded too.
   it.each([['18-standard-trixie'], ['18.1-standard-trixie'], ['18-minimal-bookworm']])(
@@ -235,6 +269,13 @@ describe('invalid input names the field', () => {
     const r = invalid(mergeConfig(observation({}, null)));
     expect(r.field).toBe('spec.class');
     expect(r.message).toContain('standard');
+    // Only what the API accepts: spec.class is immutable, so create the class or recreate the cluster.
+    expect(r.message).toContain('create the class');
+    expect(r.message).toContain('delete this PostgresCluster and create it again');
+    expect(r.message).toContain('clusterDeletionPolicy is Retain, so its data is kept');
+    expect(r.message).not.toMatch(/fix spec\.class/);
+    const deleting = invalid(mergeConfig(observation({ clusterDeletionPolicy: 'Delete' }, null)));
+    expect(deleting.message).toContain('clusterDeletionPolicy is Delete, so its data goes with it');
   });
 });
 

@@ -1,9 +1,11 @@
 /** The CNPG Cluster: built from the merged config, repaired on drift of the fields pgfsm owns. */
+import { CNPG_CLUSTER_LABEL } from '../../api/cnpg-rules.ts';
 import type { MergedConfig } from '../config.ts';
 import { type Effect, type KubeEvent, normal } from '../effects.ts';
+import { holds } from '../holds.ts';
 import { CNPG_API_VERSION, type CnpgCluster, type CnpgClusterSpec, type ObjectRef } from '../objects.ts';
 import type { Observation } from '../observation.ts';
-import { ownedKeysAnnotation, ownedMapDrifted } from '../owned-keys.ts';
+import { ownedFieldsAnnotation, ownedFieldsOf, ownedKeysAnnotation, ownedMapDrifted } from '../owned-keys.ts';
 import { heldByOther, type Judgment, judgment, type Verdict, verdict } from '../verdict.ts';
 import {
   childLabels,
@@ -37,14 +39,26 @@ export function desiredCnpgCluster(observation: Observation, config: MergedConfi
   const names = childNames(cluster.metadata.name);
   const spec: CnpgClusterSpec = {
     instances: config.instances,
-    imageName: `${POSTGRES_IMAGE}:${config.postgresVersion}`,
+    imageName: config.imageName ?? `${POSTGRES_IMAGE}:${config.postgresVersion}`,
     primaryUpdateMethod: config.primaryUpdateMethod,
     postgresql: { parameters: config.postgresqlConfig, pg_hba: config.pgHBA },
     superuserSecret: { name: names.secret },
     enableSuperuserAccess: true,
-    storage: { size: config.storage },
+    storage: { size: config.storage, ...(config.storageClass ? { storageClass: config.storageClass } : {}) },
     resources: config.resources,
   };
+  // The day-one fields, only when set: a cluster using none sends what it always sent.
+  if (config.walStorage) spec.walStorage = { ...config.walStorage };
+  if (config.affinity) spec.affinity = structuredClone(config.affinity);
+  if (config.topologySpreadConstraints) {
+    // A constraint without a selector counts this cluster's instances, by the label CNPG gives them.
+    const own = { matchLabels: { [CNPG_CLUSTER_LABEL]: names.cnpgCluster } };
+    spec.topologySpreadConstraints = config.topologySpreadConstraints.map((constraint) => ({
+      ...structuredClone(constraint),
+      labelSelector: structuredClone(constraint.labelSelector) ?? own,
+    }));
+  }
+  if (config.monitoring) spec.monitoring = { ...config.monitoring };
   // CNPG reads `bootstrap` only to initialise a new cluster. pgfsm sets it on creation and afterwards
   // applies what the cluster already has, so adopting one (whose bootstrap named another Secret, or came
   // from a backup) never asks CNPG to change how a running database was once created.
@@ -59,7 +73,7 @@ export function desiredCnpgCluster(observation: Observation, config: MergedConfi
       name: names.cnpgCluster,
       namespace: cluster.metadata.namespace,
       labels: childLabels(cluster.metadata.name),
-      annotations: ownedKeysAnnotation(config.postgresqlConfig),
+      annotations: { ...ownedKeysAnnotation(config.postgresqlConfig), ...ownedFieldsAnnotation(dayOneFields(spec)) },
       ownerReferences: [ownerReferenceTo(cluster)],
     },
     spec,
@@ -68,6 +82,53 @@ export function desiredCnpgCluster(observation: Observation, config: MergedConfi
 
 const sameQuantities = (a: Record<string, string> = {}, b: Record<string, string> = {}) =>
   Object.keys({ ...a, ...b }).every((k) => sameQuantity(a[k], b[k]));
+
+/**
+ * The optional fields pgfsm owns on the CNPG Cluster once it sends them, by path, in the order drift names them:
+ * storage class, WAL volume, the affinity subset, topology spread, monitoring. Every other optional field of the
+ * CNPG Cluster (spec.backup, spec.affinity.nodeAffinity, …) is the user's: pgfsm neither sends nor compares it.
+ */
+const DAY_ONE_FIELDS = [
+  'storage.storageClass',
+  'walStorage',
+  'walStorage.storageClass',
+  'affinity.enablePodAntiAffinity',
+  'affinity.topologyKey',
+  'affinity.podAntiAffinityType',
+  'affinity.nodeSelector',
+  'affinity.tolerations',
+  'topologySpreadConstraints',
+  'monitoring.enablePodMonitor',
+] as const;
+
+const at = (spec: CnpgClusterSpec, path: string): unknown =>
+  path.split('.').reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], spec);
+
+/** The day-one fields a CNPG Cluster spec pgfsm built carries. */
+const dayOneFields = (spec: CnpgClusterSpec) => DAY_ONE_FIELDS.filter((path) => at(spec, path) !== undefined);
+
+/**
+ * The day-one fields that drifted: one pgfsm sends and does not find as sent (others may add to it: CNPG's
+ * defaults, such as podAntiAffinityType), or one it sent before (OWNED_FIELDS_ANNOTATION) and no longer sends
+ * that is still there. A field set by someone else that pgfsm never sent is theirs, and no drift.
+ */
+function dayOneDrift(observed: CnpgCluster, o: CnpgClusterSpec, d: CnpgClusterSpec): string[] {
+  const sentBefore = ownedFieldsOf(observed.metadata.annotations);
+  const sendingNow = new Set(dayOneFields(d));
+  const drift = DAY_ONE_FIELDS.filter((path) => {
+    const want = at(d, path);
+    const have = at(o, path);
+    if (want === undefined) return sentBefore.has(path) && have !== undefined;
+    if (path === 'walStorage') {
+      const wal = want as { size?: string };
+      return !sameQuantity((have as { size?: string } | undefined)?.size, wal.size);
+    }
+    return !holds(have, want);
+  });
+  // What pgfsm owns changed without a value to repair (a field gone already): the annotation still says so.
+  const listed = [...sentBefore].sort().join(',') !== [...sendingNow].sort().join(',');
+  return listed && drift.length === 0 ? ['owned fields'] : drift;
+}
 
 /**
  * The owned fields whose observed value differs from the desired one. Only fields pgfsm sets are
@@ -91,6 +152,7 @@ export function cnpgDrift(observed: CnpgCluster, desired: CnpgCluster): string[]
     drift.push('superuserSecret');
   }
   if (!sameQuantity(o.storage?.size, d.storage?.size)) drift.push('storage.size');
+  drift.push(...dayOneDrift(observed, o, d));
   if (
     !sameQuantities(o.resources?.requests, d.resources?.requests) ||
     !sameQuantities(o.resources?.limits, d.resources?.limits)
@@ -131,7 +193,7 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
     return judgment(
       verdict('Pending', Reason.CNPGClusterPending, `CNPG cluster ${name} does not exist yet`),
       apply(
-        normal(EventReason.ClusterCreationStarted, 'CreateCNPGCluster', `CNPG cluster ${name} created, waiting for it`),
+        normal(EventReason.CNPGClusterCreated, 'CreateCNPGCluster', `CNPG cluster ${name} created, waiting for it`),
       ),
     );
   }
@@ -153,7 +215,7 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
     if (blocker) return judgment(verdict('Failed', Reason.ClusterSuperuserSecretMismatch, blocker));
     return judgment(
       verdict('Provisioning', Reason.CNPGClusterUpdating, `Adopting the existing CNPG cluster ${name}`),
-      apply(normal(EventReason.ClusterAdopted, 'AdoptCNPGCluster', `Adopted the existing CNPG cluster ${name}`)),
+      apply(normal(EventReason.CNPGClusterAdopted, 'AdoptCNPGCluster', `Adopted the existing CNPG cluster ${name}`)),
     );
   }
   // Our own pending change comes first: it may be the user's fix for a failure CNPG still reports.
@@ -165,7 +227,7 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
       verdict('Provisioning', Reason.CNPGClusterUpdating, `Updating CNPG cluster ${name}: ${drift.join(', ')}`),
       apply(
         normal(
-          EventReason.ClusterUpdateStarted,
+          EventReason.CNPGClusterUpdated,
           'UpdateCNPGCluster',
           `CNPG cluster ${name} updated: ${drift.join(', ')}`,
         ),
@@ -194,7 +256,7 @@ function judgeSteps(cnpg: CnpgCluster, desired: CnpgCluster, steps: Steps): Judg
         component: 'cluster',
         object: steps.object,
         event: normal(
-          EventReason.ClusterUpdateStaged,
+          EventReason.CNPGClusterUpdateStaged,
           'UpdateCNPGClusterInSteps',
           `CNPG cluster ${name} updated, step 1 of 2: ${fields}; the image ${image} follows once CNPG is healthy ` +
             'with every instance ready',
