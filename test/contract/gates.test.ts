@@ -73,8 +73,12 @@ describe('a missing PostgresClusterClass', () => {
   it('still gets its finalizer back first when children of it exist, so that a deletion cannot orphan them', async () => {
     const sim = simulationWith([clusterObject('orders')]);
     await untilReady(sim, 'orders');
-    // The class is gone and, at the same time, someone removes the finalizer: the children are still ours.
+    // The class is gone — deleted, and its finalizer pgfsm.io/class-in-use forced off by hand (it would keep it
+    // while the cluster uses it) — and, at the same time, someone removes the finalizer: the children are still ours.
     sim.api.delete({ kind: 'PostgresClusterClass', namespace: '', name: 'standard' });
+    const terminating = sim.api.get<StoredObject>({ kind: 'PostgresClusterClass', namespace: '', name: 'standard' });
+    if (terminating) sim.api.update({ ...terminating, metadata: { ...terminating.metadata, finalizers: [] } });
+    expect(sim.api.get({ kind: 'PostgresClusterClass', namespace: '', name: 'standard' })).toBeUndefined();
     const stored = getCluster(sim, 'orders') as unknown as StoredObject;
     sim.api.update({ ...stored, metadata: { ...stored.metadata, finalizers: [] } });
     await sim.run(60_000);

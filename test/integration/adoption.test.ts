@@ -5,6 +5,8 @@
  * change nothing; what a Retain deletion releases carries the annotation from the release (operator.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { POSTGRES_IMAGE } from '../../src/operator/domain/components/cluster.ts';
+import type { CnpgCluster } from '../../src/operator/domain/objects.ts';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 import {
   conditions,
@@ -142,5 +144,34 @@ describe('adopt only what is ours to adopt, on a real API server', () => {
     expect(kept.data).toEqual({ NOTE: 'kept by the platform team' });
     expect(kept.metadata?.ownerReferences ?? []).toEqual([]);
     expect(await gone(() => world.core.readNamespacedSecret({ name: 'journal-superuser', namespace: NS }))).toBe(true);
+  });
+
+  it('a PostgresCluster named like a CNPG Cluster nobody handed over is told so first, not judged against it', async () => {
+    // Someone's database, an older spec would be refused against: PostgreSQL 17 on 20Gi.
+    await world.custom.createNamespacedCustomObject({
+      ...cnpgCluster('archive'),
+      body: {
+        apiVersion: 'postgresql.cnpg.io/v1',
+        kind: 'Cluster',
+        metadata: { name: 'archive', namespace: NS },
+        spec: { instances: 1, imageName: `${POSTGRES_IMAGE}:17`, storage: { size: '20Gi' } },
+      },
+    });
+    await createCluster(world, 'archive', {
+      class: 'standard',
+      postgresVersion: '16',
+      clusterDeletionPolicy: 'Delete',
+    });
+    await untilState(world, 'archive', 'Failed.Cluster');
+    const condition = (await getCluster(world, 'archive'))?.status?.conditions?.find((c) => c.type === 'ClusterReady');
+    expect(condition).toMatchObject({ status: 'False', reason: 'ClusterNotAdoptable' });
+    expect(condition?.message).toContain(
+      `kubectl annotate -n ${NS} clusters.postgresql.cnpg.io archive pgfsm.io/adopt=true`,
+    );
+    const said = (await eventsAbout(world, 'archive')).map((e) => e.note).join('\n');
+    expect(said).not.toContain('cannot go down');
+    const theirs = (await world.custom.getNamespacedCustomObject(cnpgCluster('archive'))) as CnpgCluster;
+    expect(theirs.metadata.ownerReferences ?? []).toEqual([]);
+    expect(theirs.spec.imageName).toBe(`${POSTGRES_IMAGE}:17`);
   });
 });

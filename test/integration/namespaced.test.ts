@@ -118,7 +118,8 @@ beforeAll(async () => {
 
   operator = await startOperator({
     sources: createWatchSources(operatorKc, { namespaces: WATCHED }),
-    ports: kubernetesPorts(operatorKc, { reportingInstance: 'pgfsm-namespaced' }),
+    // As `pgfsm run --namespace` builds them: the class protection's re-check lists clusters in these only.
+    ports: kubernetesPorts(operatorKc, { reportingInstance: 'pgfsm-namespaced', namespaces: WATCHED }),
     settings: { ...defaultSettings, requeueDelayMs: 2_000 },
     leadership: new SoleLeader('pgfsm-namespaced'),
     workers: 2,
@@ -153,6 +154,17 @@ describe('pgfsm watching team-a,team-b with the namespaced overlay RBAC', () => 
       const configMap = await core.readNamespacedConfigMap({ name: 'orders-endpoints', namespace });
       expect(configMap.data?.CLUSTER_POOLER_RW_ENDPOINT).toBe(`orders-pooler-rw.${namespace}.svc.cluster.local`);
     }
+    // The class they use is protected: the cut-down ClusterRole grants its finalizer (patch).
+    await waitFor('the class protected', async () => {
+      const cls = (await custom.getClusterCustomObject({
+        ...GROUP,
+        plural: 'postgresclusterclasses',
+        name: 'standard',
+      })) as {
+        metadata: { finalizers?: string[] };
+      };
+      return cls.metadata.finalizers?.includes('pgfsm.io/class-in-use') ? true : undefined;
+    });
   });
 
   it('deletes a cluster with Delete in a watched namespace: every child goes, then the object', async () => {

@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import type { PostgresCluster, PostgresDatabase } from '../../src/operator/api/schema.ts';
+import type { PostgresCluster, PostgresClusterClass, PostgresDatabase } from '../../src/operator/api/schema.ts';
 import type { DatabasePorts } from '../../src/operator/core/database/ports.ts';
 import type { Ports } from '../../src/operator/core/ports.ts';
 import { cnpgDatabaseRef, desiredCnpgDatabase } from '../../src/operator/domain/database/cnpg-database.ts';
@@ -180,6 +180,12 @@ const cluster: PostgresCluster = {
   spec: { class: 'standard' },
 } as PostgresCluster;
 const owner = ownerReferenceTo(cluster);
+const clusterClass: PostgresClusterClass = {
+  apiVersion: 'pgfsm.io/v1alpha1',
+  kind: 'PostgresClusterClass',
+  metadata: { name: 'standard', uid: 'uid-standard', resourceVersion: '1' },
+  spec: {},
+} as PostgresClusterClass;
 const ref = (apiVersion: string, kind: string, name: string): ObjectRef => ({ apiVersion, kind, namespace: NS, name });
 const cnpg = {
   apiVersion: 'postgresql.cnpg.io/v1',
@@ -365,6 +371,10 @@ const USES: Record<string, { by: string; call: Call } | { admission: string; hol
     by: 'ClassPort.get from the API: a class the cache does not hold, read before it is reported missing',
     call: () => ports.classes.get('not-cached'),
   },
+  'pgfsm.io postgresclusterclasses patch': {
+    by: 'ClassPort.addFinalizer / removeFinalizer (the class protection: merge patch of the finalizer)',
+    call: () => ports.classes.addFinalizer(clusterClass, 'pgfsm.io/class-in-use'),
+  },
   'pgfsm.io postgresclusterclasses list': { by: 'Informer (classes)', call: runInformers },
   'pgfsm.io postgresclusterclasses watch': { by: 'Informer (classes)', call: runInformers },
   'postgresql.cnpg.io clusters get': {
@@ -480,6 +490,14 @@ const EVERY_PORT_CALL: Record<string, (p: Ports) => Promise<unknown>> = {
     ),
   'clusters.writeStatus': (p) => p.clusters.writeStatus(cluster, { state: 'Pending' } as never),
   'classes.get': (p) => p.classes.get('not-cached'),
+  'classes.addFinalizer': (p) => p.classes.addFinalizer(clusterClass, 'pgfsm.io/class-in-use'),
+  'classes.removeFinalizer': (p) =>
+    p.classes.removeFinalizer(
+      { ...clusterClass, metadata: { ...clusterClass.metadata, finalizers: ['pgfsm.io/class-in-use'] } },
+      'pgfsm.io/class-in-use',
+    ),
+  // The re-check before a removal: a list of the clusters from the API (granted for the informer).
+  'classes.usersOf': (p) => p.classes.usersOf('standard'),
   'secrets.get': (p) => p.secrets.get(secretRef),
   'secrets.create': (p) => p.secrets.create({ ref: secretRef, username: 'postgres', labels: {}, owner }),
   'secrets.setOwner': (p) => p.secrets.setOwner(secretRef, { ...owner, uid: 'uid-another' }),

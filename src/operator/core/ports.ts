@@ -44,8 +44,21 @@ export interface PostgresClusterPort {
   writeStatus(cluster: PostgresCluster, status: PostgresClusterStatus): Promise<PostgresCluster | undefined>;
 }
 
+/**
+ * The PostgresClusterClass: read by the passes; its finalizer (`pgfsm.io/class-in-use`,
+ * domain/class-protection.ts) written by the driver's class protection, never by a pass. Finalizer writes are
+ * conditional on the resourceVersion of the class given, as the cluster's are, and answer the version the
+ * object is at after them (undefined when nothing was written or the class is gone).
+ */
 export interface ClassPort {
   get(name: string): Promise<PostgresClusterClass | undefined>;
+  addFinalizer(clusterClass: PostgresClusterClass, finalizer: string): Promise<string | undefined>;
+  removeFinalizer(clusterClass: PostgresClusterClass, finalizer: string): Promise<string | undefined>;
+  /**
+   * The PostgresClusters that name the class, read from the API now rather than from a cache (the re-check
+   * before a finalizer is removed: a cluster the watch has not delivered yet may name it), as their objects.
+   */
+  usersOf(name: string): Promise<PostgresCluster[]>;
 }
 
 /**

@@ -323,6 +323,11 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
       },
     },
     classes: {
+      // The finalizer writes and the re-check's list are the class protection's (class-protection.ts), which
+      // reads the caches itself: they go to the API unchanged.
+      addFinalizer: (clusterClass, finalizer) => ports.classes.addFinalizer(clusterClass, finalizer),
+      removeFinalizer: (clusterClass, finalizer) => ports.classes.removeFinalizer(clusterClass, finalizer),
+      usersOf: (name) => ports.classes.usersOf(name),
       async get(name: string) {
         const clusterClass = sources.classes.get('', name);
         if (clusterClass) return copy(clusterClass);

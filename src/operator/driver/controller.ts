@@ -13,6 +13,7 @@ import type { ObjectVersion } from '../core/follow.ts';
 import { type ClusterKey, keyString } from '../core/ports.ts';
 import type { ReconcileOutcome, UnsentEvent } from '../core/reconcile.ts';
 import type { KubeEvent } from '../domain/effects.ts';
+import { CLASS_KEY_PREFIX, classesFor, classKeyString, isClassKey } from './class-protection.ts';
 import { DATABASE_KEY_PREFIX, databaseKeyString, databasesFor, isDatabaseKey } from './database-mapping.ts';
 import { Echoes } from './echoes.ts';
 import { clusterFields, describeError, type Logger, transitionOf } from './logger.ts';
@@ -54,6 +55,11 @@ export interface ControllerOptions {
    * their roles).
    */
   reconcileDatabase?: (key: ClusterKey) => Promise<ReconcileOutcome>;
+  /**
+   * One pass for one PostgresClusterClass's protection (class-protection.ts), on keys of their own in the same
+   * queue and workers. Without it, classes get no finalizer.
+   */
+  reconcileClass?: (name: string) => Promise<ReconcileOutcome>;
 }
 
 /**
@@ -128,6 +134,7 @@ export class Controller {
           } else if (this.statusEchoes.wakes(queued, event)) this.repairStatus(queued);
         }
         for (const key of this.databaseKeysFor(event)) this.queue.add(databaseKeyString(key));
+        if (this.options.reconcileClass) for (const name of classesFor(event)) this.queue.add(classKeyString(name));
       }),
     );
   }
@@ -195,6 +202,9 @@ export class Controller {
       for (const d of this.options.sources.databases.list()) {
         this.queue.add(databaseKeyString({ namespace: d.metadata.namespace, name: d.metadata.name }));
       }
+    }
+    if (this.options.reconcileClass) {
+      for (const c of this.options.sources.classes.list()) this.queue.add(classKeyString(c.metadata.name));
     }
     // A cluster that is gone may still have Events to send (the end of its deletion): only its key's pass does.
     for (const key of this.options.pendingKeys?.() ?? []) this.queue.add(key);
@@ -266,7 +276,8 @@ export class Controller {
 
   /** The pass a queued key stands for: a PostgresDatabase's or a PostgresCluster's. */
   private passOf(key: string): Promise<ReconcileOutcome> {
-    const { reconcileDatabase } = this.options;
+    const { reconcileDatabase, reconcileClass } = this.options;
+    if (reconcileClass && isClassKey(key)) return reconcileClass(key.slice(CLASS_KEY_PREFIX.length));
     if (reconcileDatabase && isDatabaseKey(key))
       return reconcileDatabase(parseKey(key.slice(DATABASE_KEY_PREFIX.length)));
     return this.options.reconcile(parseKey(key));

@@ -58,10 +58,21 @@ function fencedChild<T extends KubeObject>(
  */
 export function fencedPorts(ports: Ports, leadership: Pick<Leadership, 'isLeader' | 'identity'>): Ports {
   const fence = fenceOf(leadership);
-  const { clusters, secrets, cnpgClusters, poolers, configMaps, databases, events } = ports;
+  const { clusters, classes, secrets, cnpgClusters, poolers, configMaps, databases, events } = ports;
   // Every port is listed, none spread: a port or a write added later fails to compile here until fenced.
   return {
-    classes: ports.classes,
+    classes: {
+      get: (name) => classes.get(name),
+      usersOf: (name) => classes.usersOf(name),
+      addFinalizer: async (clusterClass, finalizer) => {
+        fence('add class finalizer');
+        return classes.addFinalizer(clusterClass, finalizer);
+      },
+      removeFinalizer: async (clusterClass, finalizer) => {
+        fence('remove class finalizer');
+        return classes.removeFinalizer(clusterClass, finalizer);
+      },
+    },
     clock: ports.clock,
     clusters: {
       get: (key) => clusters.get(key),

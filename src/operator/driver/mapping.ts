@@ -124,6 +124,13 @@ export function clusterUpdateOf(old: KubeObject, next: KubeObject): ClusterUpdat
   return isDeepStrictEqual(recordOf(old).status, recordOf(next).status) ? 'unread' : 'status';
 }
 
+/** The same class at the same generation: its spec did not change (unknown generations: it may have). */
+function sameSpecOfClass(old: KubeObject, next: KubeObject): boolean {
+  const a = recordOf(recordOf(old).metadata);
+  const b = recordOf(recordOf(next).metadata);
+  return a.generation !== undefined && a.generation === b.generation && a.uid === b.uid;
+}
+
 /** A PostgresCluster update that changed its status and nothing else a pass reads. */
 export const isStatusUpdate = ({ type, object, old }: SourceEvent): boolean =>
   type === 'update' &&
@@ -203,6 +210,9 @@ export function clustersFor(event: SourceEvent, lookups: MappingLookups): Cluste
     case 'Database':
       return [];
     case 'PostgresClusterClass':
+      // Its metadata alone (its finalizer, its deletion: class-protection.ts) changes nothing a pass reads: while
+      // it exists, its clusters read its spec, whose changes move its generation.
+      if (event.type === 'update' && event.old && sameSpecOfClass(event.old, object)) return [];
       // Cluster-scoped: clusters in every namespace may use it.
       return keysWhere(lookups.clusters(), (c) => namedClass(c) === object.metadata.name);
     default:

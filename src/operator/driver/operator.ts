@@ -7,6 +7,7 @@ import type { DatabasePorts } from '../core/database/ports.ts';
 import type { Ports } from '../core/ports.ts';
 import type { Settings } from '../domain/observation.ts';
 import { readingFromCaches } from './cache-reads.ts';
+import { ClassProtection } from './class-protection.ts';
 import { Controller } from './controller.ts';
 import { fencedDatabasePorts, fencedPorts } from './fenced-ports.ts';
 import type { Logger } from './logger.ts';
@@ -75,6 +76,8 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   // What a pass could not announce and the Events it handed over to be sent: in this process's memory.
   const databasePorts = options.databasePorts && fencedDatabasePorts(options.databasePorts, ports, leadership);
   const passes = processPasses(ports, options.settings, databasePorts ? { databasePorts } : {});
+  // The finalizer of each class in use (class-protection.ts), on keys of its own in the same queue.
+  const classes = new ClassProtection({ sources, ports, logger: log });
   const controller = new Controller({
     sources,
     reconcile: passes.pass,
@@ -84,6 +87,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
     pendingKeys: () => passes.announcements.unsentKeys(),
     ...(passes.databasePass ? { reconcileDatabase: passes.databasePass } : {}),
+    reconcileClass: (name) => classes.pass(name),
   });
   passes.attach(controller);
   controller.watch();

@@ -4,6 +4,7 @@
  */
 import { isDns1123Subdomain } from '../api/cnpg-rules.ts';
 import type { Assessment } from '../domain/assessment.ts';
+import { recreateWithClass } from '../domain/config.ts';
 import { deletionPolicyOf } from '../domain/deletion.ts';
 import { PASSWORD_KEY } from '../domain/vocabulary.ts';
 import { poolerFacts } from './facts.ts';
@@ -25,7 +26,11 @@ function blockerHints({ blocker, facts, assessment, namespace }: HintInput): str
   const ns = namespace;
   switch (blocker?.guard.replace(/\(.*$/, '')) {
     case 'classMissing':
-      return [`create PostgresClusterClass ${facts.class.name ?? '<name>'} or fix spec.class`];
+      // spec.class is immutable: nothing to fix in place (the condition's message offers the same two).
+      return [
+        `create PostgresClusterClass ${facts.class.name ?? '<name>'}; the cluster continues on its own`,
+        `or ${recreateWithClass(assessment.observation.cluster.spec)}`,
+      ];
     case 'specInvalid':
       return assessment.merge.ok ? [] : [`fix ${assessment.merge.field}: ${assessment.merge.message}`];
     case 'suspendRequested':

@@ -24,6 +24,11 @@ export interface KubernetesPortsOptions {
   reportingController?: string;
   /** `reportingInstance` of the Events; default `<controller>-<hostname>`. */
   reportingInstance?: string;
+  /**
+   * The namespaces the operator watches (`--namespace`), where the class port's re-check lists PostgresClusters;
+   * all namespaces when absent.
+   */
+  namespaces?: readonly string[];
 }
 
 const systemClock: Clock = { now: () => Date.now() };
@@ -33,7 +38,7 @@ export function kubernetesPorts(kc: KubeConfig, options: KubernetesPortsOptions 
   const rest = new RestClient(kc);
   return {
     clusters: postgresClusterPort(rest),
-    classes: classPort(rest),
+    classes: classPort(rest, options.namespaces),
     secrets: new KubernetesSecretPort(rest),
     cnpgClusters: new KubernetesCnpgClusterPort(objectClient(rest, RESOURCES.cnpgClusters)),
     poolers: new KubernetesPoolerPort(objectClient(rest, RESOURCES.poolers), rest),

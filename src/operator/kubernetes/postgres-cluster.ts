@@ -5,6 +5,7 @@
  */
 import type { ObjectMeta, PostgresCluster, PostgresClusterClass, PostgresClusterStatus } from '../api/schema.ts';
 import type { ClassPort, ClusterKey, PostgresClusterPort } from '../core/ports.ts';
+import { namedClass } from '../domain/config.ts';
 import { call, getOrUndefined } from './errors.ts';
 import { customObjectOf, type RawObject } from './objects.ts';
 import { RESOURCES, type ResourceType, resourcePath } from './resources.ts';
@@ -109,13 +110,70 @@ export function postgresClusterPort(rest: RestClient): PostgresClusterPort {
   return reconciledObjectPort<PostgresCluster, PostgresClusterStatus>(rest, RESOURCES.clusters);
 }
 
-export function classPort(rest: RestClient): ClassPort {
+/** Clusters per page of the re-check's list: pages keep a fleet's list from arriving as one huge answer. */
+const LIST_PAGE = 500;
+
+/**
+ * The class port. `namespaces`: those the operator watches (`--namespace`), whose PostgresClusters the re-check
+ * lists one namespace at a time (a namespaced install may list nowhere else); all of them when absent.
+ */
+export function classPort(rest: RestClient, namespaces?: readonly string[]): ClassPort {
+  const path = (name: string) => resourcePath(RESOURCES.classes, { name });
+  /**
+   * As the cluster's finalizers (reconciledObjectPort): a merge patch of the whole list, conditional on the
+   * resourceVersion of the class the decision was made on, so that a stale write fails (409) instead of dropping
+   * someone else's finalizer. A class already gone needs no change.
+   */
+  const writeFinalizers = async (clusterClass: PostgresClusterClass, finalizers: string[]) => {
+    const { name, resourceVersion } = clusterClass.metadata;
+    const written = await getOrUndefined({ what: `update finalizers of PostgresClusterClass ${name}` }, () =>
+      rest.request<RawObject>({
+        method: 'PATCH',
+        path: path(name),
+        body: { metadata: { resourceVersion, finalizers } },
+        contentType: CONTENT.mergePatch,
+      }),
+    );
+    return resourceVersionOf(written);
+  };
+  const listIn = async (namespace: string | undefined) => {
+    const items: PostgresCluster[] = [];
+    let next: string | undefined;
+    do {
+      const page = await call({ what: `list PostgresClusters${namespace ? ` in ${namespace}` : ''}` }, () =>
+        rest.request<{ items?: RawObject[]; metadata?: { continue?: string } }>({
+          method: 'GET',
+          path: resourcePath(RESOURCES.clusters, { namespace }),
+          query: { limit: String(LIST_PAGE), ...(next ? { continue: next } : {}) },
+        }),
+      );
+      for (const item of page?.items ?? []) items.push(customObjectOf<PostgresCluster>(item));
+      next = page?.metadata?.continue || undefined;
+    } while (next);
+    return items;
+  };
   return {
     async get(name) {
       const raw = await getOrUndefined({ what: `get PostgresClusterClass ${name}` }, () =>
-        rest.request<RawObject>({ method: 'GET', path: resourcePath(RESOURCES.classes, { name }) }),
+        rest.request<RawObject>({ method: 'GET', path: path(name) }),
       );
       return raw === undefined ? undefined : customObjectOf<PostgresClusterClass>(raw);
+    },
+    async addFinalizer(clusterClass, finalizer) {
+      const finalizers = clusterClass.metadata.finalizers ?? [];
+      return finalizers.includes(finalizer) ? undefined : writeFinalizers(clusterClass, [...finalizers, finalizer]);
+    },
+    async removeFinalizer(clusterClass, finalizer) {
+      const finalizers = clusterClass.metadata.finalizers ?? [];
+      if (!finalizers.includes(finalizer)) return undefined;
+      return writeFinalizers(
+        clusterClass,
+        finalizers.filter((f) => f !== finalizer),
+      );
+    },
+    async usersOf(name) {
+      const lists = await Promise.all((namespaces ?? [undefined]).map(listIn));
+      return lists.flat().filter((cluster) => namedClass(cluster) === name);
     },
   };
 }

@@ -83,6 +83,9 @@ export function frozenPorts(
     },
     classes: {
       get: async (name) => (observation.clusterClass?.metadata.name === name ? observation.clusterClass : undefined),
+      addFinalizer: write,
+      removeFinalizer: write,
+      usersOf: async () => [cluster],
     },
     secrets: { ...child(findSecret), create: write },
     cnpgClusters: { ...child((ref) => (sameRef(observation.cnpg, ref) ? observation.cnpg : undefined)), apply: write },

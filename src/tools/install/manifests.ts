@@ -44,7 +44,7 @@ export const RBAC_MANIFESTS = [
   'leader-election',
 ].map((f) => packageFile('deploy/rbac', `${f}.yaml`));
 
-/** The namespaced install mode: Roles in team-a and team-b only, plus reading the classes cluster-wide. */
+/** The namespaced install mode: Roles in team-a and team-b only, plus the classes cluster-wide (reading them, their finalizer). */
 export const NAMESPACED_OVERLAY = packageFile('deploy/overlays/namespaced');
 
 const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);

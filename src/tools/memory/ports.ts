@@ -9,6 +9,7 @@ import type {
 } from '../../operator/api/schema.ts';
 import { PortError } from '../../operator/core/errors.ts';
 import type { ChildPort, Clock, ClusterKey, EventSink, EventSubject, Ports } from '../../operator/core/ports.ts';
+import { namedClass } from '../../operator/domain/config.ts';
 import type { KubeEvent, SecretTemplate } from '../../operator/domain/effects.ts';
 import type {
   CnpgCluster,
@@ -157,6 +158,37 @@ export function memoryOwnerPort<T extends KubeObject & { metadata: { namespace: 
   };
 }
 
+/** The class port: its finalizer written as the cluster's is, conditional on the version the caller read. */
+function memoryClassPort(api: MemoryApiServer): Ports['classes'] {
+  const at = (name: string) => ({ kind: 'PostgresClusterClass', namespace: '', name });
+  const editFinalizers = (clusterClass: PostgresClusterClass, edit: (finalizers: string[]) => string[] | undefined) => {
+    const live = api.get<StoredObject>(at(clusterClass.metadata.name));
+    const finalizers = live && edit(clusterClass.metadata.finalizers ?? []);
+    if (!live || !finalizers) return undefined;
+    live.metadata.finalizers = finalizers;
+    live.metadata.resourceVersion = clusterClass.metadata.resourceVersion;
+    return api.update(live).metadata.resourceVersion;
+  };
+  return {
+    async get(name) {
+      return api.get<PostgresClusterClass>(at(name));
+    },
+    async addFinalizer(clusterClass, finalizer) {
+      return editFinalizers(clusterClass, (finalizers) =>
+        finalizers.includes(finalizer) ? undefined : [...finalizers, finalizer],
+      );
+    },
+    async removeFinalizer(clusterClass, finalizer) {
+      return editFinalizers(clusterClass, (finalizers) =>
+        finalizers.includes(finalizer) ? finalizers.filter((f) => f !== finalizer) : undefined,
+      );
+    },
+    async usersOf(name) {
+      return api.list<PostgresCluster>('PostgresCluster').filter((cluster) => namedClass(cluster) === name);
+    },
+  };
+}
+
 export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSink = new MemoryEventSink(clock)): Ports {
   const secrets = new (class extends MemoryChildPort<SecretView> {
     async create(template: SecretTemplate): Promise<SecretView> {
@@ -208,11 +240,7 @@ export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSin
   return {
     clusters: memoryOwnerPort<PostgresCluster, PostgresClusterStatus>(api, 'PostgresCluster'),
     databases: memoryOwnerPort<PostgresDatabase, PostgresDatabaseStatus>(api, 'PostgresDatabase'),
-    classes: {
-      async get(name) {
-        return api.get<PostgresClusterClass>({ kind: 'PostgresClusterClass', namespace: '', name });
-      },
-    },
+    classes: memoryClassPort(api),
     secrets,
     cnpgClusters,
     poolers,

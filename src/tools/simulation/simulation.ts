@@ -17,6 +17,7 @@ import { keyString } from '../../operator/core/ports.ts';
 import type { ReconcileOutcome } from '../../operator/core/reconcile.ts';
 import { defaultSettings, type Settings } from '../../operator/domain/observation.ts';
 import { readingFromCaches } from '../../operator/driver/cache-reads.ts';
+import { ClassProtection } from '../../operator/driver/class-protection.ts';
 import { Controller } from '../../operator/driver/controller.ts';
 import { type ProcessPasses, processPasses } from '../../operator/driver/passes.ts';
 import { allSources, type WatchSources } from '../../operator/driver/sources.ts';
@@ -210,6 +211,7 @@ export class Simulation {
         this.eventsUnsent += unsent.length;
       },
     });
+    const classes = new ClassProtection({ sources, ports });
     const operator: OperatorProcess = {
       sources,
       ports,
@@ -223,6 +225,10 @@ export class Simulation {
         timers: this.timers,
         random: this.random,
         pendingKeys: () => passes.announcements.unsentKeys(),
+        reconcileClass: async (name) => {
+          await this.gate?.opened;
+          return classes.pass(name);
+        },
       }),
     };
     // As startOperator does: watch, then list (the initial list enqueues every cluster), then lead.

@@ -53,6 +53,7 @@ function world(watched: (sources: WatchSources) => WatchSources = (sources) => s
       },
     },
     classes: {
+      ...fresh.classes,
       get: (name) => {
         reads.push(`PostgresClusterClass ${name}`);
         return fresh.classes.get(name);

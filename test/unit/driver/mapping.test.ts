@@ -152,16 +152,22 @@ describe('PostgresClusterClass events', () => {
   });
 
   it('fans out to every cluster of the class, in every namespace', () => {
-    expect(keys({ type: 'update', object: cls('large'), old: cls('large') })).toEqual([
-      'team-a/orders',
-      'team-b/reports',
-    ]);
+    const edited = { ...cls('large'), metadata: { name: 'large', generation: 4 } };
+    expect(keys({ type: 'update', object: edited, old: cls('large') })).toEqual(['team-a/orders', 'team-b/reports']);
     expect(keys({ type: 'add', object: cls('standard') })).toEqual([
       'team-a/billing',
       'team-a/inventory',
       'team-b/inventory',
     ]);
     expect(keys({ type: 'delete', object: cls('large') })).toEqual(['team-a/orders', 'team-b/reports']);
+  });
+
+  it('a change of its metadata alone (its finalizer: class-protection.ts) wakes no cluster', () => {
+    const protectedClass = {
+      ...cls('large'),
+      metadata: { ...cls('large').metadata, finalizers: ['pgfsm.io/class-in-use'] },
+    };
+    expect(keys({ type: 'update', object: protectedClass, old: cls('large') })).toEqual([]);
   });
 
   it('a class no cluster uses wakes nothing', () => {
