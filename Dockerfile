@@ -27,8 +27,9 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY machines ./machines
 COPY src/operator ./src/operator
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
-# Smoke test: the command line and everything it imports load with what the runtime stage gets.
-RUN node --conditions=development dist/src/operator/cli/main.js run --help > /dev/null
+# Smoke test: the command line and everything it imports load with what the runtime stage gets, as the
+# entrypoint runs them.
+RUN node dist/src/operator/cli/main.js --version && node dist/src/operator/cli/main.js run --help > /dev/null
 
 # --- runtime: distroless Node.js 20, no shell, no package manager --------------------------------------
 FROM ${RUNTIME_IMAGE:-gcr.io/distroless/nodejs20-debian12:nonroot}
@@ -46,6 +47,7 @@ COPY --from=build /app/dist ./dist
 # distroless' "nonroot" user.
 USER 65532:65532
 EXPOSE 8080
-# XState's development build, as everywhere else in pgfsm (README: it rejects v4-style mistakes).
-ENTRYPOINT ["/nodejs/bin/node", "--conditions=development", "dist/src/operator/cli/main.js"]
+# XState's production build (no --conditions=development): the tests run the development build, which rejects
+# v4-style mistakes in the machines (vitest.config.ts), so it has nothing left to catch here.
+ENTRYPOINT ["/nodejs/bin/node", "dist/src/operator/cli/main.js"]
 CMD ["run"]

@@ -23,6 +23,8 @@ export interface RunFigures {
   readyP99Ms: number;
   requestsPerCluster: number;
   requestsPerClusterNoLease: number;
+  /** The operator's `create events` requests over the same window ÷ N: the Events a cluster costs to Ready. */
+  eventsPerCluster: number;
   breakdown: Array<[string, number]>;
   breakdownByCode: Array<[string, number]>;
   statusPatchesAudit: number;
@@ -121,6 +123,14 @@ function rows(): Row[] {
       value: (r) => r.requestsPerClusterNoLease,
       format: one,
       note: 'same window without requests on leases',
+    },
+    {
+      figure: 'Events per cluster to Ready',
+      value: (r) => r.eventsPerCluster,
+      format: one,
+      note:
+        "the operator's `create events` requests over the same window ÷ N: what it tells a person on the way " +
+        '(the children it created, Ready); an Event repeated within its series is a patch, not counted',
     },
     {
       figure: 'operator CPU per cluster to Ready',

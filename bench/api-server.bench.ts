@@ -328,9 +328,9 @@ function startOperator(
   const child = spawn(
     process.execPath,
     [
-      // As the image's entry point runs it (Dockerfile), plus any flags to profile it with, e.g.
-      // PGFSM_BENCH_OPERATOR_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (Node refuses those in NODE_OPTIONS).
-      '--conditions=development',
+      // As the image's entry point runs it (Dockerfile: no conditions, XState's production build), plus any flags
+      // to profile it with, e.g. PGFSM_BENCH_OPERATOR_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" (Node refuses
+      // those in NODE_OPTIONS), or "--conditions=development" for the build the tests run.
       // The Deployment's heap budget (its NODE_OPTIONS): V8 sizes the heap from it, and so the peak RSS.
       `--max-old-space-size=${deployedHeapBudgetMb()}`,
       ...(process.env.PGFSM_BENCH_OPERATOR_NODE_ARGS ?? '').split(' ').filter(Boolean),
@@ -734,6 +734,7 @@ async function runOnce(
       readyP99Ms: quantile(times, 0.99),
       requestsPerCluster: toReady.total / size,
       requestsPerClusterNoLease: toReadyNoLease.total / size,
+      eventsPerCluster: (toReady.byKind.find(([kind]) => kind === 'create events')?.[1] ?? 0) / size,
       breakdown: toReady.byKind,
       breakdownByCode: toReady.byKindAndCode,
       statusPatchesAudit: statusPatches,
@@ -838,7 +839,7 @@ export async function runApiServerBench(options: ApiBenchOptions, command: strin
       `Written by the last run of \`${command}\` on ${new Date().toISOString()}.`,
       '',
       `- machine: ${cpu.length} cores (\`os.cpus().length\`), ${cpu[0]?.model ?? 'unknown CPU'}; Node ${process.version}`,
-      `- set-up: kube-apiserver and etcd on loopback with CloudNativePG's CRDs and webhooks, the CNPG simulator (all delays 0, timers every ${SIMULATOR_TICK_MS} ms) in the bench process, \`pgfsm run\` as its own process (${options.fromSource ? 'from the TypeScript sources through tsx: RSS includes the loader' : 'compiled as `npm run build` does, run as the image runs it: `node --conditions=development …/cli/main.js run`, NODE_ENV=production'}, with the Deployment's heap budget \`--max-old-space-size=${deployedHeapBudgetMb()}\`) with the pgfsm ServiceAccount token, ${options.workers} workers, leader election on`,
+      `- set-up: kube-apiserver and etcd on loopback with CloudNativePG's CRDs and webhooks, the CNPG simulator (all delays 0, timers every ${SIMULATOR_TICK_MS} ms) in the bench process, \`pgfsm run\` as its own process (${options.fromSource ? 'from the TypeScript sources through tsx: RSS includes the loader' : "compiled as `npm run build` does, run as the image runs it: `node …/cli/main.js run` (XState's production build), NODE_ENV=production"}${process.env.PGFSM_BENCH_OPERATOR_NODE_ARGS ? `, node flags added: \`${process.env.PGFSM_BENCH_OPERATOR_NODE_ARGS}\`` : ''}, with the Deployment's heap budget \`--max-old-space-size=${deployedHeapBudgetMb()}\`) with the pgfsm ServiceAccount token, ${options.workers} workers, leader election on`,
       `- clusters: ${options.pooledEvery > 0 ? `every ${options.pooledEvery === 1 ? '' : `${ordinal(options.pooledEvery)} `}cluster with the connection pooler (2 Poolers each), the others without` : 'none with the connection pooler'}; class \`standard\`, 1 instance; created ${CREATE_CONCURRENCY} at a time`,
       `- warm-up: ${options.warmUp > 0 ? `in each repetition, after \`pgfsm run\` leads and before anything is measured, ${options.warmUp} clusters of the same mix (deletion policy Delete) were taken to Ready and deleted, so that the measured clusters meet an operator whose code V8 has compiled, as the floor's client is warmed by its dry runs; the batch's own CPU per cluster is the "warm-up batch, cold" row, and the peak RSS includes it` : 'none (`--warm-up 0`): the measured clusters are the first the operator sees, V8 compiling its code while they go to Ready'}`,
       `- load average when the bench started (1/5/15 min): ${loadAtStart.map((l) => l.toFixed(1)).join(' / ')}; other work on the machine shares its cores with everything measured here`,

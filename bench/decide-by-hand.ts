@@ -86,7 +86,7 @@ function enter(state: string, e: TickEvent, out: Effect[]): string {
     case 'Provisioning':
       return enter('Provisioning.Secret', e, out);
     case 'Ready':
-      out.push(announce(normal(EventReason.ClusterReady, 'BecomeReady', 'Cluster is up and running')));
+      out.push(announce(normal(EventReason.Ready, 'BecomeReady', 'Cluster is up and running')));
       return state;
     case 'Suspended':
       out.push(announce(normal(EventReason.Suspended, 'Suspend', 'Reconciliation suspended: no writes to children')));
@@ -164,14 +164,14 @@ function decide(stored: string, e: TickEvent, out: Effect[]): string | typeof ST
     const x = assessTick(e);
     if (GUARDS.cnpgBusy.holds(e)) {
       const message = `Cluster degraded: ${x.health.cluster?.message ?? ''}`;
-      out.push(announce(warning(EventReason.ClusterDegraded, 'BecomeDegraded', message)));
+      out.push(announce(warning(EventReason.Degraded, 'BecomeDegraded', message)));
       return 'Degraded';
     }
     if (GUARDS.routineChange.holds(e)) return 'Provisioning';
     const lost = COMPONENTS.find((c) => !isReady(x, c));
     const h = lost ? x.health[lost] : undefined;
     const what = lost && h ? `${CONDITION_OF[lost]} is ${h.reason}: ${h.message}` : 'a component is not ready';
-    out.push(announce(warning(EventReason.ClusterNotReady, 'BecomeNotReady', `Cluster is no longer ready: ${what}`)));
+    out.push(announce(warning(EventReason.NotReady, 'BecomeNotReady', `Cluster is no longer ready: ${what}`)));
     return 'Provisioning';
   }
   throw new Error(`decideByHand: no such state ${stored}`);

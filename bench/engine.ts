@@ -3,10 +3,10 @@
  * restored, XState's transition with the real guards, the effects read from its actions), against the same
  * decision written by hand (bench/decide-by-hand.ts), both including the assessment of a fresh observation.
  *
- * `npm run bench` runs it with `--conditions=development`, which selects XState's development build: the one
- * the image runs (Dockerfile, bin/pgfsm.js). Alone:
+ * `npm run bench` runs it with `--conditions=development`, which selects XState's development build (the one the
+ * tests run); the image and bin/pgfsm.js run the production build. Alone, either build:
  *
- *   node --conditions=development --import tsx bench/engine.ts [--reps 5] [--warmup-ms 2000] [--rep-ms 300]
+ *   node [--conditions=development] --import tsx bench/engine.ts [--reps 5] [--warmup-ms 2000] [--rep-ms 300]
  */
 import { isDeepStrictEqual } from 'node:util';
 import { getMicrosteps } from 'xstate';
@@ -300,14 +300,14 @@ export function runEngine(options: EngineOptions, log: (line: string) => void = 
   return { rows, agreement, xstate: xstateBuild(), options };
 }
 
-/** Which XState build this process loaded: the image runs the development build (Dockerfile, bin/pgfsm.js). */
+/** Which XState build this process loaded: the tests run the development build, the image the production one. */
 function xstateBuild(): string {
   const development =
     process.execArgv.some((a) => a.includes('conditions=development')) ||
     process.env.NODE_OPTIONS?.includes('conditions=development');
   return development
-    ? 'development build, as the image runs it'
-    : 'production build (the image runs the development one)';
+    ? 'development build, as the tests run it (the image runs the production build)'
+    : 'production build, as the image runs it';
 }
 
 export const us = (v: number) => v.toFixed(1);

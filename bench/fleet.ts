@@ -44,8 +44,9 @@ export function deployedHeapBudgetMb(path = DEPLOYMENT): number {
 
 /**
  * Compiles a bench script and what it imports into one ES module under node_modules/.cache/pgfsm (so that its
- * packages resolve from the checkout): the development condition as the image's `node --conditions=development`
- * resolves it, no source maps, the packages left to Node. Answers the compiled file.
+ * packages resolve from the checkout): no source maps, the packages left to Node, which resolves them with the
+ * conditions of the process that runs the file (the image's: none, XState's production build). Answers the
+ * compiled file.
  */
 export async function compileScript(source: string, outfile: string): Promise<string> {
   mkdirSync(dirname(outfile), { recursive: true });
@@ -56,7 +57,6 @@ export async function compileScript(source: string, outfile: string): Promise<st
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    conditions: ['development'],
     packages: 'external',
     logLevel: 'warning',
   });
@@ -84,12 +84,11 @@ export const repsFor = (size: number, options: FleetOptions) =>
   size >= 10_000 ? Math.min(options.reps, options.largeReps) : options.reps;
 
 /**
- * The runner's command line: the compiled runner (`compileRunner`, which must have run), the conditions the image
- * runs with (XState's development build), `--expose-gc` for the retained heap after the run.
+ * The runner's command line: the compiled runner (`compileRunner`, which must have run), with no conditions, as
+ * the image runs (XState's production build), `--expose-gc` for the retained heap after the run.
  */
 export const runnerArgs = (size: number, budgetMb?: number) => [
   ...(budgetMb ? [`--max-old-space-size=${budgetMb}`] : []),
-  '--conditions=development',
   '--expose-gc',
   RUNNER,
   String(size),

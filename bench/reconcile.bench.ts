@@ -164,7 +164,7 @@ function engineNotes(engine: EngineResult): string {
     `- includes assessing a fresh observation: **yes**, all three (a new observation object each tick, so the per-observation memo never hits across ticks; within a tick the guards share one assessment)`,
     `- includes building the observation: only a shallow copy of a prebuilt one (~0.1 µs, both sides); not the reads, not the fixture`,
     `- **assessment alone**: \`assess()\` of a fresh observation, the part all share; **XState's own** = XState every tick − by hand (medians): what the statechart's machinery costs when it runs`,
-    `- ratio: machine ÷ by hand per repetition; target ≤ 1.5× in every scenario`,
+    `- ratio: machine ÷ by hand per repetition (the ≤ 1.5× target is retired; the replay is kept for what it saves the operator end to end: the hand-written section at the end of this file)`,
     '- run under tsx (its transform names every closure created, a call the compiled image does not make): the reference makes no closure per tick so as not to be charged for it',
   ].join('\n');
 }
@@ -217,7 +217,7 @@ function floorNote(engine: EngineResult): string {
 function fleetNotes(options: FleetOptions): string {
   const deployment = relative(join(dirname(fileURLToPath(import.meta.url)), '..'), DEPLOYMENT);
   return [
-    `- each run: a fresh \`node --max-old-space-size=${options.heapBudgetMb} --conditions=development --expose-gc fleet-runner.mjs <size>\`, bench/fleet-runner.ts compiled by esbuild first (bench/fleet.ts): JavaScript as the image runs it, XState development build, no tsx loader in the measured process (it added ~55 MB of RSS at 1,000 clusters); RSS includes ~75 MB of Node, code and modules before the first cluster`,
+    `- each run: a fresh \`node --max-old-space-size=${options.heapBudgetMb} --expose-gc fleet-runner.mjs <size>\`, bench/fleet-runner.ts compiled by esbuild first (bench/fleet.ts): JavaScript as the image runs it, XState production build, no tsx loader in the measured process (it added ~55 MB of RSS at 1,000 clusters); RSS includes ~75 MB of Node, code and modules before the first cluster`,
     `- heap budget as deploy/ sets it: \`--max-old-space-size=${options.heapBudgetMb}\`, read from the manager container’s NODE_OPTIONS in ${deployment} (the operator as shipped)${options.contrast ? '; the last column runs the largest fleet once more without it, Node sizing the heap from this machine’s memory (no memory cgroup around the bench): V8 then lets garbage grow far past what the fleet keeps before it collects. In a container without the flag Node 20 sizes it from the memory limit instead (half of it: a 259 MB `heap_size_limit` under a 512 MiB cgroup, see the comment in deploy/manager/deployment.yaml)' : ''}`,
     '- the fleet: `size` PostgresClusters created at once (every second one with the connection pooler), class `standard` with 1 instance, default CNPG simulator delays, on the simulation: the shipped Controller, work queue, 2 workers and reconcile core against the in-memory API, on a virtual clock; the runs keep counts, not logs (`logs: 0`)',
     '- wall time: from the first pass until every cluster is Ready (its last pass reached Ready), the set-up excluded; per cluster = wall ÷ size (flat = linear cost)',

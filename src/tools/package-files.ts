@@ -3,7 +3,7 @@
  * control-plane wrapper modules under src/tools/ (CloudNativePG's own CRDs come from its Go module). The
  * tools wing always runs from its sources (it is never compiled into dist/), so the package root is a fixed
  * step up from this module.
- * The operator wing reads no file of the checkout at all.
+ * The operator wing reads no file of the checkout but package.json, for its version (operator/driver/build-info.ts).
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

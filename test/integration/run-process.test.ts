@@ -66,7 +66,7 @@ beforeAll(async () => {
   child = spawn(
     process.execPath,
     [
-      '--conditions=development',
+      // As the image's entrypoint: no conditions, XState's production build.
       'dist/src/operator/cli/main.js',
       'run',
       '--kubeconfig',
@@ -130,7 +130,11 @@ describe('pgfsm run', () => {
     expect(metrics).toMatch(/pgfsm_cluster_state\{[^}]*name="processed"[^}]*state="Ready"[^}]*\} 1/);
     expect(metrics).toMatch(/pgfsm_leader 1/);
 
-    // Structured logs with stable keys, and a transition line for the cluster.
+    expect(metrics).toMatch(/pgfsm_build_info\{version="[^"]+",node_version="v[^"]+",xstate="5\.[^"]+"\} 1/);
+
+    // Structured logs with stable keys: the first says what runs, and a transition line for the cluster.
+    const version = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
+    expect(logs().find((l) => l.msg === 'starting pgfsm')).toMatchObject({ version, nodeVersion: process.version });
     const transition = logs().find((l) => l.name === 'processed' && typeof l.transition === 'string');
     expect(transition).toMatchObject({ namespace: 'team-a', name: 'processed' });
     const lease = await world.admin

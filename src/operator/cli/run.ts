@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Settings } from '../domain/observation.ts';
+import { type BuildInfo, buildInfo } from '../driver/build-info.ts';
 import type { Logger } from '../driver/logger.ts';
 import type { Leadership } from '../driver/sources.ts';
 import { parseNamespaceList } from '../kubernetes/multi-namespace.ts';
@@ -76,6 +77,28 @@ export const settingsOf = (options: RunOptions): Settings => ({
 });
 
 /**
+ * The fields of `pgfsm run`'s first log line ("starting pgfsm"): what runs (pgfsm's, Node's and XState's
+ * versions, as `pgfsm_build_info` exports them) and against what.
+ */
+export function startingFields(
+  options: RunOptions,
+  at: { server: string | undefined; identity: string; leaseNamespace: string },
+  build: BuildInfo = buildInfo(),
+): Record<string, unknown> {
+  return {
+    version: build.version,
+    nodeVersion: build.nodeVersion,
+    xstate: build.xstate,
+    server: at.server,
+    namespace: watchedNamespaces(options)?.join(',') ?? '(all)',
+    workers: options.workers,
+    identity: at.identity,
+    leaderElect: options.leaderElect,
+    lease: options.leaderElect ? `${at.leaseNamespace}/${options.leaseName}` : undefined,
+  };
+}
+
+/**
  * Installs `pgfsm run`'s last resort for errors nothing handled (handleStrayErrors says why): the process
  * carries on after a failure of the connection to the API server, the failures errors.ts calls transient (a
  * reset, refused or aborted connection, a timeout), and exits on anything else.
@@ -120,14 +143,7 @@ export async function runOperator(options: RunOptions): Promise<void> {
   const leaseNamespace = leaseNamespaceOf(options);
   const namespaces = watchedNamespaces(options);
   log.info(
-    {
-      server: kc.getCurrentCluster()?.server,
-      namespace: namespaces?.join(',') ?? '(all)',
-      workers: options.workers,
-      identity,
-      leaderElect: options.leaderElect,
-      lease: options.leaderElect ? `${leaseNamespace}/${options.leaseName}` : undefined,
-    },
+    startingFields(options, { server: kc.getCurrentCluster()?.server, identity, leaseNamespace }),
     'starting pgfsm',
   );
   const leadership: Leadership = options.leaderElect
@@ -144,7 +160,7 @@ export async function runOperator(options: RunOptions): Promise<void> {
   // Each write request asks the Lease right before it leaves, even one that follows a read (fence.ts).
   if (options.leaderElect) fenceWrites(kc, leadership);
   // Events name this replica, so that two replicas' events are told apart.
-  const ports = kubernetesPorts(kc, { reportingInstance: identity });
+  const ports = kubernetesPorts(kc, { reportingInstance: identity, ...(namespaces ? { namespaces } : {}) });
   const operator = await startOperator({
     sources: createWatchSources(kc, { ...(namespaces ? { namespaces } : {}), log }),
     ports,

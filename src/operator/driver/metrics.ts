@@ -21,6 +21,7 @@ import {
 } from 'prom-client';
 import type { Condition, PostgresCluster, PostgresDatabase } from '../api/schema.ts';
 import type { ReconcileOutcome } from '../core/reconcile.ts';
+import { type BuildInfo, buildInfo } from './build-info.ts';
 import { isDatabaseKey } from './database-mapping.ts';
 import type { ObjectSource } from './sources.ts';
 import type { WorkQueueHooks } from './workqueue.ts';
@@ -56,6 +57,8 @@ export interface MetricsOptions {
   /** Also export process_* and nodejs_* metrics. */
   defaultMetrics?: boolean;
   now?: () => number;
+  /** What `pgfsm_build_info` reports; this process's own (build-info.ts) unless given. */
+  build?: BuildInfo;
 }
 
 /** The resource of the PostgresDatabase informer, where `observeSources` finds it by default. */
@@ -228,6 +231,14 @@ export class OperatorMetrics {
       help: '1 while this replica holds the leader lease and runs reconciles',
       registers,
     });
+    // As Go programs' `*_build_info`: always 1, the build in its labels, to join on or to alert on a mixed rollout.
+    const build = options.build ?? buildInfo();
+    new Gauge({
+      name: 'pgfsm_build_info',
+      help: "1, labelled with pgfsm's version, the Node.js version and the XState version this process runs",
+      labelNames: ['version', 'node_version', 'xstate'],
+      registers,
+    }).set({ version: build.version, node_version: build.nodeVersion, xstate: build.xstate }, 1);
 
     this.stateSeries(CLUSTER_SERIES, () => self.clusterSource);
     this.stateSeries(DATABASE_SERIES, () => self.databaseSource);

@@ -1,7 +1,9 @@
 /** The metrics the operator exposes: controller-runtime names and labels, and the statechart series. */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { PostgresCluster, PostgresDatabase } from '../../../src/operator/api/schema.ts';
 import type { ReconcileOutcome } from '../../../src/operator/core/reconcile.ts';
+import { buildInfo } from '../../../src/operator/driver/build-info.ts';
 import { databaseKeyString } from '../../../src/operator/driver/database-mapping.ts';
 import { OperatorMetrics, resultOf } from '../../../src/operator/driver/metrics.ts';
 import type { ObjectSource } from '../../../src/operator/driver/sources.ts';
@@ -285,5 +287,29 @@ describe('OperatorMetrics', () => {
   it('includes process metrics unless told not to', async () => {
     expect(await new OperatorMetrics().registry.metrics()).toContain('process_cpu_seconds_total');
     expect(await new OperatorMetrics({ defaultMetrics: false }).registry.metrics()).not.toContain('process_cpu');
+  });
+
+  it("exports pgfsm_build_info = 1 with pgfsm's version, Node's and XState's", async () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+      dependencies: { xstate: string };
+    };
+    expect(buildInfo()).toEqual({
+      version: pkg.version,
+      nodeVersion: process.version,
+      xstate: pkg.dependencies.xstate,
+    });
+    const text = await new OperatorMetrics({ defaultMetrics: false }).registry.metrics();
+    expect(text).toContain('# TYPE pgfsm_build_info gauge');
+    expect(text).toContain(
+      `pgfsm_build_info{version="${pkg.version}",node_version="${process.version}",xstate="${pkg.dependencies.xstate}"} 1`,
+    );
+    const given = new OperatorMetrics({
+      defaultMetrics: false,
+      build: { version: '9.9.9', nodeVersion: 'v22.0.0', xstate: '5.0.0' },
+    });
+    expect(await given.registry.metrics()).toContain(
+      'pgfsm_build_info{version="9.9.9",node_version="v22.0.0",xstate="5.0.0"} 1',
+    );
   });
 });

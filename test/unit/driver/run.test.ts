@@ -1,8 +1,16 @@
 /** `pgfsm run` options: defaults, flags, environment variables, and what they become. */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { afterEach, describe, expect, it } from 'vitest';
-import { leaseNamespaceOf, type RunOptions, registerRun, settingsOf } from '../../../src/operator/cli/run.ts';
+import { operatorProgram } from '../../../src/operator/cli/program.ts';
+import {
+  leaseNamespaceOf,
+  type RunOptions,
+  registerRun,
+  settingsOf,
+  startingFields,
+} from '../../../src/operator/cli/run.ts';
+import { buildInfo } from '../../../src/operator/driver/build-info.ts';
 
 const ENV = [
   'PGFSM_NAMESPACE',
@@ -100,5 +108,43 @@ describe('pgfsm run options', () => {
     if (existsSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace')) return;
     expect(leaseNamespaceOf({ namespace: 'team-a' })).toBe('team-a');
     expect(leaseNamespaceOf({})).toBe('default');
+  });
+
+  it("starts its log with pgfsm's version, Node's and XState's", async () => {
+    const options = await parse('--namespace=team-a,team-b');
+    const at = { server: 'https://api:6443', identity: 'pod-1', leaseNamespace: 'pgfsm-system' };
+    expect(startingFields(options, at, { version: '1.2.3', nodeVersion: 'v20.19.0', xstate: '5.33.3' })).toEqual({
+      version: '1.2.3',
+      nodeVersion: 'v20.19.0',
+      xstate: '5.33.3',
+      server: 'https://api:6443',
+      namespace: 'team-a,team-b',
+      workers: 2,
+      identity: 'pod-1',
+      leaderElect: true,
+      lease: 'pgfsm-system/pgfsm-leader',
+    });
+    // By default the process's own build.
+    expect(startingFields(options, at)).toMatchObject({
+      version: buildInfo().version,
+      nodeVersion: process.version,
+      xstate: buildInfo().xstate,
+    });
+  });
+});
+
+describe('pgfsm --version', () => {
+  it("prints the version of pgfsm's package.json", async () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    let out = '';
+    const program = operatorProgram()
+      .exitOverride()
+      .configureOutput({ writeOut: (s) => (out += s) });
+    await expect(program.parseAsync(['node', 'pgfsm', '--version'])).rejects.toMatchObject({
+      code: 'commander.version',
+    });
+    expect(out).toBe(`${pkg.version}\n`);
   });
 });
