@@ -78,7 +78,7 @@ export const DATABASE_GUARDS = {
   routineChange: {
     meaning:
       'The spec has a generation the status has not observed, or every component not Ready is only following the ' +
-      'cluster or being updated (otherwise leaving Ready warns `DatabaseNotReady`)',
+      'cluster or being updated (otherwise leaving Ready warns `NotReady`)',
     check: 'isDatabaseComponentReady',
     holds: (event) => {
       const { metadata, status } = event.observation.database;

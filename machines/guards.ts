@@ -139,7 +139,7 @@ export const GUARDS = {
   routineChange: {
     meaning:
       'The spec has a generation the status has not observed, or every component not Ready is only being updated ' +
-      'or had its update refused (otherwise leaving Ready warns `ClusterNotReady`)',
+      'or had its update refused (otherwise leaving Ready warns `NotReady`)',
     check: 'isReady',
     // Leaving Ready is routine when the user changed the spec or a class change or a repair is rolling
     // out; anything else (an object gone, replicas no longer ready) is a loss.

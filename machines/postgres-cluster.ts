@@ -112,13 +112,11 @@ export const postgresClusterMachine = base
       pushDatabaseRoles: effects((event) => a(event).databaseRolesPush),
       reconcilePooler: reconcileStep('pooler'),
       reconcileConfigMap: reconcileStep('configMap'),
-      announceReady: effects(() => [
-        announce(normal(EventReason.ClusterReady, 'BecomeReady', 'Cluster is up and running')),
-      ]),
+      announceReady: effects(() => [announce(normal(EventReason.Ready, 'BecomeReady', 'Cluster is up and running'))]),
       announceDegraded: effects((event) => [
         announce(
           warning(
-            EventReason.ClusterDegraded,
+            EventReason.Degraded,
             'BecomeDegraded',
             `Cluster degraded: ${a(event).health.cluster?.message ?? ''}`,
           ),
@@ -129,9 +127,7 @@ export const postgresClusterMachine = base
         const lost = COMPONENTS.find((c) => !isReady(x, c));
         const h = lost ? x.health[lost] : undefined;
         const what = lost && h ? `${CONDITION_OF[lost]} is ${h.reason}: ${h.message}` : 'a component is not ready';
-        return [
-          announce(warning(EventReason.ClusterNotReady, 'BecomeNotReady', `Cluster is no longer ready: ${what}`)),
-        ];
+        return [announce(warning(EventReason.NotReady, 'BecomeNotReady', `Cluster is no longer ready: ${what}`))];
       }),
       reportSecretFailure: reportFailure('secret'),
       reportClusterFailure: reportFailure('cluster'),

@@ -101,7 +101,7 @@ export const postgresDatabaseMachine = base
         const { database } = event.observation;
         const secret = assessDatabase(event).roles[0]?.secretName ?? '';
         const message = `Database ${database.spec.name} is ready on PostgresCluster ${database.spec.cluster}: connect with Secret ${secret}`;
-        return [{ type: 'event', event: databaseEvent('DatabaseReady', 'BecomeReady', message) }];
+        return [{ type: 'event', event: databaseEvent('Ready', 'BecomeReady', message) }];
       }),
       announceNotReady: effects((event) => {
         const x = assessDatabase(event);
@@ -112,7 +112,7 @@ export const postgresDatabaseMachine = base
         return [
           {
             type: 'event',
-            event: databaseEvent('DatabaseNotReady', 'BecomeNotReady', `Database is no longer ready: ${what}`),
+            event: databaseEvent('NotReady', 'BecomeNotReady', `Database is no longer ready: ${what}`),
           },
         ];
       }),

@@ -13,12 +13,12 @@
  *
  * Whether a state's own gate still holds is deliberately not asked: a state whose cause has gone (a failure
  * fixed, `spec.suspend` set back to false) is exactly the stored state a legitimate pass leaves, and its
- * one-time events (`Resumed`, `ClusterReady`) are then due. Every state an untampered pass stores fits, so a
+ * one-time events (`Resumed`, `Ready`) are then due. Every state an untampered pass stores fits, so a
  * restart never loses its place (the path tests restart at every step to check it).
  *
  * When it does not fit, the pass restores `impliedState`: one tick from the initial state, its actions
  * dropped (the level-based pipeline finds its place, the gates theirs), and announces only what a pass from
- * there would: no `ClusterReady`, `Resumed` or failure Warning merely because a value was written by hand.
+ * there would: no `Ready`, `Resumed` or failure Warning merely because a value was written by hand.
  * Deletion runs to the final state only by its writes, so then the pass starts from the initial state itself.
  */
 import type { StateMeta } from './meta.ts';

@@ -48,7 +48,7 @@ describe('9. drift is repaired', () => {
     expect(repaired.spec.instances).toBe(1);
     expect(repaired.spec.postgresql?.parameters).toMatchObject({ max_connections: '200', shared_buffers: '128MB' });
     expect(repaired.spec.managed?.roles?.map((r) => r.name)).toEqual(['app']);
-    expect(reasonsOf(sim, 'orders')).toContain('ClusterUpdateStarted');
+    expect(reasonsOf(sim, 'orders')).toContain('CNPGClusterUpdated');
   });
 
   it('removes a parameter the user no longer sets, but keeps CNPG defaults', async () => {
@@ -96,7 +96,7 @@ describe('9. drift is repaired', () => {
     sim.api.delete({ kind: 'Secret', namespace: NS, name: 'orders-superuser' });
     await untilReady(sim, 'orders');
     expect(sim.api.get({ kind: 'Secret', namespace: NS, name: 'orders-superuser' })).toBeDefined();
-    expect(reasonsOf(sim, 'orders').filter((r) => r === 'SecretCreated')).toHaveLength(2);
+    expect(reasonsOf(sim, 'orders').filter((r) => r === 'SuperuserSecretCreated')).toHaveLength(2);
   });
 });
 
@@ -181,29 +181,44 @@ describe('12. a change of the class reaches every cluster that uses it', () => {
     expect([param('a'), param('b'), param('c')]).toEqual(['300', '300', '50']);
     for (const name of ['a', 'b', 'c']) expect(statusOf(sim, name).state).toBe('Ready');
     // A rollout is routine: no cluster warns that it is no longer ready.
-    for (const name of ['a', 'b', 'c']) expect(reasonsOf(sim, name)).not.toContain('ClusterNotReady');
+    for (const name of ['a', 'b', 'c']) expect(reasonsOf(sim, name)).not.toContain('NotReady');
   });
 });
 
-describe('a Ready cluster that loses something warns once; a change the user or the class asked for does not', () => {
-  it('warns ClusterNotReady naming the lost ConfigMap, once, and not for a spec change', async () => {
+describe('a Ready cluster that loses something says so once; a change the user or the class asked for does not', () => {
+  it('says the lost ConfigMap once, as it re-creates it, without leaving Ready in the status', async () => {
     const sim = simulationWith([clusterObject('orders')]);
     await untilReady(sim, 'orders');
+    const readyAt = statusOf(sim, 'orders').conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime;
     sim.api.delete({ kind: 'ConfigMap', namespace: NS, name: 'orders-endpoints' });
     await untilReady(sim, 'orders');
     await sim.run(60_000);
-    const warnings = () => eventsOf(sim, 'orders').filter((e) => e.reason === 'ClusterNotReady');
-    expect(warnings().map((e) => [e.type, e.message])).toEqual([
-      [
-        'Warning',
-        'Cluster is no longer ready: ConfigMapsReady is ConfigMapPending: ConfigMap orders-endpoints does not exist yet',
-      ],
+    const repaired = () => eventsOf(sim, 'orders').filter((e) => e.reason === 'EndpointsRepaired');
+    expect(repaired().map((e) => [e.type, e.message])).toEqual([
+      ['Normal', 'ConfigMap orders-endpoints was deleted; published again'],
     ]);
+    // Re-created within the pass that saw it gone: Ready never changed, so neither NotReady nor Ready is said.
+    expect(reasonsOf(sim, 'orders').filter((r) => r === 'NotReady')).toEqual([]);
+    expect(reasonsOf(sim, 'orders').filter((r) => r === 'Ready')).toHaveLength(1);
+    expect(statusOf(sim, 'orders').conditions?.find((c) => c.type === 'Ready')?.lastTransitionTime).toBe(readyAt);
 
     editSpec(sim, 'orders', (spec) => ({ ...spec, instances: 2 }));
     await sim.run(60_000);
     expect(statusOf(sim, 'orders').state).toBe('Ready');
-    expect(reasonsOf(sim, 'orders')).toContain('ClusterUpdateStarted');
-    expect(warnings()).toHaveLength(1);
+    expect(reasonsOf(sim, 'orders')).toContain('CNPGClusterUpdated');
+    expect(repaired()).toHaveLength(1);
+    expect(reasonsOf(sim, 'orders').filter((r) => r === 'NotReady')).toEqual([]);
+  });
+
+  it('warns NotReady once when what it lost takes more than a pass to come back', async () => {
+    const sim = simulationWith([clusterObject('orders')]);
+    await untilReady(sim, 'orders');
+    sim.api.delete({ kind: 'Cluster', namespace: NS, name: 'orders' });
+    await untilReady(sim, 'orders');
+    await sim.run(60_000);
+    const warnings = eventsOf(sim, 'orders').filter((e) => e.reason === 'NotReady');
+    expect(warnings.map((e) => e.type)).toEqual(['Warning']);
+    expect(warnings[0]?.message).toContain('ClusterReady');
+    expect(reasonsOf(sim, 'orders').filter((r) => r === 'Ready')).toHaveLength(2);
   });
 });

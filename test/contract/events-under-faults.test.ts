@@ -106,7 +106,7 @@ describe('a write whose answer was lost', () => {
   it('counts a create that landed as done, with its own event', async () => {
     const { sim, outcome } = await creatingTheSecret(failingWrite('createSecret', true, 'timeout').ports);
     expect(outcome.error).toBeUndefined();
-    expect(outcome.events.map((e) => e.reason)).toContain('SecretCreated');
+    expect(outcome.events.map((e) => e.reason)).toContain('SuperuserSecretCreated');
     expect(sim.events.events.filter((e) => e.type === 'Warning')).toEqual([]);
   });
 
@@ -132,7 +132,7 @@ describe('a write whose answer was lost', () => {
     const { sim, outcome } = await creatingTheSecret(ports);
     expect(failingReads).toBe(2);
     expect(outcome.error).toBeUndefined();
-    expect(outcome.events.map((e) => e.reason)).toContain('SecretCreated');
+    expect(outcome.events.map((e) => e.reason)).toContain('SuperuserSecretCreated');
     expect(sim.events.events.filter((e) => e.type === 'Warning')).toEqual([]);
   });
 
@@ -146,7 +146,7 @@ describe('a write whose answer was lost', () => {
   it('does not read back after an answer that says no, even if the object is there', async () => {
     const { sim, outcome } = await creatingTheSecret(failingWrite('createSecret', true, 'conflict').ports);
     expect((outcome.error as PortError).errorClass).toBe('conflict');
-    expect(sim.events.events.map((e) => e.reason)).not.toContain('SecretCreated');
+    expect(sim.events.events.map((e) => e.reason)).not.toContain('SuperuserSecretCreated');
   });
 
   it('does not take an object that exists but lacks what was applied for a write that landed', async () => {
@@ -174,12 +174,12 @@ describe('an event that cannot be sent', () => {
     expect(outcome.error).toBeUndefined();
     // Handed over to be sent after the pass, whose worker does not wait for it.
     expect(outcome.handedOver).toBe(true);
-    expect(outcome.events.map((e) => e.reason)).toEqual(['ClusterDegraded']);
+    expect(outcome.events.map((e) => e.reason)).toEqual(['Degraded']);
     expect(sim.unsentCount).toBe(1);
-    expect(sim.events.events.map((e) => e.reason)).not.toContain('ClusterDegraded');
+    expect(sim.events.events.map((e) => e.reason)).not.toContain('Degraded');
     // The failed delivery woke the cluster: its next pass sends it, once.
     await sim.run(1_000);
-    expect(sim.events.events.filter((e) => e.reason === 'ClusterDegraded')).toHaveLength(1);
+    expect(sim.events.events.filter((e) => e.reason === 'Degraded')).toHaveLength(1);
   });
 });
 

@@ -31,7 +31,7 @@ describe('7. status is persisted on every outcome', () => {
     });
     expect(conditionSummary(sim, 'inventory').Ready).toBe('False/ClusterApplyFailed');
     // The event of the failed write is not emitted; one Warning is.
-    expect(reasonsOf(sim, 'inventory').filter((r) => r === 'ClusterCreationStarted')).toHaveLength(1);
+    expect(reasonsOf(sim, 'inventory').filter((r) => r === 'CNPGClusterCreated')).toHaveLength(1);
     expect(reasonsOf(sim, 'inventory').filter((r) => r === 'ClusterApplyFailed')).toHaveLength(1);
   });
 
@@ -98,7 +98,7 @@ describe('8. error classes', () => {
     expect(statusOf(sim, 'inventory').state).toBe('Ready');
     await sim.reconcileNow(key);
     expect(statusOf(sim, 'inventory').state).toBe('Degraded');
-    expect(reasonsOf(sim, 'inventory').filter((r) => r === 'ClusterDegraded')).toHaveLength(1);
+    expect(reasonsOf(sim, 'inventory').filter((r) => r === 'Degraded')).toHaveLength(1);
   });
 });
 
@@ -145,7 +145,7 @@ describe('CNPG faults from the simulator', () => {
     expect(statusOf(sim, 'inventory').readyInstances).toBe(2);
     await untilReady(sim, 'inventory');
     expect(statusOf(sim, 'inventory').currentPrimary).toBe('inventory-2');
-    expect(reasonsOf(sim, 'inventory').filter((r) => r === 'ClusterDegraded')).toHaveLength(1);
+    expect(reasonsOf(sim, 'inventory').filter((r) => r === 'Degraded')).toHaveLength(1);
   });
 
   it('an unrecoverable cluster is Failed and Stalled with one Warning, and leaves Failed when CNPG recovers', async () => {

@@ -26,7 +26,7 @@ describe('watches that deliver late, no fault', () => {
     const reasons = Object.values(atOnce)
       .flat()
       .map((line) => line.split(':')[0]);
-    for (const reason of ['ManagedRolesApplied', 'PoolerDeleted', 'ClusterUpdateStarted', 'ClusterReady']) {
+    for (const reason of ['ManagedRolesApplied', 'PoolerDeleted', 'CNPGClusterUpdated', 'Ready']) {
       expect(reasons).toContain(`Normal ${reason}`);
     }
     const differing: string[] = [];

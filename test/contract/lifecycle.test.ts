@@ -136,8 +136,12 @@ describe('11. deletion', () => {
       expect(child(sim, c.kind, c.name)?.metadata.ownerReferences?.map((o) => o.uid)).toEqual([uid]);
     }
     expect(dataOf(sim, 'Secret', 'orders-superuser')?.password).toBe(password);
-    const adopted = sim.events.events.filter((e) => e.reason === 'ClusterAdopted' && e.regarding.uid === uid);
-    expect(adopted.map((e) => e.action).sort()).toEqual(['AdoptCNPGCluster', 'AdoptConfigMap', 'AdoptSecret']);
+    const adopted = sim.events.events.filter((e) => e.reason.endsWith('Adopted') && e.regarding.uid === uid);
+    expect(adopted.map((e) => `${e.reason}/${e.action}`).sort()).toEqual([
+      'CNPGClusterAdopted/AdoptCNPGCluster',
+      'EndpointsAdopted/AdoptConfigMap',
+      'SuperuserSecretAdopted/AdoptSecret',
+    ]);
   });
 });
 

@@ -62,7 +62,7 @@ describe('a pass that made writes before the refusal', () => {
     const sim = simulationWith([clusterObject('orders', { connectionPoolerEnabled: true })], { ports: fenced });
     await sim.run(60_000);
     expect(applied).toBe(1);
-    const created = () => sim.events.events.filter((e) => e.reason === 'PoolerCreationStarted');
+    const created = () => sim.events.events.filter((e) => e.reason === 'PoolersCreated');
     expect(created()).toEqual([]);
 
     leading = true;

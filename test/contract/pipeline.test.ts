@@ -132,7 +132,7 @@ describe('3. audit trail', () => {
   });
 });
 
-describe('4. phase and the ClusterReady / ClusterDegraded events', () => {
+describe('4. phase and the Ready / Degraded events', () => {
   it('derives phase from the state alone, never flaps, and announces Ready once per entry', async () => {
     const phases: string[] = [];
     const sim = simulationWith([pooled(), passwordSecret('app-password', 'app')], {
@@ -144,35 +144,55 @@ describe('4. phase and the ClusterReady / ClusterDegraded events', () => {
     await untilReady(sim, 'orders');
     // Pending is passed through, not stored: the first pass follows its finalizer write (core/follow.ts).
     expect(phases).toEqual(['Provisioning', 'Ready']);
-    expect(reasonsOf(sim, 'orders').filter((r) => r === 'ClusterReady')).toHaveLength(1);
-    expect(reasonsOf(sim, 'orders')).not.toContain('ClusterDegraded');
+    expect(reasonsOf(sim, 'orders').filter((r) => r === 'Ready')).toHaveLength(1);
+    expect(reasonsOf(sim, 'orders')).not.toContain('Degraded');
 
     sim.cnpg.switchover(NS, 'orders', 10_000);
     await sim.run(60_000);
     expect(phases).toEqual(['Provisioning', 'Ready', 'Degraded', 'Ready']);
-    expect(reasonsOf(sim, 'orders').filter((r) => r === 'ClusterDegraded')).toHaveLength(1);
-    expect(reasonsOf(sim, 'orders').filter((r) => r === 'ClusterReady')).toHaveLength(2);
-    const degraded = eventsOf(sim, 'orders').find((e) => e.reason === 'ClusterDegraded');
+    expect(reasonsOf(sim, 'orders').filter((r) => r === 'Degraded')).toHaveLength(1);
+    expect(reasonsOf(sim, 'orders').filter((r) => r === 'Ready')).toHaveLength(2);
+    const degraded = eventsOf(sim, 'orders').find((e) => e.reason === 'Degraded');
     expect(degraded?.type).toBe('Warning');
   });
 });
 
 describe('5. events only on transitions', () => {
-  it('emits one created and one ready event per component', async () => {
+  it('says what it did and that the cluster is Ready, nothing more: no event for a condition turning True', async () => {
     const sim = simulationWith([pooled(), passwordSecret('app-password', 'app')]);
     await untilReady(sim, 'orders');
-    const count = (reason: string) => reasonsOf(sim, 'orders').filter((r) => r === reason).length;
-    expect(count('SecretCreated')).toBe(1);
-    expect(count('SecretReady')).toBe(1);
-    expect(count('ClusterCreationStarted')).toBe(1);
-    expect(count('CNPGClusterReady')).toBe(1);
-    expect(count('ManagedRolesApplied')).toBe(1);
-    expect(count('ManagedRolesReady')).toBe(1);
-    expect(count('PoolerCreationStarted')).toBe(2);
-    expect(count('PoolerReady')).toBe(1);
-    expect(count('ConfigMapReconciled')).toBe(1);
-    expect(count('ConfigMapReady')).toBe(1);
-    expect(count('ClusterReady')).toBe(1);
+    expect(reasonsOf(sim, 'orders')).toEqual([
+      'SuperuserSecretCreated',
+      'CNPGClusterCreated',
+      'PoolersCreated',
+      'ManagedRolesApplied',
+      'EndpointsPublished',
+      'Ready',
+    ]);
+    const poolers = eventsOf(sim, 'orders').find((e) => e.reason === 'PoolersCreated');
+    expect(poolers?.message).toBe('Poolers orders-pooler-rw and orders-pooler-ro created');
+  });
+
+  it('takes at most 5 events to Ready with the pooler, 4 without (no managed roles)', async () => {
+    const sim = simulationWith([
+      clusterObject('pooled', { connectionPoolerEnabled: true }),
+      clusterObject('plain', { connectionPoolerEnabled: false }),
+    ]);
+    await untilReady(sim, 'pooled');
+    await untilReady(sim, 'plain');
+    expect(reasonsOf(sim, 'pooled')).toEqual([
+      'SuperuserSecretCreated',
+      'CNPGClusterCreated',
+      'PoolersCreated',
+      'EndpointsPublished',
+      'Ready',
+    ]);
+    expect(reasonsOf(sim, 'plain')).toEqual([
+      'SuperuserSecretCreated',
+      'CNPGClusterCreated',
+      'EndpointsPublished',
+      'Ready',
+    ]);
   });
 
   it('a Ready cluster reconciled 100 times produces no event and no write', async () => {
@@ -189,7 +209,7 @@ describe('5. events only on transitions', () => {
     expect(sim.api.writes.length).toBe(writes);
   });
 
-  it('emits ConfigMapReconciled on create and on each drift repair', async () => {
+  it('emits EndpointsPublished on create and EndpointsRepaired on each drift repair, and Ready only once', async () => {
     const sim = simulationWith([clusterObject('inventory')]);
     await untilReady(sim, 'inventory');
     for (let i = 0; i < 2; i++) {
@@ -198,9 +218,30 @@ describe('5. events only on transitions', () => {
       sim.api.put({ ...cm, data: { ...(cm.data as object), [EndpointKey.port]: '9999' } });
       await sim.run(1_000);
     }
-    expect(reasonsOf(sim, 'inventory').filter((r) => r === 'ConfigMapReconciled')).toHaveLength(3);
+    const count = (reason: string) => reasonsOf(sim, 'inventory').filter((r) => r === reason).length;
+    expect(count('EndpointsPublished')).toBe(1);
+    expect(count('EndpointsRepaired')).toBe(2);
+    expect(eventsOf(sim, 'inventory').find((e) => e.reason === 'EndpointsRepaired')?.message).toBe(
+      'ConfigMap inventory-endpoints repaired: DEFAULT_CLUSTER_PORT set back to what pgfsm publishes',
+    );
+    // A repair from Ready that is Ready again within its pass changed nothing a person watches.
+    expect(count('Ready')).toBe(1);
     const cm = { data: dataOf(sim, 'ConfigMap', 'inventory-endpoints') ?? {} };
     expect(cm?.data[EndpointKey.port]).toBe('5432');
+  });
+
+  it('says the endpoints were updated, not restored, when the pooler is switched off', async () => {
+    const sim = simulationWith([clusterObject('inventory', { connectionPoolerEnabled: true })]);
+    await untilReady(sim, 'inventory');
+    editSpec(sim, 'inventory', (spec) => ({ ...spec, connectionPoolerEnabled: false }));
+    await sim.run(5_000);
+    await untilReady(sim, 'inventory');
+    const updated = eventsOf(sim, 'inventory').filter((e) => e.reason === 'EndpointsUpdated');
+    expect(updated.map((e) => e.message)).toEqual([
+      'ConfigMap inventory-endpoints updated: pooler endpoints removed, the pooler is switched off',
+    ]);
+    expect(reasonsOf(sim, 'inventory')).not.toContain('EndpointsRepaired');
+    expect(reasonsOf(sim, 'inventory').filter((r) => r === 'PoolerDeleted')).toHaveLength(2);
   });
 });
 
@@ -286,8 +327,9 @@ describe('6. consumer contract', () => {
     expect(status.connectionPoolerStatus).toBeUndefined();
     expect(conditionOf(sim, 'orders', 'PoolerReady')).toMatchObject({ status: 'True', reason: 'PoolerDisabled' });
     expect(sim.api.list('Pooler', NS)).toHaveLength(0);
-    // Deleted poolers are announced as deleted, never as "ready".
-    expect(reasonsOf(sim, 'orders').filter((r) => r === 'PoolerReady')).toHaveLength(1);
+    // Deleted poolers are announced as deleted, never as "ready"; no event is named after a condition.
+    expect(reasonsOf(sim, 'orders')).not.toContain('PoolerReady');
+    expect(reasonsOf(sim, 'orders').filter((r) => r === 'PoolerDeleted')).toHaveLength(2);
     const cm = { data: dataOf(sim, 'ConfigMap', 'orders-endpoints') ?? {} };
     expect(cm?.data[EndpointKey.poolerRw]).toBeUndefined();
   });

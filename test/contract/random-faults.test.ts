@@ -47,11 +47,19 @@ async function fleet(
   return sim;
 }
 
-/** A cluster's Normal events, as a sorted multiset of reasons. */
+/**
+ * A cluster's Normal events, as a sorted multiset of reasons. The Poolers created together are one event, or,
+ * when a fault cuts the pair (one written, the other failed and written by a later pass), one per Pooler: each
+ * Pooler's creation counts once, whichever event says it.
+ */
 const announced = (sim: Simulation, name: string) =>
   sim.events.events
     .filter((e) => e.type === 'Normal' && e.regarding.name === name)
-    .map((e) => e.reason)
+    .flatMap((e) =>
+      e.reason === 'PoolersCreated'
+        ? (e.message.match(/\S+-pooler-r[wo]\b/g) ?? ['?']).map((pooler) => `PoolersCreated ${pooler}`)
+        : [e.reason],
+    )
     .sort();
 
 /** What `got` has more of than `expected` (+) and less of (-), as multisets: empty when they are the same. */

@@ -97,7 +97,7 @@ describe('a write refused at admission is a failure of the spec', () => {
     expect(warnings(sim, 'orders')).toEqual(['ClusterSpecRejected', 'ClusterSpecRejected']);
   });
 
-  it('a class change the webhook refuses fails the step without warning ClusterNotReady, and its revert recovers', async () => {
+  it('a class change the webhook refuses fails the step without warning NotReady, and its revert recovers', async () => {
     const sim = simulationWith([clusterObject('orders')]);
     await untilReady(sim, 'orders');
     refusing(sim, workMem);

@@ -1,7 +1,7 @@
 /**
  * Behaviour contract: a change CNPG accepts only in parts. CNPG's webhook refuses an update of the image
  * and the PostgreSQL parameters together under `primaryUpdateMethod: switchover`; pgfsm rolls it out in
- * two steps it shows (Provisioning.ClusterStaged, CNPGClusterUpdatingInSteps, ClusterUpdateStaged): the
+ * two steps it shows (Provisioning.ClusterStaged, CNPGClusterUpdatingInSteps, CNPGClusterUpdateStaged): the
  * parameters, then, once CNPG is healthy with every instance ready, the image.
  */
 
@@ -55,7 +55,7 @@ describe('a change CNPG accepts only in parts is rolled out in two steps', () =>
     await sim.run(100);
 
     // Step 1 was written; CNPG applies the configuration and the image waits for it.
-    const staged = eventsOf(sim, 'orders').find((e) => e.reason === 'ClusterUpdateStaged');
+    const staged = eventsOf(sim, 'orders').find((e) => e.reason === 'CNPGClusterUpdateStaged');
     expect(staged?.message).toMatch(/step 1 of 2: postgresql\.parameters; the image .*:18 follows/);
     expect(statusOf(sim, 'orders').state).toBe('Provisioning.ClusterStaged');
     expect(conditionOf(sim, 'orders', 'ClusterReady')).toMatchObject({
@@ -66,14 +66,16 @@ describe('a change CNPG accepts only in parts is rolled out in two steps', () =>
     expect(conditionOf(sim, 'orders', 'Reconciling').reason).toBe('ProvisioningClusterStaged');
     expect(cnpgOf(sim)?.spec.postgresql?.parameters?.max_connections).toBe('300');
     expect(cnpgOf(sim)?.spec.imageName).toMatch(/:17$/);
-    expect(reasonsOf(sim, 'orders')).not.toContain('ClusterUpdateStarted');
+    expect(reasonsOf(sim, 'orders')).not.toContain('CNPGClusterUpdated');
 
     await untilReady(sim, 'orders');
     expect(cnpgOf(sim)?.spec.imageName).toMatch(/:18$/);
     expect(cnpgOf(sim)?.spec.postgresql?.parameters?.max_connections).toBe('300');
     expect(refused).toEqual([]);
-    const updates = reasonsOf(sim, 'orders').filter((r) => r === 'ClusterUpdateStaged' || r === 'ClusterUpdateStarted');
-    expect(updates).toEqual(['ClusterUpdateStaged', 'ClusterUpdateStarted']);
+    const updates = reasonsOf(sim, 'orders').filter(
+      (r) => r === 'CNPGClusterUpdateStaged' || r === 'CNPGClusterUpdated',
+    );
+    expect(updates).toEqual(['CNPGClusterUpdateStaged', 'CNPGClusterUpdated']);
     expect(eventsOf(sim, 'orders').filter((e) => e.type === 'Warning')).toEqual([]);
   });
 
@@ -88,7 +90,7 @@ describe('a change CNPG accepts only in parts is rolled out in two steps', () =>
     await untilReady(sim, 'orders');
     expect(cnpgOf(sim)?.spec.imageName).toMatch(/:18$/);
     expect(refused).toEqual([]);
-    expect(reasonsOf(sim, 'orders').filter((r) => r === 'ClusterUpdateStaged')).toHaveLength(1);
+    expect(reasonsOf(sim, 'orders').filter((r) => r === 'CNPGClusterUpdateStaged')).toHaveLength(1);
   });
 
   it('under restart nothing is staged: one update', async () => {
@@ -106,8 +108,8 @@ describe('a change CNPG accepts only in parts is rolled out in two steps', () =>
     expect(cnpgOf(sim)?.spec.imageName).toMatch(/:18$/);
     await untilReady(sim, 'orders');
     expect(refused).toEqual([]);
-    expect(reasonsOf(sim, 'orders')).not.toContain('ClusterUpdateStaged');
-    expect(reasonsOf(sim, 'orders').filter((r) => r === 'ClusterUpdateStarted')).toHaveLength(1);
+    expect(reasonsOf(sim, 'orders')).not.toContain('CNPGClusterUpdateStaged');
+    expect(reasonsOf(sim, 'orders').filter((r) => r === 'CNPGClusterUpdated')).toHaveLength(1);
   });
 
   it('without the steps, CNPG would have refused: the same change sent whole fails as ClusterSpecRejected', async () => {

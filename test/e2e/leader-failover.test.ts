@@ -21,14 +21,7 @@ import {
 const NS = 'crm';
 const NAME = 'contacts';
 const CLASS = 'e2e-crm';
-const ONE_TIME = [
-  'SecretCreated',
-  'ClusterCreationStarted',
-  'SecretReady',
-  'CNPGClusterReady',
-  'ConfigMapReady',
-  'ClusterReady',
-];
+const ONE_TIME = ['SuperuserSecretCreated', 'CNPGClusterCreated', 'EndpointsPublished', 'Ready'];
 
 let e2e: E2e;
 
@@ -81,7 +74,7 @@ describe("pgfsm's leader is killed mid-provisioning", () => {
     // Mid-provisioning: the CNPG Cluster has been created, PostgreSQL is not up yet.
     await waitFor('the CNPG Cluster created', async () => {
       const events = await eventsAbout(e2e, NS, NAME);
-      return events.some((e) => e.reason === 'ClusterCreationStarted') || undefined;
+      return events.some((e) => e.reason === 'CNPGClusterCreated') || undefined;
     });
     await e2e.core.deleteNamespacedPod({
       name: leaderPod?.metadata?.name ?? '',

@@ -34,7 +34,7 @@ const ROLE = 'shop_app';
 const ROLE_PASSWORD = 'shop-app-password-e2e';
 
 /** Events pgfsm says once per cluster, whatever happens later: a second one would be a duplicate. */
-const ONE_TIME = ['SecretCreated', 'ClusterCreationStarted', 'PoolerCreationStarted', 'SecretReady', 'ConfigMapReady'];
+const ONE_TIME = ['SuperuserSecretCreated', 'CNPGClusterCreated', 'PoolersCreated', 'EndpointsPublished'];
 
 let e2e: E2e;
 const clients: pg.Client[] = [];
@@ -146,7 +146,7 @@ describe('a PostgresCluster on real PostgreSQL', () => {
     await e2e.core.deleteNamespacedPod({ name: primary, namespace: NS, gracePeriodSeconds: 0 });
     await waitFor('pgfsm to report the degradation', async () => {
       const events = await eventsAbout(e2e, NS, NAME);
-      return events.some((e) => e.reason === 'ClusterDegraded' || e.reason === 'ClusterNotReady') || undefined;
+      return events.some((e) => e.reason === 'Degraded' || e.reason === 'NotReady') || undefined;
     });
     await waitFor(
       'a new primary and Ready',

@@ -643,12 +643,12 @@ describe('EventSink', () => {
     const cluster = await createPostgresCluster('eventful');
     const event = {
       type: 'Normal' as const,
-      reason: 'ClusterCreationStarted',
+      reason: 'CNPGClusterCreated',
       action: 'CreateCNPGCluster',
       message: 'CNPG cluster eventful created',
     };
     await ports.events.emit(cluster, event);
-    const [created, ...more] = await eventsFor('ClusterCreationStarted');
+    const [created, ...more] = await eventsFor('CNPGClusterCreated');
     expect(more).toEqual([]);
     expect(created).toMatchObject({
       regarding: {
@@ -658,7 +658,7 @@ describe('EventSink', () => {
         name: 'eventful',
         uid: cluster.metadata.uid,
       },
-      reason: 'ClusterCreationStarted',
+      reason: 'CNPGClusterCreated',
       action: 'CreateCNPGCluster',
       note: 'CNPG cluster eventful created',
       type: 'Normal',
@@ -674,7 +674,7 @@ describe('EventSink', () => {
     await ports.events.emit(cluster, event);
     clock.advance(60_000);
     await ports.events.emit(cluster, event);
-    const [bumped, ...none] = await eventsFor('ClusterCreationStarted');
+    const [bumped, ...none] = await eventsFor('CNPGClusterCreated');
     expect(none).toEqual([]);
     expect(bumped?.metadata?.name).toBe(created?.metadata?.name);
     expect(bumped?.series?.count).toBe(3);
@@ -682,10 +682,10 @@ describe('EventSink', () => {
 
     // Another note is another Event; a repeat after the six-minute window starts a new one.
     await ports.events.emit(cluster, { ...event, message: 'something else' });
-    expect(await eventsFor('ClusterCreationStarted')).toHaveLength(2);
+    expect(await eventsFor('CNPGClusterCreated')).toHaveLength(2);
     clock.advance(7 * 60_000);
     await ports.events.emit(cluster, event);
-    const all = await eventsFor('ClusterCreationStarted');
+    const all = await eventsFor('CNPGClusterCreated');
     expect(all).toHaveLength(3);
     expect(
       all

@@ -114,8 +114,8 @@ describe('PostgresDatabase against a real API server', () => {
       { database: 'app', owner: 'app', schemas: ['public', 'sales'], users: [{ name: 'reader', access: 'readOnly' }] },
     ]);
     // Adding a database is no change of the cluster: it stayed Ready, and said so once.
-    expect(countOf(await eventsAbout(world, 'shop'), 'ClusterReady')).toBe(1);
-    expect(countOf(await eventsAbout(world, 'shop'), 'ClusterNotReady')).toBe(0);
+    expect(countOf(await eventsAbout(world, 'shop'), 'Ready')).toBe(1);
+    expect(countOf(await eventsAbout(world, 'shop'), 'NotReady')).toBe(0);
     // No password in the status or the events.
     const published = JSON.stringify([database?.status, await eventsAbout(world, 'shop-app', 'PostgresDatabase')]);
     expect(published).not.toContain(owner?.password);
@@ -144,7 +144,7 @@ describe('PostgresDatabase against a real API server', () => {
     );
     const events = await eventsAbout(world, 'shop-app', 'PostgresDatabase');
     expect(events.filter((e) => e.reason === 'SecretUpdated').length).toBeGreaterThan(0);
-    expect(countOf(events, 'DatabaseNotReady')).toBe(0);
+    expect(countOf(events, 'NotReady')).toBe(0);
   });
 
   it('a switchover needs nothing: the Secrets name Services that follow the primary, the database stays Ready', async () => {
@@ -157,7 +157,7 @@ describe('PostgresDatabase against a real API server', () => {
     await untilState(world, 'shop', 'Ready');
     expect(await secretValues(world, 'shop-app-app')).toEqual(before);
     expect((await getDatabase(world, 'shop-app'))?.status?.state).toBe('Ready');
-    expect(countOf(await eventsAbout(world, 'shop-app', 'PostgresDatabase'), 'DatabaseNotReady')).toBe(0);
+    expect(countOf(await eventsAbout(world, 'shop-app', 'PostgresDatabase'), 'NotReady')).toBe(0);
   });
 
   it('repairs what is deleted: a Secret and the CNPG Database come back, and the grants are made again', async () => {
@@ -270,6 +270,6 @@ describe('when the PostgresCluster goes', () => {
     });
     expect(reported.message).toContain('PostgresCluster shop');
     expect(condition(await getDatabase(world, 'shop-last'), 'Ready')?.status).toBe('False');
-    expect(countOf(await eventsAbout(world, 'shop-last', 'PostgresDatabase'), 'DatabaseNotReady')).toBe(1);
+    expect(countOf(await eventsAbout(world, 'shop-last', 'PostgresDatabase'), 'NotReady')).toBe(1);
   });
 });

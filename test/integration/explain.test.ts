@@ -90,7 +90,7 @@ describe('pgfsm explain against a real API server', () => {
     expect(run.stdout).toContain('Then        Provisioning › ConfigMap, when componentReady(pooler)');
     expect(run.stdout).toMatch(/Deadline\s+15m: \d+m\d*s? left/);
     expect(run.stdout).toMatch(/PoolerReady\s+False\s+PoolerCreating/);
-    expect(run.stdout).toMatch(/Normal\s+PoolerCreationStarted\s+1\s+Pooler stuck-pooler-rw created/);
+    expect(run.stdout).toMatch(/Normal\s+PoolersCreated\s+1\s+Poolers stuck-pooler-rw and stuck-pooler-ro created/);
   });
 
   it('--output json: one document, the stored state, the missing role Secret and its hint', async () => {

@@ -123,10 +123,18 @@ async function settled<T>(read: () => Promise<T>): Promise<T> {
 
 const settledReasons = (uid: string) => settled(async () => normalReasons(await eventsOf(uid)));
 
-const normalReasons = (events: Array<{ type: string; reason: string }>) =>
+/**
+ * The Normal events' reasons, as a sorted multiset. The Poolers created together are one event, or one per Pooler
+ * when a fault cuts the pair: each Pooler's creation counts once, whichever event says it.
+ */
+const normalReasons = (events: Array<{ type: string; reason: string; note: string }>) =>
   events
     .filter((e) => e.type === 'Normal')
-    .map((e) => e.reason)
+    .flatMap((e) =>
+      e.reason === 'PoolersCreated'
+        ? (e.note.match(/\S+-pooler-r[wo]\b/g) ?? ['?']).map((pooler) => `PoolersCreated ${pooler}`)
+        : [e.reason],
+    )
     .sort();
 
 /** Every child a cluster named `name` has in the namespace, by kind, and whether it still names an owner. */

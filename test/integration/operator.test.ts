@@ -6,6 +6,8 @@
 
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PostgresClusterClass } from '../../src/operator/api/schema.ts';
+import { CLASS_DELETION_EVENT_REASON, CLASS_FINALIZER } from '../../src/operator/domain/class-protection.ts';
 import type { CnpgCluster } from '../../src/operator/domain/objects.ts';
 import { ADOPT_ANNOTATION } from '../../src/operator/domain/vocabulary.ts';
 import { type ControlPlane, describeControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
@@ -15,6 +17,7 @@ import {
   createClass,
   createCluster,
   eventsAbout,
+  GROUP,
   getCluster,
   NS,
   type OperatorHandle,
@@ -106,10 +109,14 @@ describe('pgfsm against a real API server', () => {
     expect(cnpg.spec.managed?.roles?.map((r) => r.name)).toEqual(['app']);
     await sleep(1_000);
     const events = await eventsAbout(world, 'orders');
-    expect(countOf(events, 'ClusterReady')).toBe(1);
-    expect(countOf(events, 'SecretCreated')).toBe(1);
-    expect(countOf(events, 'ClusterCreationStarted')).toBe(1);
-    expect(countOf(events, 'ClusterDegraded')).toBe(0);
+    expect(countOf(events, 'Ready')).toBe(1);
+    expect(countOf(events, 'SuperuserSecretCreated')).toBe(1);
+    expect(countOf(events, 'CNPGClusterCreated')).toBe(1);
+    expect(countOf(events, 'PoolersCreated')).toBe(1);
+    expect(countOf(events, 'EndpointsPublished')).toBe(1);
+    expect(countOf(events, 'Degraded')).toBe(0);
+    // What was done and that it is Ready; no event for a condition turning True.
+    expect(events.map((e) => e.reason)).not.toContain('PoolerReady');
     // No secret value in the status, the ConfigMap or the events.
     const password = Buffer.from(
       (await world.core.readNamespacedSecret({ name: 'orders-superuser', namespace: NS })).data?.password ?? '',
@@ -137,8 +144,8 @@ describe('pgfsm against a real API server', () => {
     await untilState(world, 'orders', 'Ready');
     await sleep(500);
     const events = await eventsAbout(world, 'orders');
-    expect(countOf(events, 'ClusterDegraded')).toBe(1);
-    expect(countOf(events, 'ClusterReady')).toBe(2);
+    expect(countOf(events, 'Degraded')).toBe(1);
+    expect(countOf(events, 'Ready')).toBe(2);
   });
 
   it('repairs drift of the ConfigMap and recreates a deleted one', async () => {
@@ -153,13 +160,16 @@ describe('pgfsm against a real API server', () => {
       (await exists(() => configMapData('orders-endpoints'))) ? true : undefined,
     );
     await untilState(world, 'orders', 'Ready');
-    // The edit was repaired as drift, silently; the deletion was a loss: one Warning for it.
-    const lost = await waitFor('ClusterNotReady', async () => {
-      const events = (await eventsAbout(world, 'orders')).filter((e) => e.reason === 'ClusterNotReady');
-      return events.length > 0 ? events : undefined;
+    // The edit is repaired as drift, the deletion said once as it is undone: each in one EndpointsRepaired. The
+    // pass that saw it gone published it again at once, so Ready never changed in the status: no NotReady.
+    const repaired = await waitFor('EndpointsRepaired for the deletion', async () => {
+      const events = (await eventsAbout(world, 'orders')).filter((e) => e.reason === 'EndpointsRepaired');
+      return events.some((e) => e.note?.includes('was deleted')) ? events : undefined;
     });
-    expect(lost.map((e) => [e.type, e.count])).toEqual([['Warning', 1]]);
-    expect(lost[0]?.note).toContain('ConfigMapsReady is ConfigMapPending');
+    const deleted = repaired.filter((e) => e.note?.includes('was deleted'));
+    expect(deleted.map((e) => [e.type, e.count])).toEqual([['Normal', 1]]);
+    expect(repaired.some((e) => e.note?.includes('DEFAULT_CLUSTER_PORT'))).toBe(true);
+    expect(countOf(await eventsAbout(world, 'orders'), 'NotReady')).toBe(0);
   });
 
   it('recreates a deleted superuser Secret, with a fresh password and an event', async () => {
@@ -173,8 +183,8 @@ describe('pgfsm against a real API server', () => {
     expect(after.metadata?.ownerReferences?.[0]?.name).toBe('orders');
     expect(after.data?.password).toBeTruthy();
     await untilState(world, 'orders', 'Ready');
-    await waitFor('a second SecretCreated', async () =>
-      countOf(await eventsAbout(world, 'orders'), 'SecretCreated') === 2 ? true : undefined,
+    await waitFor('a second SuperuserSecretCreated', async () =>
+      countOf(await eventsAbout(world, 'orders'), 'SuperuserSecretCreated') === 2 ? true : undefined,
     );
   });
 
@@ -215,7 +225,7 @@ describe('pgfsm against a real API server', () => {
     // orders sets no PostgreSQL parameters itself: max_connections belongs to whoever wrote it.
     expect(cnpg.spec.postgresql?.parameters?.max_connections).toBe('7');
     await untilState(world, 'orders', 'Ready');
-    expect(countOf(await eventsAbout(world, 'orders'), 'ClusterUpdateStarted')).toBeGreaterThanOrEqual(1);
+    expect(countOf(await eventsAbout(world, 'orders'), 'CNPGClusterUpdated')).toBeGreaterThanOrEqual(1);
   });
 
   it('turns the pooler off: poolers deleted, PoolerDisabled, no pooler status, no pooler endpoints', async () => {
@@ -298,7 +308,7 @@ describe('pgfsm against a real API server', () => {
       password,
     );
     const adopted = (await eventsAbout(world, 'inventory')).filter(
-      (e) => e.reason === 'ClusterAdopted' && e.uid === uid,
+      (e) => e.reason.endsWith('Adopted') && e.uid === uid,
     );
     expect(adopted.length).toBeGreaterThanOrEqual(3);
   });
@@ -319,6 +329,53 @@ describe('pgfsm against a real API server', () => {
       false,
     );
     expect(await exists(() => configMapData('orders-endpoints'))).toBe(false);
+  });
+
+  it('keeps a class in use while it is deleted (Terminating), its cluster Ready, and lets it go with the cluster', async () => {
+    const readClass = async () => {
+      try {
+        return (await world.custom.getClusterCustomObject({
+          ...GROUP,
+          plural: 'postgresclusterclasses',
+          name: 'ephemeral',
+        })) as PostgresClusterClass;
+      } catch (error) {
+        if ((error as { code?: number }).code === 404) return undefined;
+        throw error;
+      }
+    };
+    await createClass(world, 'ephemeral');
+    await createCluster(world, 'kept', { class: 'ephemeral', clusterDeletionPolicy: 'Delete' });
+    await untilState(world, 'kept', 'Ready');
+    await waitFor('the class protected', async () =>
+      (await readClass())?.metadata.finalizers?.includes(CLASS_FINALIZER) ? true : undefined,
+    );
+
+    await world.custom.deleteClusterCustomObject({ ...GROUP, plural: 'postgresclusterclasses', name: 'ephemeral' });
+    await waitFor('the cluster told', async () =>
+      countOf(await eventsAbout(world, 'kept'), CLASS_DELETION_EVENT_REASON) > 0 ? true : undefined,
+    );
+    await sleep(1_500);
+    const terminating = await readClass();
+    expect(terminating?.metadata.deletionTimestamp).toBeDefined();
+    expect(terminating?.metadata.finalizers).toEqual([CLASS_FINALIZER]);
+    expect(await stateOf(world, 'kept')).toBe('Ready');
+    expect((await conditions(world, 'kept')).Ready).toBe('True/AllComponentsReady');
+    const events = await eventsAbout(world, 'kept');
+    expect(countOf(events, CLASS_DELETION_EVENT_REASON)).toBe(1);
+    expect(events.find((e) => e.reason === CLASS_DELETION_EVENT_REASON)?.note).toContain(
+      'PostgresClusterClass ephemeral is being deleted; it stays until no PostgresCluster uses it: kept in team-a',
+    );
+    expect(countOf(events, 'ClusterClassNotFound')).toBe(0);
+
+    await world.custom.deleteNamespacedCustomObject({
+      ...GROUP,
+      namespace: NS,
+      plural: 'postgresclusters',
+      name: 'kept',
+    });
+    await waitFor('kept gone', async () => ((await getCluster(world, 'kept')) ? undefined : true));
+    await waitFor('the class gone', async () => ((await readClass()) ? undefined : true));
   });
 
   it('converges after the operator is restarted mid-pipeline', async () => {

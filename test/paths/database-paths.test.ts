@@ -122,8 +122,8 @@ async function drive(path: Path, restartAt?: number, check = false): Promise<Run
       expect(failures.length, `failure warnings ${where}`).toBe(
         expected.startsWith('Failed.') && previous !== expected ? 1 : 0,
       );
-      const ready = outcome.events.filter((e) => e.reason === 'DatabaseReady').length;
-      expect(ready, `DatabaseReady ${where}`).toBe(previous !== 'Ready' && expected === 'Ready' ? 1 : 0);
+      const ready = outcome.events.filter((e) => e.reason === 'Ready').length;
+      expect(ready, `Ready ${where}`).toBe(previous !== 'Ready' && expected === 'Ready' ? 1 : 0);
       expect(
         outcome.events.filter((e) => e.reason === 'StoredStateDiscarded'),
         where,

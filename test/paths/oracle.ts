@@ -70,10 +70,10 @@ export function expectStatusMatchesState(cluster: PostgresCluster, state: string
 /** Events only on transitions: announcements exactly once per entry, failures once per new failure. */
 export function expectTransitionEvents(from: string, to: string, events: KubeEvent[]): void {
   const count = (reason: string) => events.filter((e) => e.reason === reason).length;
-  expect(count('ClusterReady'), `ClusterReady ${from} -> ${to}`).toBe(from !== 'Ready' && to === 'Ready' ? 1 : 0);
-  expect(count('ClusterDegraded'), `ClusterDegraded ${from} -> ${to}`).toBe(
-    from === 'Ready' && to === 'Degraded' ? 1 : 0,
-  );
+  expect(count('Ready'), `Ready ${from} -> ${to}`).toBe(from !== 'Ready' && to === 'Ready' ? 1 : 0);
+  // No event is named after a component's condition: the condition says it.
+  for (const c of COMPONENTS) expect(count(CONDITION_OF[c]), `${CONDITION_OF[c]} ${from} -> ${to}`).toBe(0);
+  expect(count('Degraded'), `Degraded ${from} -> ${to}`).toBe(from === 'Ready' && to === 'Degraded' ? 1 : 0);
   const failures = events.filter((e) => e.action === 'Fail');
   expect(failures.length, `failure warnings ${from} -> ${to}`).toBe(to.startsWith('Failed.') && from !== to ? 1 : 0);
   for (const f of failures) expect(f.type).toBe('Warning');

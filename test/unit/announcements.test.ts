@@ -14,8 +14,8 @@ const cluster = (status: PostgresClusterStatus | undefined, uid = 'uid-1', name 
 
 const ready: PostgresClusterStatus = { state: 'Ready', phase: 'Ready' };
 const provisioning: PostgresClusterStatus = { state: 'Provisioning.ConfigMap', phase: 'Provisioning' };
-const notReady = warning('ClusterNotReady', 'BecomeNotReady', 'Cluster is no longer ready');
-const readyAgain: KubeEvent = normal('ClusterReady', 'BecomeReady', 'Cluster is up and running');
+const notReady = warning('NotReady', 'BecomeNotReady', 'Cluster is no longer ready');
+const readyAgain: KubeEvent = normal('Ready', 'BecomeReady', 'Cluster is up and running');
 
 describe('Announcements', () => {
   it('hands the status and the announcements over to a pass that starts from the same stored status', () => {
@@ -42,17 +42,17 @@ describe('Announcements', () => {
     const handover = memo.pending(cluster(ready));
     expect(handover?.status).toEqual(provisioning);
     const further: PostgresClusterStatus = { state: 'Provisioning.Pooler', phase: 'Provisioning' };
-    const secretReady = normal('SecretReady', 'BecomeReady', 'Superuser secret is ready');
-    memo.hold(cluster(ready), further, [...(handover?.events ?? []), secretReady]);
+    const resumed = normal('Resumed', 'Resume', 'Reconciliation resumed');
+    memo.hold(cluster(ready), further, [...(handover?.events ?? []), resumed]);
     // Pass 3 reads what pass 1 stored: pass 1's announcements are due; pass 2's transition was never stored,
     // and pass 3 takes it again (and announces it) from there, or not at all.
     expect(memo.pending(cluster(provisioning))).toEqual({ status: provisioning, events: [notReady] });
     // Still from the old view: the newest attempt, with everything it had taken over.
     memo.hold(cluster(ready), provisioning, [notReady]);
-    memo.hold(cluster(ready), further, [notReady, secretReady]);
-    expect(memo.pending(cluster(ready))).toEqual({ status: further, events: [notReady, secretReady] });
+    memo.hold(cluster(ready), further, [notReady, resumed]);
+    expect(memo.pending(cluster(ready))).toEqual({ status: further, events: [notReady, resumed] });
     // Pass 2's write landed after all.
-    expect(memo.pending(cluster(further))).toEqual({ status: further, events: [notReady, secretReady] });
+    expect(memo.pending(cluster(further))).toEqual({ status: further, events: [notReady, resumed] });
   });
 
   it('drops what is held when another status was stored, or the name is another object', () => {
@@ -93,7 +93,7 @@ describe('Announcements', () => {
   });
 
   it('tells an announcement a pass makes itself by reason and message', () => {
-    const other = warning('ClusterNotReady', 'BecomeNotReady', 'Cluster is no longer ready: another reason');
+    const other = warning('NotReady', 'BecomeNotReady', 'Cluster is no longer ready: another reason');
     expect(notIn([notReady, readyAgain, other], [notReady])).toEqual([readyAgain, other]);
   });
 });

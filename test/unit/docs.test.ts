@@ -11,7 +11,7 @@ import {
   DATABASE_CONDITION_OF,
   DatabaseReason,
 } from '../../src/operator/domain/database/vocabulary.ts';
-import { READY_EVENT_OF, Reason } from '../../src/operator/domain/vocabulary.ts';
+import { EventReason, Reason } from '../../src/operator/domain/vocabulary.ts';
 import { OperatorMetrics } from '../../src/operator/driver/metrics.ts';
 import { DATABASE_SECTIONS, REGENERATE, SECTIONS } from '../../src/tools/docs/index.ts';
 import { closeMarker, fillSections, openMarker, sectionNames } from '../../src/tools/docs/markdown.ts';
@@ -81,21 +81,25 @@ describe('docs/operations.md', () => {
     for (const m of metrics) expect(body).toContain(`\`${m.name}\``);
   });
 
-  it('lists every reason of the vocabulary among the conditions, and every readiness event', () => {
+  it('lists every reason of the vocabulary among the conditions, and every event of the machine and its writes', () => {
     const conditions = section(generated, 'conditions');
     for (const reason of Object.values(Reason)) expect(conditions).toContain(`\`${reason}\``);
     const events = section(generated, 'events');
-    for (const reason of Object.values(READY_EVENT_OF)) expect(events).toContain(`\`${reason}\``);
-    for (const reason of [
-      'ClusterReady',
-      'ClusterDegraded',
-      'Suspended',
-      'Resumed',
-      'ClusterApplyFailed',
-      'CleanupFailed',
-    ]) {
+    // The core's own (StoredStateDiscarded, DestructiveWriteRefused, StatusRejected) need a pass gone wrong.
+    const coreOnly = new Set<string>([
+      EventReason.StoredStateDiscarded,
+      EventReason.DestructiveWriteRefused,
+      EventReason.StatusRejected,
+    ]);
+    for (const reason of Object.values(EventReason).filter((r) => !coreOnly.has(r))) {
       expect(events).toContain(`\`${reason}\``);
     }
+    for (const reason of ['ClusterApplyFailed', 'CleanupFailed']) expect(events).toContain(`\`${reason}\``);
+    // No event is a component's condition turning True, nor named after a condition it does not mean.
+    for (const retired of ['SecretReady', 'CNPGClusterReady', 'ManagedRolesReady', 'PoolerReady', 'ConfigMapReady']) {
+      expect(events).not.toContain(`\`${retired}\``);
+    }
+    expect(events).not.toMatch(/^\| `ClusterReady` /m);
   });
 
   it('documents the stable log keys', () => {
@@ -124,12 +128,13 @@ describe('docs/databases.md', () => {
     for (const reason of Object.values(DatabaseReason)) expect(conditions).toContain(`\`${reason}\``);
     const events = section(generatedDatabases, 'events');
     for (const reason of [
-      'SecretCreated',
+      'SecretsCreated',
       'SecretUpdated',
-      'DatabaseApplied',
+      'CNPGDatabaseCreated',
+      'CNPGDatabaseUpdated',
       'PrivilegesGranted',
-      'DatabaseReady',
-      'DatabaseNotReady',
+      'Ready',
+      'NotReady',
       'RoleClaimed',
       'CleanupComplete',
     ]) {

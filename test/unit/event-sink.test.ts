@@ -74,7 +74,7 @@ const orders: PostgresCluster = {
   metadata: { namespace: 'team-a', name: 'orders', uid: 'uid-1' },
   spec: { class: 'standard' },
 };
-const ready = normal('ClusterReady', 'BecomeReady', 'Cluster is up and running');
+const ready = normal('Ready', 'BecomeReady', 'Cluster is up and running');
 
 describe('KubernetesEventSink retries', () => {
   it('creates the Event on a later attempt, under the same name, after a 500 and a reset', async () => {

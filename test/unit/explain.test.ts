@@ -221,12 +221,14 @@ describe('explain: where the cluster is and what holds it there', () => {
     expect(text).toContain('cnpgBusy holds');
   });
 
-  it('Failed.ClassMissing: hint to create the class or fix spec.class', () => {
+  it('Failed.ClassMissing: hint to create the class, or to recreate the cluster (spec.class is immutable)', () => {
     const { x } = explained({ facts: { classPresent: false }, state: 'Failed.ClassMissing' });
     expect(x.tick.next).toBe('Failed.ClassMissing');
     expect(x.blocker).toMatchObject({ guard: 'classMissing', holds: true, reason: 'ClusterClassNotFound' });
     expect(x.blocker?.summary).toBe('PostgresClusterClass standard not found');
-    expect(x.hints).toContain('create PostgresClusterClass standard or fix spec.class');
+    expect(x.hints).toContain('create PostgresClusterClass standard; the cluster continues on its own');
+    expect(x.hints.join('\n')).toContain('or delete this PostgresCluster and create it again naming an existing class');
+    expect(x.hints.join('\n')).not.toContain('fix spec.class');
     expect(x.stalled.computed).toBe(true);
     expect(x.deadline.applies).toBe(false);
   });
@@ -365,8 +367,8 @@ describe('explain: conditions, events, JSON and secrets', () => {
   const events: ExplainEvent[] = [
     {
       type: 'Normal',
-      reason: 'PoolerCreationStarted',
-      message: 'Pooler orders-pooler-rw created',
+      reason: 'PoolersCreated',
+      message: 'Poolers orders-pooler-rw and orders-pooler-ro created',
       count: 1,
       lastSeen: toSeconds(NOW - 90_000),
       reportingController: 'pgfsm',
@@ -397,11 +399,11 @@ describe('explain: conditions, events, JSON and secrets', () => {
     });
     expect(x.conditions).toEqual([{ ...condition, ageSeconds: 420 }]);
     expect(x.events.map((e) => [e.reason, e.ageSeconds])).toEqual([
-      ['PoolerCreationStarted', 90],
+      ['PoolersCreated', 90],
       ['PoolerReconciliationFailed', 600],
     ]);
     expect(text).toContain('PoolerReady  False   PoolerCreating  7m   rw pooler has 0/2 ready instances');
-    expect(text).toMatch(/1m30s\s+Normal\s+PoolerCreationStarted\s+1\s+Pooler orders-pooler-rw created/);
+    expect(text).toMatch(/1m30s\s+Normal\s+PoolersCreated\s+1\s+Poolers orders-pooler-rw and orders-pooler-ro created/);
     expect(text).toMatch(/10m\s+Warning\s+PoolerReconciliationFailed\s+4\s+apply Pooler failed/);
   });
 

@@ -30,8 +30,12 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { PostgresCluster, PostgresClusterStatus } from '../api/schema.ts';
-import type { KubeEvent } from '../domain/effects.ts';
+import { type KubeEvent, warning } from '../domain/effects.ts';
+import { CONDITION_OF, EventReason } from '../domain/vocabulary.ts';
+import { refusalTextOf } from './errors.ts';
+import type { PendingEvent } from './execute.ts';
 import { type ClusterKey, keyString } from './ports.ts';
+import type { WriteFailure } from './status.ts';
 
 /** Bounds, so that an API outage over many clusters cannot grow the memory without limit. */
 export const MAX_HELD_OBJECTS = 1024;
@@ -251,3 +255,109 @@ export class Announcements {
     }
   }
 }
+
+/**
+ * How the pass's status write went: stored (or nothing to store), failed, or refused at admission — or
+ * never tried, because this replica lost the lease mid-pass.
+ */
+export type StatusOutcome =
+  | { kind: 'stored' }
+  | { kind: 'failed' }
+  | { kind: 'refused'; error: unknown }
+  | { kind: 'lostLease' };
+
+/** Everything a pass may have to say, and what decides whether it says it now. */
+export interface PassWords {
+  /** The object as stored when the pass read it. */
+  stored: PostgresCluster;
+  /** The status the pass went on from (the stored one, or the one handed over), and the one it computed. */
+  previous: PostgresClusterStatus | undefined;
+  status: PostgresClusterStatus | undefined;
+  /** What the pass before could not announce (its status write failed). */
+  handover?: Handover;
+  /** The Warning that the stored state was discarded (a misfit), if it was. */
+  discarded?: KubeEvent;
+  /** The events of the pass's writes and transitions, in order. */
+  events: readonly PendingEvent[];
+  /** The write that failed, as its condition reports it. */
+  failure?: WriteFailure;
+  statusOutcome: StatusOutcome;
+}
+
+/**
+ * The one rule book of what a pass says, and when: the Events to send now, in order. What it cannot say
+ * yet is held in `memory` for the next pass (see the top of this file).
+ *
+ * - The reports of the writes made always stand: those writes are not made again.
+ * - Announcements (transitions, a new failure, a discarded state) are made once the status recording them
+ *   is stored; if the status write failed they are held with that status for the next pass.
+ * - `Ready` and `NotReady` are said only when the status stored changes the Ready condition: a pass that
+ *   leaves Ready and comes back within itself (a ConfigMap repaired while following its writes) changed
+ *   nothing a person watches; its writes' reports say what it did.
+ * - A failed write earns one Warning, not one per retry.
+ * - A status the API server refuses at admission will be refused again: what it cannot say is said in
+ *   Events, once per version of the object.
+ * - A replica that lost the lease says nothing more: the next leader decides again. Only the reports of
+ *   the writes it made stand, and no other replica can know them: they wait in the outbox for this
+ *   replica's next term, should nobody else lead in between (driver/operator.ts).
+ */
+export function announce(pass: PassWords, memory: Announcements | undefined): KubeEvent[] {
+  const { stored, previous, discarded } = pass;
+  // Ready and NotReady speak of the Ready condition: news only when the status it stores changes it.
+  const readyChanged = isReady(previous) !== isReady(pass.status ?? previous);
+  const news = ({ event }: PendingEvent) => readyChanged || !READINESS.has(event.reason);
+  const events = pass.events.filter(news);
+  const failed = pass.failure ? failureEvent(pass.failure, previous) : [];
+  const announced = [
+    ...(discarded ? [discarded] : []),
+    ...events.filter((e) => e.announcement).map((e) => e.event),
+    ...failed,
+  ];
+  // What the pass before could not announce, as far as this pass does not say it itself.
+  const earlier = notIn(pass.handover?.events ?? [], announced);
+  const told = [...earlier, ...(discarded ? [discarded] : []), ...events.map((e) => e.event), ...failed];
+  const reports = pass.events.filter((e) => !e.announcement).map((e) => e.event);
+  switch (pass.statusOutcome.kind) {
+    case 'refused': {
+      const saidBefore = memory?.alreadyRefused(stored) ?? false;
+      memory?.statusRefused(stored);
+      return saidBefore ? reports : [...told, statusRejected(pass.statusOutcome.error)];
+    }
+    case 'failed':
+      // Not stored, so not to be announced yet: held, with the status, for the next pass, which starts
+      // from the same stored status but may not take this transition again (this pass may have changed
+      // the world).
+      memory?.hold(stored, pass.status, [...earlier, ...announced]);
+      return reports;
+    case 'stored':
+      memory?.forget(stored.metadata);
+      return told;
+    case 'lostLease':
+      if (reports.length > 0) memory?.keepUnsent(stored, reports);
+      return [];
+  }
+}
+
+const READINESS: ReadonlySet<string> = new Set([EventReason.Ready, EventReason.NotReady]);
+const isReady = (status: PostgresClusterStatus | undefined) =>
+  status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+
+/** A failed write earns one Warning, not one per retry: only when the status gone on from did not say so yet. */
+function failureEvent(failure: WriteFailure, previous: PostgresClusterStatus | undefined): KubeEvent[] {
+  const type = failure.component ? CONDITION_OF[failure.component] : 'Ready';
+  const stored = previous?.conditions?.find((c) => c.type === type);
+  if (stored?.reason === failure.reason && stored.message === failure.message) return [];
+  return [warning(failure.reason, 'Write', failure.message)];
+}
+
+/**
+ * An object stored before a rule of its CRD (or with validation off) can be refused every write, its
+ * status included: what the status cannot say is said in an Event instead, with the API server's words.
+ */
+const statusRejected = (error: unknown): KubeEvent =>
+  warning(
+    EventReason.StatusRejected,
+    'WriteStatus',
+    'The API server refuses every write to this PostgresCluster, its status included, so the status cannot ' +
+      `report what is wrong; fix or re-create the object: ${refusalTextOf(error)}`,
+  );

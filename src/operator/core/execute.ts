@@ -2,7 +2,7 @@ import type { OwnerReference, PostgresCluster } from '../api/schema.ts';
 import { cnpgDrift } from '../domain/components/cluster.ts';
 import { configMapDrift } from '../domain/components/configmap.ts';
 import { poolerDrift } from '../domain/components/pooler.ts';
-import { type Effect, type KubeEvent, type Write, warning } from '../domain/effects.ts';
+import { type Effect, joinsLast, type KubeEvent, type Write, warning } from '../domain/effects.ts';
 import { holds } from '../domain/holds.ts';
 import {
   type CnpgCluster,
@@ -244,7 +244,15 @@ export async function executeEffects(
       answers.push({ effect, answer: undefined });
       writes++;
     }
-    if (effect.event) events.push({ event: effect.event, announcement: false });
+    if (effect.event) {
+      // Writes planned together are one report when each of them was made (domain/effects.ts, joinReports).
+      const last = events.at(-1);
+      if (effect.joins && joinsLast(effect, last && !last.announcement ? last.event : undefined)) {
+        events[events.length - 1] = { event: effect.joins.event, announcement: false };
+      } else {
+        events.push({ event: effect.event, announcement: false });
+      }
+    }
   }
   return { events, writes, answers, cluster: current };
 }

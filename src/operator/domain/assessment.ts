@@ -12,14 +12,14 @@ import {
   judgeManagedRoles,
   rolesStatus,
 } from './components/managed-roles.ts';
-import { judgePoolers } from './components/pooler.ts';
+import { judgePoolers, POOLER_TYPES } from './components/pooler.ts';
 import { judgeSecret } from './components/secret.ts';
 import { type MergedConfig, type MergeResult, mergeConfig, namedClass } from './config.ts';
 import type { Effect } from './effects.ts';
 import type { Observation, Settings, TickEvent } from './observation.ts';
 import { type RejectedWrite, withoutRefusedWrites } from './rejections.ts';
 import { type Judgment, type Verdict, verdict } from './verdict.ts';
-import { COMPONENTS, type Component, EventReason, FINALIZER, Reason } from './vocabulary.ts';
+import { COMPONENTS, type Component, FINALIZER, Reason } from './vocabulary.ts';
 
 export interface Assessment {
   observation: Observation;
@@ -78,7 +78,11 @@ export function assess(observation: Observation, settings: Settings): Assessment
     cluster: judgeCnpgCluster(observation, desiredCnpgCluster(observation, config)),
     managedRoles: judgeManagedRoles(observation, roles),
     pooler: judgePoolers(observation, config),
-    configMap: judgeConfigMap(observation, desiredConfigMap(observation, config, settings)),
+    configMap: judgeConfigMap(
+      observation,
+      desiredConfigMap(observation, config, settings),
+      config.pooler !== undefined,
+    ),
   };
   // A write the API server refused is not sent again while it would be the same object.
   const stored = observation.cluster.status?.rejectedWrites ?? [];
@@ -125,7 +129,8 @@ export const clusterUpdateInSteps = (a: Assessment) => a.health.cluster?.reason 
 export function poolersAhead(a: Assessment): Effect[] {
   // A Ready cluster step passes on to the Pooler step in the same tick, which plans them itself.
   if (!a.observation.cnpg || isReady(a, 'cluster') || isFailed(a, 'cluster') || !a.config?.pooler) return [];
-  return a.plans.pooler.filter((e) => e.type === 'apply' && e.event?.reason === EventReason.PoolerCreationStarted);
+  const present = new Set(POOLER_TYPES.map((type) => a.observation.poolers[type]?.pooler.metadata.name));
+  return a.plans.pooler.filter((e) => e.type === 'apply' && !present.has(e.object.metadata.name));
 }
 
 export const finalizerPresent = (o: Observation) => (o.cluster.metadata.finalizers ?? []).includes(FINALIZER);

@@ -37,7 +37,35 @@ export type Write =
   | { type: 'setOwner'; component: Component; ref: ObjectRef; owner: OwnerReference }
   | { type: 'releaseOwner'; component: Component; ref: ObjectRef; ownerUid: string };
 
-export type Effect = (Write & { event?: KubeEvent }) | { type: 'event'; event: KubeEvent };
+export type Effect = (Write & { event?: KubeEvent; joins?: Joined }) | { type: 'event'; event: KubeEvent };
+
+/**
+ * Writes planned together (the two Poolers, a database's connection Secrets) are reported as one event when
+ * they all succeed: each write carries its own report (`event`), and from the second on also `joins`, the
+ * report of it together with the writes before it. The shell sends `joins.event` in place of the report just
+ * sent before it when that is `joins.previous`, and the write's own `event` otherwise: a run cut short by a
+ * failure still reports each write that was made, and only those.
+ */
+export interface Joined {
+  previous: KubeEvent;
+  event: KubeEvent;
+}
+
+/** Sets `joins` on each write after the first; `together(n)` is the report of the first n writes. */
+export function joinReports(writes: Array<{ event?: KubeEvent; joins?: Joined }>, together: (n: number) => KubeEvent) {
+  for (let i = 1; i < writes.length; i++) {
+    const previous = i === 1 ? writes[0]?.event : together(i);
+    const write = writes[i];
+    if (previous && write) write.joins = { previous, event: together(i + 1) };
+  }
+}
+
+/** Whether the joined report of `write` takes the place of `last`, the report sent just before it in the pass. */
+export const joinsLast = (write: { joins?: Joined }, last: KubeEvent | undefined): boolean =>
+  write.joins !== undefined &&
+  last !== undefined &&
+  last.reason === write.joins.previous.reason &&
+  last.message === write.joins.previous.message;
 
 /** A Normal event: its reason is one of pgfsm's own Normal events (vocabulary.ts). */
 export const normal = (reason: NormalEventReason, action: string, message: string): KubeEvent => ({

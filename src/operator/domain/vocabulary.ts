@@ -152,7 +152,7 @@ export const CONDITION_OF: Record<Component, string> = {
 export const Reason = {
   // secret
   SuperUserSecretReady: 'SuperUserSecretReady',
-  UserSecretPending: 'UserSecretPending',
+  SuperUserSecretPending: 'SuperUserSecretPending',
   SuperUserSecretFailed: 'SuperUserSecretFailed',
   SecretNotAdoptable: 'SecretNotAdoptable',
   // class and spec
@@ -240,33 +240,41 @@ export const deadlineReason = (state: string) => `${stateReason(state)}DeadlineE
 /**
  * Every event reason pgfsm emits of its own, with the event's type. A failure state's Warning carries the
  * reason of the failed condition, a failed write's Warning its `WRITE_FAILURE_REASON`: those are `Reason`s.
+ *
+ * Events are for what a person learns something from: an action pgfsm took, a transition that matters, a
+ * failure. A component's condition turning True is not one (the condition says it). No event is named after
+ * a condition unless it means the same: `Ready` is the PostgresCluster as a whole, as its `Ready` condition is,
+ * while the condition `ClusterReady` is the CNPG Cluster's, so no event is called that.
  */
 const EVENT_TYPE = {
   // writes to the children
-  SecretCreated: 'Normal',
-  ClusterCreationStarted: 'Normal',
-  ClusterAdopted: 'Normal',
-  ClusterUpdateStarted: 'Normal',
-  ClusterUpdateStaged: 'Normal',
+  SuperuserSecretCreated: 'Normal',
+  SuperuserSecretAdopted: 'Normal',
+  CNPGClusterCreated: 'Normal',
+  CNPGClusterAdopted: 'Normal',
+  CNPGClusterUpdated: 'Normal',
+  CNPGClusterUpdateStaged: 'Normal',
   ManagedRolesApplied: 'Normal',
-  PoolerCreationStarted: 'Normal',
+  /** One event for the Poolers created in one pass (the rw and ro pair, usually). */
+  PoolersCreated: 'Normal',
+  PoolerAdopted: 'Normal',
   PoolerUpdated: 'Normal',
   PoolerDeleted: 'Normal',
-  ConfigMapReconciled: 'Normal',
+  /** The endpoints ConfigMap created. */
+  EndpointsPublished: 'Normal',
+  /** Its content changed because the world did (the poolers began or stopped serving). */
+  EndpointsUpdated: 'Normal',
+  /** Someone else's change to its keys undone. */
+  EndpointsRepaired: 'Normal',
+  EndpointsAdopted: 'Normal',
   // deletion
   ChildDeleted: 'Normal',
   ChildRetained: 'Normal',
   CleanupComplete: 'Normal',
-  // a component's condition turned True
-  SecretReady: 'Normal',
-  CNPGClusterReady: 'Normal',
-  ManagedRolesReady: 'Normal',
-  PoolerReady: 'Normal',
-  ConfigMapReady: 'Normal',
-  // transitions of the machine
-  ClusterReady: 'Normal',
-  ClusterDegraded: 'Warning',
-  ClusterNotReady: 'Warning',
+  // transitions of the machine: the PostgresCluster as a whole
+  Ready: 'Normal',
+  Degraded: 'Warning',
+  NotReady: 'Warning',
   Suspended: 'Normal',
   Resumed: 'Normal',
   // the world decides, not the stored state (a status.state written by hand)
@@ -288,12 +296,3 @@ export const EventReason = Object.fromEntries(Object.keys(EVENT_TYPE).map((r) =>
 };
 
 export const eventTypeOf = (reason: EventReason): 'Normal' | 'Warning' => EVENT_TYPE[reason];
-
-/** The Normal event emitted when a component's condition turns True. */
-export const READY_EVENT_OF = {
-  secret: EventReason.SecretReady,
-  cluster: EventReason.CNPGClusterReady,
-  managedRoles: EventReason.ManagedRolesReady,
-  pooler: EventReason.PoolerReady,
-  configMap: EventReason.ConfigMapReady,
-} as const satisfies Record<Component, NormalEventReason>;

@@ -11,7 +11,7 @@ export interface EventDoc {
   example: string;
 }
 
-const SOURCE_ORDER: EventSource[] = ['write', 'readiness', 'transition', 'writeFailure'];
+const SOURCE_ORDER: EventSource[] = ['write', 'transition', 'writeFailure'];
 
 /** Plain code-unit order: the same on every machine, whatever its locale. */
 export const byCodeUnits = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -36,8 +36,6 @@ function when(source: EventSource, observed: ObservedEvent[]): string {
       return `after ${list(writes)} succeeded`;
     case 'writeFailure':
       return `${list(writes)} failed (once per new failure, not per retry)`;
-    case 'readiness':
-      return `condition ${list(new Set(observed.map((e) => e.event.action.replace(/^Become/, ''))))} turned True`;
     case 'transition':
       return whenTransition(observed);
   }

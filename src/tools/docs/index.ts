@@ -11,7 +11,6 @@
 
 import type { DatabaseTick } from '../../operator/domain/database/observation.ts';
 import type { TickEvent } from '../../operator/domain/observation.ts';
-import { READY_EVENT_OF } from '../../operator/domain/vocabulary.ts';
 import {
   CLUSTER_REASONS,
   CONDITION_MEANING,
@@ -60,8 +59,6 @@ interface LifecycleVocabulary {
   meanings: Readonly<Record<string, string>>;
   /** Every reason of the vocabulary: each must appear on a published condition. */
   reasons: readonly string[];
-  /** The reasons of the events the core sends when a condition turns True; each must be emitted. */
-  readiness: readonly string[];
 }
 
 /** The events and conditions tables of one lifecycle; throws when a sample world is missing for a reason. */
@@ -70,13 +67,9 @@ async function lifecycleSections<T extends LifecycleTick, F extends LifecycleEff
   ticks: readonly T[],
   vocabulary: LifecycleVocabulary,
 ): Promise<Record<'events' | 'conditions', string>> {
-  const exploration = await explore(machine, ticks, new Set(vocabulary.readiness));
+  const exploration = await explore(machine, ticks);
   const conditions = conditionDocs(exploration.conditions, vocabulary.meanings);
-  const emitted = new Set(exploration.events.map((e) => e.event.reason));
-  const missing = [
-    ...unpublishedReasons(conditions, vocabulary.reasons),
-    ...vocabulary.readiness.filter((r) => !emitted.has(r)),
-  ];
+  const missing = unpublishedReasons(conditions, vocabulary.reasons);
   if (missing.length > 0) {
     throw new Error(`no sample world makes these reasons appear (add one to src/tools/generate/docs.ts): ${missing}`);
   }
@@ -87,7 +80,6 @@ export async function renderSections(inputs: ReferenceInputs): Promise<Record<Se
   const lifecycle = await lifecycleSections(CLUSTER_LIFECYCLE, inputs.ticks, {
     meanings: CONDITION_MEANING,
     reasons: CLUSTER_REASONS,
-    readiness: Object.values(READY_EVENT_OF),
   });
   const lines = logLines(await captureLogLines());
   return {
@@ -104,8 +96,6 @@ export function renderDatabaseSections(inputs: DatabaseReferenceInputs): Promise
   return lifecycleSections(DATABASE_LIFECYCLE, inputs.ticks, {
     meanings: DATABASE_CONDITION_MEANING,
     reasons: DATABASE_REASONS,
-    // The database's core sends no event of its own when a condition turns True.
-    readiness: [],
   });
 }
 

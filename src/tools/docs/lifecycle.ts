@@ -24,12 +24,12 @@ import { reconcileDatabase } from '../../operator/core/database/reconcile.ts';
 import { reconcile } from '../../operator/core/reconcile.ts';
 import type { DatabaseEffect } from '../../operator/domain/database/effects.ts';
 import type { DatabaseTick } from '../../operator/domain/database/observation.ts';
-import type { Effect, KubeEvent, Write } from '../../operator/domain/effects.ts';
+import { type Effect, type Joined, joinsLast, type KubeEvent, type Write } from '../../operator/domain/effects.ts';
 import type { Settings, TickEvent } from '../../operator/domain/observation.ts';
 import { frozenDatabasePorts, frozenPorts, type Recorder, type WriteMode } from './world.ts';
 
 /** Where an event comes from. */
-export type EventSource = 'write' | 'readiness' | 'transition' | 'writeFailure';
+export type EventSource = 'write' | 'transition' | 'writeFailure';
 
 export interface ObservedEvent {
   event: KubeEvent;
@@ -69,7 +69,7 @@ export interface StoredStatus {
 }
 
 /** An effect as both machines carry them: a write, with the event it reports once done, or an announcement. */
-export type LifecycleEffect = { type: string; event?: KubeEvent };
+export type LifecycleEffect = { type: string; event?: KubeEvent; joins?: Joined };
 
 /** `T`: the machine's tick (a sample world); `F`: its effects. */
 export interface ExploredMachine<T extends LifecycleTick, F extends LifecycleEffect> {
@@ -90,14 +90,12 @@ export interface ExploredMachine<T extends LifecycleTick, F extends LifecycleEff
 const PAST_DEADLINE_MS = 60_000;
 
 /**
- * One tick of each sample from each storable state (and from no stored state at all). The events the
- * core adds to the machine's (a component condition turning True, a write failing) are told apart by
- * `readinessReasons`, the reasons of the former.
+ * One tick of each sample from each storable state (and from no stored state at all). The one event the
+ * core adds to the machine's is a failed write's Warning, seen when the world rejects the first write.
  */
 export async function explore<T extends LifecycleTick, F extends LifecycleEffect>(
   machine: ExploredMachine<T, F>,
   ticks: readonly T[],
-  readinessReasons: ReadonlySet<string>,
 ): Promise<Exploration> {
   const states = [...machine.storableStates()];
   const events: ObservedEvent[] = [];
@@ -117,7 +115,11 @@ export async function explore<T extends LifecycleTick, F extends LifecycleEffect
         if (!isWrite(effect)) {
           if (effect.event) events.push({ event: effect.event, source: 'transition', from: start, to });
         } else if (effect.event) {
-          events.push({ event: effect.event, source: 'write', write: machine.describeWrite(effect), from: start, to });
+          // Writes planned together are one report once each is made, as the shell sends it (joinReports).
+          const last = events.at(-1);
+          const event = effect.joins && joinsLast(effect, last?.event) ? effect.joins.event : effect.event;
+          if (event !== effect.event) events.pop();
+          events.push({ event, source: 'write', write: machine.describeWrite(effect), from: start, to });
         }
       }
       const firstWrite = effects.find(isWrite);
@@ -150,9 +152,7 @@ export async function explore<T extends LifecycleTick, F extends LifecycleEffect
         }
         for (const event of recorder.events) {
           if (announced.has(event.reason)) continue;
-          if (event.type === 'Normal' && readinessReasons.has(event.reason)) {
-            if (mode === 'accept') events.push({ event, source: 'readiness', from: start, to });
-          } else if (mode === 'reject' && firstWrite) {
+          if (mode === 'reject' && firstWrite) {
             events.push({ event, source: 'writeFailure', write: machine.describeWrite(firstWrite), from: start, to });
           }
         }

@@ -99,12 +99,7 @@ const SCRIPT: Record<string, (key: ClusterKey) => ReconcileOutcome> = {
       from: FIRST,
       to: READY_STATE,
       events: [
-        {
-          type: 'Normal',
-          reason: 'ConfigMapReady',
-          action: 'BecomeConfigMapsReady',
-          message: 'ConfigMap is up to date',
-        },
+        { type: 'Normal', reason: 'Ready', action: 'BecomeReady', message: 'Cluster is up and running' },
         { type: 'Warning', reason: 'ClusterApplyFailed', action: 'Write', message: 'apply Cluster failed' },
       ],
     }),

@@ -15,6 +15,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CnpgPhase } from '../../operator/domain/components/cnpg-phases.ts';
 import type { DatabaseObservation, DatabaseTick } from '../../operator/domain/database/observation.ts';
 import { defaultSettings, type Observation, type TickEvent } from '../../operator/domain/observation.ts';
+import { ADOPT_ANNOTATION } from '../../operator/domain/vocabulary.ts';
 import { fillSections, REGENERATE, renderDatabaseSections, renderSections } from '../docs/index.ts';
 import {
   allDatabaseSamples,
@@ -50,6 +51,14 @@ export function sampleTicks(): TickEvent[] {
     variant({}, (o) => {
       for (const view of [o.poolers.rw, o.poolers.ro]) if (view) view.pooler.metadata.ownerReferences = [];
     }),
+    // Poolers left without an owner and handed over: adopted.
+    variant({}, (o) => {
+      for (const view of [o.poolers.rw, o.poolers.ro]) {
+        if (!view) continue;
+        view.pooler.metadata.ownerReferences = [];
+        view.pooler.metadata.annotations = { ...view.pooler.metadata.annotations, [ADOPT_ANNOTATION]: 'true' };
+      }
+    }),
     variant({}, (o) => {
       if (o.cnpg) o.cnpg.metadata.ownerReferences = [FOREIGN_OWNER];
     }),
@@ -60,6 +69,11 @@ export function sampleTicks(): TickEvent[] {
     // The pooler switched off: the poolers are deleted, then the condition says so.
     variant({}, poolerDisabled),
     variant({ poolers: 'missing' }, poolerDisabled),
+    // ... and once they are gone, the endpoints ConfigMap still names them: updated.
+    variant({}, (o) => {
+      poolerDisabled(o);
+      o.poolers = {};
+    }),
     variant({ deletion: true, policy: 'Delete', poolers: 'missing' }),
   ];
 }

@@ -126,8 +126,8 @@ class LeaseByHand implements Leadership {
 
 describe('Events refused because this replica stopped leading', () => {
   /**
-   * A pooled cluster to Ready; the lease is lost right after ClusterReady, the first Event of the pass that
-   * stored Ready, has been sent, so the fence refuses the rest of that pass's Events (ConfigMapReady).
+   * A pooled cluster to Ready; the lease is lost right after EndpointsPublished, the first Event of the pass that
+   * stored Ready, has been sent, so the fence refuses the rest of that pass's Events (Ready).
    * Answers what was sent before, and what the operator's next term sends.
    */
   async function losingTheLeaseAtReady(continued: boolean) {
@@ -141,7 +141,7 @@ describe('Events refused because this replica stopped leading', () => {
     const events: EventSink = {
       async emit(regarding, event) {
         await sink.emit(regarding, event);
-        if (event.reason === 'ClusterReady' && !lost) {
+        if (event.reason === 'EndpointsPublished' && !lost) {
           lost = true;
           lease.lose();
         }
@@ -168,15 +168,15 @@ describe('Events refused because this replica stopped leading', () => {
 
   it('are kept, and sent by its next term when nobody else led in between', async () => {
     const { before, after } = await losingTheLeaseAtReady(true);
-    expect(before.at(-1)).toBe('ClusterReady');
-    expect(before).not.toContain('ConfigMapReady');
+    expect(before.at(-1)).toBe('EndpointsPublished');
+    expect(before).not.toContain('Ready');
     // Only what was refused: what went out before the loss is not sent again.
-    expect(after).toEqual(['ConfigMapReady']);
+    expect(after).toEqual(['Ready']);
   });
 
   it('are dropped when another replica led in between: sent now, they would come after its own', async () => {
     const { before, after } = await losingTheLeaseAtReady(false);
-    expect(before.at(-1)).toBe('ClusterReady');
+    expect(before.at(-1)).toBe('EndpointsPublished');
     expect(after).toEqual([]);
   });
 });

@@ -67,8 +67,8 @@ async function linesFor(outcome: Omit<ReconcileOutcome, 'key'>): Promise<Array<R
   return lines;
 }
 
-const ready = normal('ClusterReady', 'BecomeReady', 'Cluster is up and running');
-const degraded = warning('ClusterDegraded', 'BecomeDegraded', 'Cluster degraded: a message not to log again');
+const ready = normal('Ready', 'BecomeReady', 'Cluster is up and running');
+const degraded = warning('Degraded', 'BecomeDegraded', 'Cluster degraded: a message not to log again');
 
 describe('report', () => {
   it('logs a sent event as `event` and an unsent one as `event not sent`, with its reason but not its message', async () => {
@@ -80,10 +80,10 @@ describe('report', () => {
       statusWritten: true,
       writes: 0,
       events: [ready],
-      unsent: [{ event: degraded, error: new PortError('timeout', 'create Event ClusterDegraded: timed out') }],
+      unsent: [{ event: degraded, error: new PortError('timeout', 'create Event Degraded: timed out') }],
     });
     const events = lines.filter((l) => l.msg === 'event');
-    expect(events.map((l) => l.reason)).toEqual(['ClusterReady']);
+    expect(events.map((l) => l.reason)).toEqual(['Ready']);
     const notSent = lines.filter((l) => l.msg === 'event not sent');
     expect(notSent).toHaveLength(1);
     expect(notSent[0]).toMatchObject({
@@ -91,9 +91,9 @@ describe('report', () => {
       namespace: 'team-a',
       name: 'orders',
       reason: 'EventNotSent',
-      eventReason: 'ClusterDegraded',
+      eventReason: 'Degraded',
       action: 'BecomeDegraded',
-      error: 'create Event ClusterDegraded: timed out',
+      error: 'create Event Degraded: timed out',
     });
     expect(JSON.stringify(notSent[0])).not.toContain('a message not to log again');
   });

@@ -18,6 +18,8 @@ const CASES: Array<{
   component: Component;
   facts: Partial<Facts>;
   reason: Reason;
+  /** The event its adoption is reported with. */
+  adopted: string;
   command: string;
   objects: (o: Observation) => Array<KubeObject | undefined>;
 }> = [
@@ -25,6 +27,7 @@ const CASES: Array<{
     component: 'secret',
     facts: { secret: 'unmarked' },
     reason: Reason.SecretNotAdoptable,
+    adopted: 'SuperuserSecretAdopted',
     command: 'kubectl annotate -n team-a secret orders-superuser pgfsm.io/adopt=true',
     objects: (o) => [o.secret],
   },
@@ -32,6 +35,7 @@ const CASES: Array<{
     component: 'cluster',
     facts: { cnpg: 'unmarked' },
     reason: Reason.ClusterNotAdoptable,
+    adopted: 'CNPGClusterAdopted',
     command: 'kubectl annotate -n team-a clusters.postgresql.cnpg.io orders pgfsm.io/adopt=true',
     objects: (o) => [o.cnpg],
   },
@@ -39,6 +43,7 @@ const CASES: Array<{
     component: 'pooler',
     facts: { poolers: 'unmarked' },
     reason: Reason.PoolerNotAdoptable,
+    adopted: 'PoolerAdopted',
     command: 'kubectl annotate -n team-a poolers.postgresql.cnpg.io orders-pooler-rw pgfsm.io/adopt=true',
     objects: (o) => [o.poolers.rw?.pooler, o.poolers.ro?.pooler],
   },
@@ -46,6 +51,7 @@ const CASES: Array<{
     component: 'configMap',
     facts: { configMap: 'unmarked' },
     reason: Reason.ConfigMapNotAdoptable,
+    adopted: 'EndpointsAdopted',
     command: 'kubectl annotate -n team-a configmap orders-endpoints pgfsm.io/adopt=true',
     objects: (o) => [o.configMap],
   },
@@ -78,12 +84,12 @@ describe('adopt only what is ours to adopt', () => {
   );
 
   it.each(CASES)(
-    '$component: handed over with pgfsm.io/adopt=true, it is adopted (ClusterAdopted)',
-    ({ component, facts, objects }) => {
+    '$component: handed over with pgfsm.io/adopt=true, it is adopted ($adopted)',
+    ({ component, facts, objects, adopted }) => {
       const observation = world(facts);
       const { health, plans } = assess(handedOver(observation, objects(observation)), defaultSettings);
       expect(health[component]?.state).toBe('Provisioning');
-      expect(plans[component].map((e) => e.event?.reason)).toContain('ClusterAdopted');
+      expect(plans[component].map((e) => e.event?.reason)).toContain(adopted);
     },
   );
 
@@ -113,10 +119,10 @@ describe('adopt only what is ours to adopt', () => {
       defaultSettings,
     );
     expect(health.secret?.state).toBe('Provisioning');
-    expect(plans.secret.map((e) => e.event?.reason)).toEqual(['ClusterAdopted']);
+    expect(plans.secret.map((e) => e.event?.reason)).toEqual(['SuperuserSecretAdopted']);
     // Later steps wait for the Secret; their own judgments adopt when they run.
     const later = assess(world({ cnpg: 'released', configMap: 'released' }), defaultSettings);
-    expect(later.plans.cluster.map((e) => e.event?.reason)).toEqual(['ClusterAdopted']);
+    expect(later.plans.cluster.map((e) => e.event?.reason)).toEqual(['CNPGClusterAdopted']);
   });
 
   it('a disabled pooler deletes its own and handed-over poolers, never an unmarked orphan', () => {

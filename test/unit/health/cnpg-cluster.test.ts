@@ -294,7 +294,7 @@ describe('CNPG cluster drift', () => {
     expect(apply.object).toEqual(desired);
     const event = eventOf(apply);
     expect(event.type).toBe('Normal');
-    expect(event.reason).toBe('ClusterUpdateStarted');
+    expect(event.reason).toBe('CNPGClusterUpdated');
     expect(event.message).toContain(field);
   });
 
@@ -380,7 +380,7 @@ describe('CNPG cluster drift', () => {
     const h = judgeCnpgCluster(observation, desired).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterUpdating);
-    expect(eventOf(singleApply(judgeCnpgCluster(observation, desired).effects)).reason).toBe('ClusterUpdateStarted');
+    expect(eventOf(singleApply(judgeCnpgCluster(observation, desired).effects)).reason).toBe('CNPGClusterUpdated');
   });
 
   it('the same failed phase without drift stays Failed and plans nothing', () => {
@@ -413,7 +413,7 @@ describe('CNPG cluster bootstrap', () => {
 });
 
 describe('CNPG cluster existence and ownership', () => {
-  it('a missing cluster is Pending and planned as one apply with ClusterCreationStarted', () => {
+  it('a missing cluster is Pending and planned as one apply with CNPGClusterCreated', () => {
     const observation = world({ cnpg: 'missing' });
     expect(observation.cnpg).toBeUndefined();
     const desired = desiredOf(observation);
@@ -422,13 +422,13 @@ describe('CNPG cluster existence and ownership', () => {
     expect(h.reason).toBe(Reason.CNPGClusterPending);
     const apply = singleApply(judgeCnpgCluster(observation, desired).effects);
     expect(apply.object).toEqual(desired);
-    expect(eventOf(apply).reason).toBe('ClusterCreationStarted');
+    expect(eventOf(apply).reason).toBe('CNPGClusterCreated');
     const owners = apply.object.metadata.ownerReferences ?? [];
     expect(owners).toHaveLength(1);
     expect(owners[0]).toMatchObject({ kind: 'PostgresCluster', uid: CLUSTER_UID, controller: true });
   });
 
-  it('an orphan (no controller owner) is adopted: not Ready, one apply with ClusterAdopted', () => {
+  it('an orphan (no controller owner) is adopted: not Ready, one apply with CNPGClusterAdopted', () => {
     const observation = world({ cnpg: 'released' });
     expect(observation.cnpg?.metadata.ownerReferences).toEqual([]);
     const desired = desiredOf(observation);
@@ -436,7 +436,7 @@ describe('CNPG cluster existence and ownership', () => {
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterUpdating);
     const apply = singleApply(judgeCnpgCluster(observation, desired).effects);
-    expect(eventOf(apply).reason).toBe('ClusterAdopted');
+    expect(eventOf(apply).reason).toBe('CNPGClusterAdopted');
     expect(apply.object.metadata.ownerReferences?.[0]).toMatchObject({ uid: CLUSTER_UID, controller: true });
   });
 
@@ -446,7 +446,7 @@ describe('CNPG cluster existence and ownership', () => {
       cnpg.metadata.annotations = { ...cnpg.metadata.annotations, [ADOPT_ANNOTATION]: 'true' };
     });
     const desired = desiredOf(observation);
-    expect(eventOf(singleApply(judgeCnpgCluster(observation, desired).effects)).reason).toBe('ClusterAdopted');
+    expect(eventOf(singleApply(judgeCnpgCluster(observation, desired).effects)).reason).toBe('CNPGClusterAdopted');
   });
 
   it('a cluster controlled by someone else is Failed / ClusterOwnedByOther and never written', () => {
@@ -494,7 +494,7 @@ describe('CNPG cluster existence and ownership', () => {
       });
       const desired = desiredOf(observation);
       expect(judgeCnpgCluster(observation, desired).verdict.reason).toBe(Reason.CNPGClusterUpdating);
-      expect(eventOf(singleApply(judgeCnpgCluster(observation, desired).effects)).reason).toBe('ClusterAdopted');
+      expect(eventOf(singleApply(judgeCnpgCluster(observation, desired).effects)).reason).toBe('CNPGClusterAdopted');
     }
   });
 });

@@ -103,7 +103,7 @@ describe('ConfigMap health and plan', () => {
     expect(judgeConfigMap(observation, desired).effects).toEqual([]);
   });
 
-  it('missing: not Ready, one apply with a create event', () => {
+  it('missing: not Ready, one apply with EndpointsPublished', () => {
     const observation = world({ configMap: 'missing' });
     const desired = desiredOf(observation);
     const h = judgeConfigMap(observation, desired).verdict;
@@ -112,11 +112,11 @@ describe('ConfigMap health and plan', () => {
     const apply = singleApply(judgeConfigMap(observation, desired).effects);
     expect(apply.object).toEqual(desired);
     const event = eventOf(apply);
-    expect(event.reason).toBe('ConfigMapReconciled');
-    expect(event.message).toContain('created');
+    expect(event.reason).toBe('EndpointsPublished');
+    expect(event.message).toBe('Endpoints published in ConfigMap orders-endpoints');
   });
 
-  it('a drifted value is Provisioning / ConfigMapDrifted and one apply with an "updated" event', () => {
+  it('a drifted value is Provisioning / ConfigMapDrifted and one apply with EndpointsRepaired', () => {
     const observation = world({ configMap: 'drifted' });
     const desired = desiredOf(observation);
     expect(configMapDrift(observation.configMap as ConfigMap, desired)).toEqual(['CLUSTER_RW_ENDPOINT']);
@@ -127,8 +127,8 @@ describe('ConfigMap health and plan', () => {
     const apply = singleApply(judgeConfigMap(observation, desired).effects);
     expect(apply.object).toEqual(desired);
     const event = eventOf(apply);
-    expect(event.reason).toBe('ConfigMapReconciled');
-    expect(event.message).toContain('updated');
+    expect(event.reason).toBe('EndpointsRepaired');
+    expect(event.message).toContain('repaired');
     expect(event.message).toContain('CLUSTER_RW_ENDPOINT');
   });
 
@@ -149,6 +149,42 @@ describe('ConfigMap health and plan', () => {
     const desired = desiredOf(observation);
     expect(configMapDrift(observation.configMap as ConfigMap, desired)).toEqual(POOLER_KEYS.slice().sort());
     expect(judgeConfigMap(observation, desired).verdict.state).toBe('Provisioning');
+    // The world changed, nobody tampered: updated, saying why, never "restored" nor "repaired".
+    const event = eventOf(singleApply(judgeConfigMap(observation, desired, false).effects));
+    expect(event).toMatchObject({
+      reason: 'EndpointsUpdated',
+      message: 'ConfigMap orders-endpoints updated: pooler endpoints removed, the pooler is switched off',
+    });
+    // Switched on but not serving (yet, or any more): the same, with that reason.
+    expect(eventOf(singleApply(judgeConfigMap(observation, desired, true).effects)).message).toBe(
+      'ConfigMap orders-endpoints updated: pooler endpoints removed, the poolers are not serving',
+    );
+  });
+
+  it('pooler endpoints appearing once the poolers serve are an update, not a repair', () => {
+    const unserved = world({ poolers: 'missing' });
+    const observation = { ...world(), configMap: unserved.configMap };
+    const desired = desiredOf(observation);
+    expect(configMapDrift(observation.configMap as ConfigMap, desired)).toEqual(POOLER_KEYS.slice().sort());
+    expect(eventOf(singleApply(judgeConfigMap(observation, desired, true).effects))).toMatchObject({
+      reason: 'EndpointsUpdated',
+      message: 'ConfigMap orders-endpoints updated: pooler endpoints added, the poolers serve',
+    });
+  });
+
+  it('a pooler endpoint someone edited or deleted alone is repaired', () => {
+    const observation = world();
+    const configMap = structuredClone(observation.configMap as ConfigMap);
+    configMap.data = { ...configMap.data, CLUSTER_POOLER_RO_ENDPOINT: 'elsewhere' };
+    const edited = { ...observation, configMap };
+    expect(eventOf(singleApply(judgeConfigMap(edited, desiredOf(edited), true).effects)).reason).toBe(
+      'EndpointsRepaired',
+    );
+    const { CLUSTER_POOLER_RW_ENDPOINT: _gone, ...rest } = configMap.data;
+    const deleted = { ...observation, configMap: { ...configMap, data: { ...rest, CLUSTER_POOLER_RO_ENDPOINT: '' } } };
+    expect(eventOf(singleApply(judgeConfigMap(deleted, desiredOf(deleted), true).effects)).reason).toBe(
+      'EndpointsRepaired',
+    );
   });
 
   it('keys added by other writers are not drift', () => {
@@ -166,7 +202,7 @@ describe('ConfigMap health and plan', () => {
     const observation = world({ configMap: 'released' });
     const desired = desiredOf(observation);
     expect(judgeConfigMap(observation, desired).verdict.state).toBe('Provisioning');
-    expect(eventOf(singleApply(judgeConfigMap(observation, desired).effects)).reason).toBe('ClusterAdopted');
+    expect(eventOf(singleApply(judgeConfigMap(observation, desired).effects)).reason).toBe('EndpointsAdopted');
   });
 
   it('a ConfigMap controlled by someone else is Failed / ConfigMapOwnedByOther and never written', () => {

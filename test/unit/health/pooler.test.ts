@@ -92,17 +92,31 @@ describe('pooler disabled', () => {
 });
 
 describe('pooler enabled', () => {
-  it('both missing: two applies (rw, ro) with PoolerCreationStarted; Provisioning / PoolerCreating', () => {
+  it('both missing: two applies (rw, ro) reported as one PoolersCreated; Provisioning / PoolerCreating', () => {
     const observation = world({ poolers: 'missing' });
     const config = configOf(observation);
     const h = judgePoolers(observation, config).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.PoolerCreating);
-    const applies = poolerApplies(judgePoolers(observation, config).effects);
-    expect(applies.map((a) => a.pooler.spec.type)).toEqual(['rw', 'ro']);
-    expect(applies.map((a) => a.pooler.metadata.name)).toEqual(['orders-pooler-rw', 'orders-pooler-ro']);
-    for (const { pooler, event } of applies) {
-      expect(event.reason).toBe('PoolerCreationStarted');
+    const effects = judgePoolers(observation, config).effects;
+    const applies = effectOfType(effects, 'apply');
+    expect(applies).toHaveLength(2);
+    expect(applies.map((a) => (a.object as Pooler).spec.type)).toEqual(['rw', 'ro']);
+    expect(applies.map((a) => a.object.metadata.name)).toEqual(['orders-pooler-rw', 'orders-pooler-ro']);
+    // Each write its own report, and the second the pair's, sent in place of the first's when both were made.
+    expect(applies.map((a) => eventOf(a))).toMatchObject([
+      { reason: 'PoolersCreated', message: 'Pooler orders-pooler-rw created' },
+      { reason: 'PoolersCreated', message: 'Pooler orders-pooler-ro created' },
+    ]);
+    expect(applies[0]?.joins).toBeUndefined();
+    expect(applies[1]?.joins).toEqual({
+      previous: applies[0]?.event,
+      event: expect.objectContaining({
+        reason: 'PoolersCreated',
+        message: 'Poolers orders-pooler-rw and orders-pooler-ro created',
+      }),
+    });
+    for (const pooler of applies.map((a) => a.object as Pooler)) {
       expect(pooler.spec.cluster.name).toBe('orders');
       expect(pooler.spec.instances).toBe(2);
       expect(pooler.spec.pgbouncer.poolMode).toBe('transaction');
@@ -116,6 +130,7 @@ describe('pooler enabled', () => {
     const observation = { ...base, poolers: { rw: base.poolers.rw } };
     const applies = poolerApplies(judgePoolers(observation, configOf(observation)).effects);
     expect(applies.map((a) => a.pooler.metadata.name)).toEqual(['orders-pooler-ro']);
+    expect(applies[0]?.event).toMatchObject({ reason: 'PoolersCreated', message: 'Pooler orders-pooler-ro created' });
   });
 
   it('both ready (ready replicas = instances) is Ready / AllInstancesReady, serves, and plans nothing', () => {
@@ -162,8 +177,8 @@ describe('pooler enabled', () => {
     const observation = withClass(base, makeClass({ cnpg: { connectionPooler: {} } }));
     const config = configOf(observation);
     expect(config.pooler).toEqual({ instances: 3, mode: 'transaction', parameters: {} });
-    const applies = poolerApplies(judgePoolers(observation, config).effects);
-    expect(applies.map((a) => a.pooler.spec.instances)).toEqual([3, 3]);
+    const applies = effectOfType(judgePoolers(observation, config).effects, 'apply');
+    expect(applies.map((a) => (a.object as Pooler).spec.instances)).toEqual([3, 3]);
   });
 });
 
@@ -306,7 +321,7 @@ describe('pooler drift', () => {
     expect(poolerDrift(observed, desired)).toEqual(['parameters']);
   });
 
-  it('an orphan pooler handed over is adopted: one apply each with ClusterAdopted, not Ready', () => {
+  it('an orphan pooler handed over is adopted: one apply each with PoolerAdopted, not Ready', () => {
     const observation = withPoolers((view) => {
       view.pooler.metadata.ownerReferences = [];
       view.pooler.metadata.annotations = { ...view.pooler.metadata.annotations, [ADOPT_ANNOTATION]: 'true' };
@@ -314,7 +329,7 @@ describe('pooler drift', () => {
     const config = configOf(observation);
     expect(judgePoolers(observation, config).verdict.state).toBe('Provisioning');
     const applies = poolerApplies(judgePoolers(observation, config).effects);
-    expect(applies.map((a) => a.event.reason)).toEqual(['ClusterAdopted', 'ClusterAdopted']);
+    expect(applies.map((a) => a.event.reason)).toEqual(['PoolerAdopted', 'PoolerAdopted']);
   });
 
   it('a pooler controlled by someone else is Failed / PoolerOwnedByOther and never written', () => {

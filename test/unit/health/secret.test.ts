@@ -26,11 +26,11 @@ describe('superuser Secret', () => {
     expect(judgeSecret(observation).effects).toEqual([]);
   });
 
-  it('missing: not Ready, one createSecret with SecretCreated', () => {
+  it('missing: not Ready, one createSecret with SuperuserSecretCreated', () => {
     const observation = world({ secret: 'missing' });
     const h = judgeSecret(observation).verdict;
     expect(h.state).toBe('Provisioning');
-    expect(h.reason).toBe(Reason.UserSecretPending);
+    expect(h.reason).toBe(Reason.SuperUserSecretPending);
     const effects = judgeSecret(observation).effects;
     expect(effects).toHaveLength(1);
     const [create] = effectOfType(effects, 'createSecret');
@@ -45,7 +45,7 @@ describe('superuser Secret', () => {
     expect(create.secret.username).toBe('postgres');
     expect(create.secret.owner).toMatchObject({ uid: CLUSTER_UID, controller: true, kind: 'PostgresCluster' });
     expect(create.secret.labels).toMatchObject({ 'pgfsm.io/cluster': 'orders' });
-    expect(eventOf(create).reason).toBe('SecretCreated');
+    expect(eventOf(create).reason).toBe('SuperuserSecretCreated');
   });
 
   it('the createSecret effect never carries a password or any data', () => {
@@ -78,11 +78,11 @@ describe('superuser Secret', () => {
     expect(judgeSecret(orphan).effects).toEqual([]);
   });
 
-  it('orphan (retained earlier): adopted with setOwner and ClusterAdopted; not Ready until then', () => {
+  it('orphan (retained earlier): adopted with setOwner and SuperuserSecretAdopted; not Ready until then', () => {
     const observation = world({ secret: 'orphan' });
     const h = judgeSecret(observation).verdict;
     expect(h.state).toBe('Provisioning');
-    expect(h.reason).toBe(Reason.UserSecretPending);
+    expect(h.reason).toBe(Reason.SuperUserSecretPending);
     const effects = judgeSecret(observation).effects;
     expect(effects).toHaveLength(1);
     const [adopt] = effectOfType(effects, 'setOwner');
@@ -90,7 +90,7 @@ describe('superuser Secret', () => {
     expect(adopt.component).toBe('secret');
     expect(adopt.ref).toEqual(secretRef(observation));
     expect(adopt.owner).toMatchObject({ uid: CLUSTER_UID, controller: true });
-    expect(eventOf(adopt).reason).toBe('ClusterAdopted');
+    expect(eventOf(adopt).reason).toBe('SuperuserSecretAdopted');
     expect(eventOf(adopt).message).toContain('secret');
   });
 

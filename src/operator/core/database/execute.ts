@@ -1,7 +1,7 @@
 /** Executes the writes a PostgresDatabase's machine asked for, in order, through the ports; stops at the first failure. */
 import type { PostgresDatabase } from '../../api/schema.ts';
 import type { DatabaseEffect, DatabaseWrite } from '../../domain/database/effects.ts';
-import type { KubeEvent } from '../../domain/effects.ts';
+import { joinsLast, type KubeEvent } from '../../domain/effects.ts';
 import { FINALIZER } from '../../domain/vocabulary.ts';
 import type { DatabasePorts } from './ports.ts';
 
@@ -67,7 +67,12 @@ export async function executeDatabaseEffects(
         execution.resourceVersion = version;
       }
       execution.writes++;
-      if (effect.event) execution.events.push(effect.event);
+      // Writes planned together are one report when each of them was made (domain/effects.ts, joinReports).
+      if (effect.joins && joinsLast(effect, execution.events.at(-1))) {
+        execution.events[execution.events.length - 1] = effect.joins.event;
+      } else if (effect.event) {
+        execution.events.push(effect.event);
+      }
     } catch (error) {
       execution.failed = { write: effect, error };
       break;

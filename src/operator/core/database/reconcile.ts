@@ -4,7 +4,7 @@
  * write it if it changed → emit the events → the requeue decision.
  *
  * Exactly once: the Events of writes are sent once the write succeeded (the next pass finds the write done
- * and does not make it again); the machine's announcements (`DatabaseReady`, a failure's Warning) only once the
+ * and does not make it again); the machine's announcements (`Ready`, a failure's Warning) only once the
  * status that records the transition is stored, because a pass whose status write failed is taken again from
  * the old state and announces again.
  */

@@ -5,6 +5,7 @@ import type { ConfigMap, ObjectRef } from '../objects.ts';
 import type { Observation, Settings } from '../observation.ts';
 import { heldByOther, type Judgment, judgment, verdict } from '../verdict.ts';
 import {
+  CONDITION_OF,
   childLabels,
   childNames,
   DEFAULT_PORT,
@@ -82,19 +83,49 @@ export function configMapDrift(observed: ConfigMap, desired: ConfigMap): string[
     .sort();
 }
 
+const POOLER_KEYS = [EndpointKey.poolerRw, EndpointKey.poolerRo] as const;
+
 /**
- * Missing: create it. Foreign, or orphaned and not handed over (`mayAdopt`): a person's, never applied over.
- * Orphaned and handed over (by a person, or by the Retain deletion that released it): adopt it. Drifted: restore
- * our keys.
+ * Whether the drift is only the pooler endpoints coming or going as a whole — what pgfsm itself wrote before
+ * the poolers began or stopped serving — rather than someone's edit: `published` when both are to be added,
+ * `withdrawn` when both, as pgfsm writes them, are to be removed; undefined for anything else.
  */
-export function judgeConfigMap(observation: Observation, desired: ConfigMap): Judgment {
+function poolerEndpointsChange(observation: Observation, observed: ConfigMap, desired: ConfigMap, drift: string[]) {
+  const o = observed.data ?? {};
+  const d = desired.data ?? {};
+  if (drift.length === 0 || drift.some((k) => !(POOLER_KEYS as readonly string[]).includes(k))) return undefined;
+  if (POOLER_KEYS.every((k) => d[k] !== undefined && o[k] === undefined)) return 'published';
+  // The pooler services' names under the domain of the CNPG Cluster's, as desiredConfigMap builds them.
+  const names = childNames(observation.cluster.metadata.name);
+  const domain = (d[EndpointKey.rw] ?? '').slice(`${names.cnpgCluster}-rw`.length);
+  const ours: Record<string, string> = {
+    [EndpointKey.poolerRw]: `${names.poolerRw}${domain}`,
+    [EndpointKey.poolerRo]: `${names.poolerRo}${domain}`,
+  };
+  if (POOLER_KEYS.every((k) => d[k] === undefined && o[k] === ours[k])) return 'withdrawn';
+  return undefined;
+}
+
+/**
+ * Missing: create it (the endpoints are published). Foreign, or orphaned and not handed over (`mayAdopt`): a
+ * person's, never applied over. Orphaned and handed over (by a person, or by the Retain deletion that released
+ * it): adopt it. Differing: update it when the poolers began or stopped serving, otherwise repair our keys.
+ * `poolerEnabled` (the spec asks for a pooler) only says why pooler endpoints are withdrawn.
+ */
+export function judgeConfigMap(observation: Observation, desired: ConfigMap, poolerEnabled?: boolean): Judgment {
   const { configMap, cluster } = observation;
   const name = desired.metadata.name;
   const apply = (event: KubeEvent): Effect => ({ type: 'apply', component: 'configMap', object: desired, event });
   if (!configMap) {
+    // Published before (the stored status says so): someone deleted it, and the person reading the Events
+    // learns that from this one — the pass that re-creates it at once never leaves Ready in the status.
+    const lost = cluster.status?.conditions?.some((c) => c.type === CONDITION_OF.configMap && c.status === 'True');
+    const event = lost
+      ? normal(EventReason.EndpointsRepaired, 'CreateConfigMap', `ConfigMap ${name} was deleted; published again`)
+      : normal(EventReason.EndpointsPublished, 'CreateConfigMap', `Endpoints published in ConfigMap ${name}`);
     return judgment(
       verdict('Provisioning', Reason.ConfigMapPending, `ConfigMap ${name} does not exist yet`),
-      apply(normal(EventReason.ConfigMapReconciled, 'CreateConfigMap', `ConfigMap ${name} created`)),
+      apply(event),
     );
   }
   const ownership = ownershipOf(configMap.metadata.ownerReferences, cluster);
@@ -115,20 +146,29 @@ export function judgeConfigMap(observation: Observation, desired: ConfigMap): Ju
   if (ownership === 'orphan') {
     return judgment(
       verdict('Provisioning', Reason.ConfigMapDrifted, `ConfigMap ${name}: ${what}`),
-      apply(normal(EventReason.ClusterAdopted, 'AdoptConfigMap', `Adopted the existing ConfigMap ${name}`)),
+      apply(normal(EventReason.EndpointsAdopted, 'AdoptConfigMap', `Adopted the existing ConfigMap ${name}`)),
     );
   }
   if (drift.length > 0) {
-    return judgment(
-      verdict('Provisioning', Reason.ConfigMapDrifted, `ConfigMap ${name}: ${what}`),
-      apply(
-        normal(
-          EventReason.ConfigMapReconciled,
+    const change = poolerEndpointsChange(observation, configMap, desired, drift);
+    const why =
+      change === 'published'
+        ? 'the poolers serve'
+        : poolerEnabled === false
+          ? 'the pooler is switched off'
+          : 'the poolers are not serving';
+    const event = change
+      ? normal(
+          EventReason.EndpointsUpdated,
           'UpdateConfigMap',
-          `ConfigMap ${name} updated: ${drift.join(', ')} restored`,
-        ),
-      ),
-    );
+          `ConfigMap ${name} updated: pooler endpoints ${change === 'published' ? 'added' : 'removed'}, ${why}`,
+        )
+      : normal(
+          EventReason.EndpointsRepaired,
+          'RepairConfigMap',
+          `ConfigMap ${name} repaired: ${drift.join(', ')} set back to what pgfsm publishes`,
+        );
+    return judgment(verdict('Provisioning', Reason.ConfigMapDrifted, `ConfigMap ${name}: ${what}`), apply(event));
   }
   return judgment(verdict('Ready', Reason.ConfigMapReconciled, 'Endpoints ConfigMap is up to date'));
 }

@@ -3,7 +3,7 @@
  * when the pooler is turned off. Ready means the Deployment's ready replicas, not CNPG's scheduled count.
  */
 import type { MergedConfig, PoolerConfig } from '../config.ts';
-import { type Effect, type KubeEvent, normal } from '../effects.ts';
+import { type Effect, joinReports, type KubeEvent, normal } from '../effects.ts';
 import { CNPG_API_VERSION, type ObjectRef, type Pooler, type PoolerView } from '../objects.ts';
 import type { Observation } from '../observation.ts';
 import { ownedKeysAnnotation, ownedMapDrifted } from '../owned-keys.ts';
@@ -109,6 +109,14 @@ function judgeDisabled(observation: Observation): Judgment {
   );
 }
 
+/** The report of Poolers created: one event for those created together. */
+const poolersCreated = (names: string[]): KubeEvent =>
+  normal(
+    EventReason.PoolersCreated,
+    'CreatePoolers',
+    names.length > 1 ? `Poolers ${names.join(' and ')} created` : `Pooler ${names[0]} created`,
+  );
+
 function judgeEnabled(observation: Observation, pooler: PoolerConfig): Judgment {
   const { cluster } = observation;
   const effects: Effect[] = [];
@@ -116,14 +124,24 @@ function judgeEnabled(observation: Observation, pooler: PoolerConfig): Judgment 
   let foreign: Verdict | undefined;
   let creating = false;
   let updating = false;
+  // The Poolers created in this pass (planned one right after the other: two at most), reported as one event
+  // when both are (joinReports).
+  const created: Array<Effect & { type: 'apply' }> = [];
   for (const [type, view] of views(observation)) {
     const desired = desiredPooler(observation, pooler, type);
     const name = desired.metadata.name;
-    const apply = (event: KubeEvent): Effect => ({ type: 'apply', component: 'pooler', object: desired, event });
+    const apply = (event: KubeEvent): Effect & { type: 'apply' } => ({
+      type: 'apply',
+      component: 'pooler',
+      object: desired,
+      event,
+    });
     if (!view) {
       creating = true;
       notes.push(`${type} pooler does not exist yet`);
-      effects.push(apply(normal(EventReason.PoolerCreationStarted, 'CreatePooler', `Pooler ${name} created`)));
+      const effect = apply(poolersCreated([name]));
+      created.push(effect);
+      effects.push(effect);
       continue;
     }
     const owners = view.pooler.metadata.ownerReferences;
@@ -146,7 +164,7 @@ function judgeEnabled(observation: Observation, pooler: PoolerConfig): Judgment 
       notes.push(`${type} pooler is being updated${drift.length ? ` (${drift.join(', ')})` : ''}`);
       effects.push(
         ownership === 'orphan'
-          ? apply(normal(EventReason.ClusterAdopted, 'AdoptPooler', `Adopted the existing pooler ${name}`))
+          ? apply(normal(EventReason.PoolerAdopted, 'AdoptPooler', `Adopted the existing pooler ${name}`))
           : apply(normal(EventReason.PoolerUpdated, 'UpdatePooler', `Pooler ${name} updated: ${drift.join(', ')}`)),
       );
       continue;
@@ -157,6 +175,7 @@ function judgeEnabled(observation: Observation, pooler: PoolerConfig): Judgment 
       notes.push(`${type} pooler has ${view.readyReplicas}/${wanted} ready instances`);
     }
   }
+  joinReports(created, (n) => poolersCreated(created.slice(0, n).map((c) => c.object.metadata.name)));
   // A pooler not ours to take fails the step, yet the other one is still written: it is ours and needs it
   // anyway.
   if (foreign) return judgment(foreign, ...effects);

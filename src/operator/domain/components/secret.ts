@@ -35,12 +35,12 @@ export function judgeSecret(observation: Observation): Judgment {
   const owner = ownerReferenceTo(cluster);
   if (!secret) {
     return judgment(
-      verdict('Provisioning', Reason.UserSecretPending, `Superuser secret ${ref.name} does not exist yet`),
+      verdict('Provisioning', Reason.SuperUserSecretPending, `Superuser secret ${ref.name} does not exist yet`),
       {
         type: 'createSecret',
         component: 'secret',
         secret: { ref, username: SUPERUSER_NAME, labels: childLabels(cluster.metadata.name), owner },
-        event: normal(EventReason.SecretCreated, 'CreateSecret', `Superuser secret ${ref.name} created`),
+        event: normal(EventReason.SuperuserSecretCreated, 'CreateSecret', `Superuser secret ${ref.name} created`),
       },
     );
   }
@@ -66,13 +66,17 @@ export function judgeSecret(observation: Observation): Judgment {
   }
   if (ownership === 'orphan') {
     return judgment(
-      verdict('Provisioning', Reason.UserSecretPending, `Adopting the existing superuser secret ${ref.name}`),
+      verdict('Provisioning', Reason.SuperUserSecretPending, `Adopting the existing superuser secret ${ref.name}`),
       {
         type: 'setOwner',
         component: 'secret',
         ref,
         owner,
-        event: normal(EventReason.ClusterAdopted, 'AdoptSecret', `Adopted the existing superuser secret ${ref.name}`),
+        event: normal(
+          EventReason.SuperuserSecretAdopted,
+          'AdoptSecret',
+          `Adopted the existing superuser secret ${ref.name}`,
+        ),
       },
     );
   }

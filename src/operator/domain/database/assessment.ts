@@ -7,6 +7,7 @@
 import { PLAIN_IDENTIFIER } from '../../api/database-schema.ts';
 import type { PostgresDatabase } from '../../api/schema.ts';
 import { type PrivilegePlan, planDigest } from '../../postgres/privileges.ts';
+import { joinReports, type KubeEvent } from '../effects.ts';
 import { type Judgment, judgment, type Verdict, verdict } from '../verdict.ts';
 import { ADOPT_ANNOTATION, describeOwner } from '../vocabulary.ts';
 import { cnpgApplied, cnpgDatabaseDrift, cnpgDatabaseRef, cnpgRefused, desiredCnpgDatabase } from './cnpg-database.ts';
@@ -103,17 +104,35 @@ function judgeSecrets(o: DatabaseObservation, roles: DatabaseRole[], endpoints: 
   const effects: DatabaseEffect[] = [];
   const creating: string[] = [];
   const following: string[] = [];
+  // The Secrets created in this pass, one right after the other: one event for them all when each is (joinReports).
+  const created: Array<DatabaseEffect & { type: 'applySecret' }> = [];
+  const createdFor: string[] = [];
+  const secretsCreated = (which: string[]) =>
+    databaseEvent(
+      'SecretsCreated',
+      'CreateSecrets',
+      `${which.length > 1 ? 'Secrets' : 'Secret'} ${which.join(', ')} created`,
+    );
   for (const role of roles) {
     const template = desiredSecret(o.database, role, endpoints);
     const seen = o.secrets[role.name];
     if (!seen) {
       creating.push(role.secretName);
-      const what = `Secret ${role.secretName} created for role ${role.name}`;
-      effects.push({
+      const what = `${role.secretName} for role ${role.name}`;
+      const effect: DatabaseEffect & { type: 'applySecret' } = {
         type: 'applySecret',
         secret: template,
-        event: databaseEvent('SecretCreated', 'CreateSecret', what),
-      });
+        event: secretsCreated([what]),
+      };
+      // Together only when planned one right after the other (an update between them ends a run).
+      if (created.length > 0 && created.at(-1) !== effects.at(-1)) {
+        joinReports(created, (n) => secretsCreated(createdFor.slice(0, n)));
+        created.length = 0;
+        createdFor.length = 0;
+      }
+      created.push(effect);
+      createdFor.push(what);
+      effects.push(effect);
       continue;
     }
     const ownership = ownershipByDatabase(seen.metadata.ownerReferences, o.database);
@@ -144,6 +163,7 @@ function judgeSecrets(o: DatabaseObservation, roles: DatabaseRole[], endpoints: 
       });
     }
   }
+  joinReports(created, (n) => secretsCreated(createdFor.slice(0, n)));
   if (creating.length > 0) {
     return judgment(pending(DatabaseReason.SecretsPending, `Creating Secret(s) ${creating.join(', ')}`), ...effects);
   }
@@ -190,15 +210,17 @@ function judgeDatabase(o: DatabaseObservation): DatabaseJudgment {
   const desired = desiredCnpgDatabase(o.database);
   const name = desired.metadata.name;
   const seen = o.cnpgDatabase;
-  const apply = (action: string, message: string): DatabaseEffect => ({
-    type: 'applyDatabase',
-    object: desired,
-    event: databaseEvent('DatabaseApplied', action, message),
-  });
+  const apply = (event: KubeEvent): DatabaseEffect => ({ type: 'applyDatabase', object: desired, event });
   if (!seen) {
     return judgment(
       verdict('Provisioning', DatabaseReason.DatabasePending, `CNPG Database ${name} does not exist yet`),
-      apply('CreateDatabase', `CNPG Database ${name} created for database ${desired.spec.name}`),
+      apply(
+        databaseEvent(
+          'CNPGDatabaseCreated',
+          'CreateDatabase',
+          `CNPG Database ${name} created for database ${desired.spec.name}`,
+        ),
+      ),
     );
   }
   if (ownershipByDatabase(seen.metadata.ownerReferences, o.database) !== 'ours') {
@@ -211,7 +233,9 @@ function judgeDatabase(o: DatabaseObservation): DatabaseJudgment {
   if (drift.length > 0) {
     return judgment(
       verdict('Provisioning', DatabaseReason.DatabasePending, `CNPG Database ${name}: ${drift.join(', ')} differ`),
-      apply('UpdateDatabase', `CNPG Database ${name} updated: ${drift.join(', ')}`),
+      apply(
+        databaseEvent('CNPGDatabaseUpdated', 'UpdateDatabase', `CNPG Database ${name} updated: ${drift.join(', ')}`),
+      ),
     );
   }
   if (cnpgRefused(seen)) {

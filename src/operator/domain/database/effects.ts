@@ -1,7 +1,7 @@
 /** What a PostgresDatabase's machine asks the shell to do: data, executed in order by core/database. */
 import type { OwnerReference } from '../../api/schema.ts';
 import type { PrivilegePlan } from '../../postgres/privileges.ts';
-import type { KubeEvent } from '../effects.ts';
+import type { Joined, KubeEvent } from '../effects.ts';
 import type { ObjectRef } from '../objects.ts';
 import type { CnpgDatabase } from './observation.ts';
 import { type DatabaseEventReason, databaseEventTypeOf } from './vocabulary.ts';
@@ -31,7 +31,10 @@ export type DatabaseWrite =
   | { type: 'delete'; ref: ObjectRef }
   | { type: 'releaseOwner'; ref: ObjectRef; ownerUid: string };
 
-export type DatabaseEffect = (DatabaseWrite & { event?: KubeEvent }) | { type: 'event'; event: KubeEvent };
+/** `joins`: reported together with the writes before it (../effects.ts, joinReports). */
+export type DatabaseEffect =
+  | (DatabaseWrite & { event?: KubeEvent; joins?: Joined })
+  | { type: 'event'; event: KubeEvent };
 
 export const databaseEvent = (reason: DatabaseEventReason, action: string, message: string): KubeEvent => ({
   type: databaseEventTypeOf(reason),

@@ -53,14 +53,21 @@ export const DatabaseReason = {
 } as const;
 export type DatabaseReason = (typeof DatabaseReason)[keyof typeof DatabaseReason];
 
-/** Every event a PostgresDatabase emits of its own, with its type. */
+/**
+ * Every event a PostgresDatabase emits of its own, with its type: actions taken, transitions that matter,
+ * failures (a failure's Warning carries its condition's reason). None is named after a condition with another
+ * meaning: `Ready` is the PostgresDatabase as a whole, as its `Ready` condition is, while the condition
+ * `DatabaseReady` is the CNPG Database's.
+ */
 const DATABASE_EVENT_TYPE = {
-  SecretCreated: 'Normal',
+  /** One event for the connection Secrets created in one pass. */
+  SecretsCreated: 'Normal',
   SecretUpdated: 'Normal',
-  DatabaseApplied: 'Normal',
+  CNPGDatabaseCreated: 'Normal',
+  CNPGDatabaseUpdated: 'Normal',
   PrivilegesGranted: 'Normal',
-  DatabaseReady: 'Normal',
-  DatabaseNotReady: 'Warning',
+  Ready: 'Normal',
+  NotReady: 'Warning',
   ChildDeleted: 'Normal',
   ChildRetained: 'Normal',
   CleanupComplete: 'Normal',
