@@ -8,7 +8,7 @@ import type { CnpgCluster } from '../../../src/operator/domain/objects.ts';
 import { defaultSettings, type Observation } from '../../../src/operator/domain/observation.ts';
 import { Reason } from '../../../src/operator/domain/vocabulary.ts';
 import { FOREIGN_OWNER } from '../../../src/tools/fixtures/observations.ts';
-import { makeClass, world } from './support.ts';
+import { config, invalid, makeClass, world } from './support.ts';
 
 /** A healthy world whose cluster spec is `spec` (replacing the fixture's) and class is `clusterClass`. */
 function observation(
@@ -25,18 +25,6 @@ function observation(
     clusterClass: clusterClass ?? undefined,
     cnpg,
   };
-}
-
-function config(result: MergeResult) {
-  if (!result.ok) throw new Error(`expected a valid config, got: ${result.message}`);
-  return result.config;
-}
-
-function invalid(result: MergeResult) {
-  if (result.ok) throw new Error(`expected an invalid config, got ${JSON.stringify(result.config)}`);
-  // The message always names the field.
-  expect(result.message.startsWith(`${result.field}: `)).toBe(true);
-  return result;
 }
 
 const CLASS_WITH_EVERYTHING = makeClass({

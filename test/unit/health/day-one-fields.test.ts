@@ -7,11 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import type { PostgresClusterClass, PostgresClusterSpec } from '../../../src/operator/api/schema.ts';
 import { cnpgDrift, desiredCnpgCluster } from '../../../src/operator/domain/components/cluster.ts';
-import { type MergeResult, mergeConfig } from '../../../src/operator/domain/config.ts';
+import { mergeConfig } from '../../../src/operator/domain/config.ts';
 import type { CnpgCluster } from '../../../src/operator/domain/objects.ts';
 import type { Observation } from '../../../src/operator/domain/observation.ts';
 import { OWNED_FIELDS_ANNOTATION } from '../../../src/operator/domain/owned-keys.ts';
-import { makeClass, world } from './support.ts';
+import { config, invalid, makeClass, world } from './support.ts';
 
 /** A healthy world whose cluster spec is `spec` over the class `standard`, its CNPG Cluster edited by `running`. */
 function observation(
@@ -23,17 +23,6 @@ function observation(
   const cnpg = base.cnpg && structuredClone(base.cnpg);
   if (cnpg && running) running(cnpg);
   return { ...base, cluster: { ...base.cluster, spec: { class: 'standard', ...spec } }, clusterClass, cnpg };
-}
-
-function config(result: MergeResult) {
-  if (!result.ok) throw new Error(`expected a valid config, got: ${result.message}`);
-  return result.config;
-}
-
-function invalid(result: MergeResult) {
-  if (result.ok) throw new Error(`expected an invalid config, got ${JSON.stringify(result.config)}`);
-  expect(result.message.startsWith(`${result.field}: `)).toBe(true);
-  return result;
 }
 
 const classWith = (config: NonNullable<PostgresClusterClass['spec']['config']>) =>
