@@ -277,6 +277,8 @@ export function explain(row: string): string {
   if (plural === 'postgresclusters' && sub === 'status')
     return 'the status, written about once per state passed through';
   if (plural === 'postgresclusters' && verb === 'patch') return "the PostgresCluster's metadata: the finalizer";
+  if (plural === 'postgresclusterclasses' && verb === 'patch')
+    return 'the class-in-use finalizer on a class (once per class, not per cluster)';
   if (plural === 'postgresclusters' && verb === 'get') return 'a fresh read of a cluster (e.g. one being deleted)';
   if (verb === 'get' && code === '404') return 'a read at write time, before an apply, of a child not there yet';
   if (plural === 'secrets' && verb === 'get')
