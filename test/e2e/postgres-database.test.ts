@@ -142,9 +142,14 @@ describe('a PostgresDatabase on real PostgreSQL', () => {
     console.log(`the Secret followed the pooler switch-off in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     const owner = await byUri('library-app-librarian');
     expect((await query<{ n: string }>(owner, 'SELECT count(*) AS n FROM books'))[0]?.n).toBe('2');
-    const reader = await secretValue(e2e, NS, 'library-app-reader', 'uri');
-    expect(new URL(reader).hostname).toBe(`${CLUSTER}-ro.${NS}.svc.cluster.local`);
-    expect((await getDatabase(e2e, NS, 'library-app'))?.status?.endpoint?.pooled).toBe(false);
+    // The same pass writes the reader's Secret after the owner's, then the status: waited for, not raced.
+    await waitFor('the reader Secret to name -ro and the status the unpooled endpoint', async () => {
+      const reader = await secretValue(e2e, NS, 'library-app-reader', 'uri');
+      const pooled = (await getDatabase(e2e, NS, 'library-app'))?.status?.endpoint?.pooled;
+      return new URL(reader).hostname === `${CLUSTER}-ro.${NS}.svc.cluster.local` && pooled === false
+        ? true
+        : undefined;
+    });
   });
 
   it('Delete: deleting a database drops it and its roles in PostgreSQL', async () => {

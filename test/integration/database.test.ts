@@ -124,12 +124,13 @@ describe('PostgresDatabase against a real API server', () => {
   it('follows the cluster: turning the pooler on points the Secrets at it, off points them back', async () => {
     const before = await secretValues(world, 'shop-app-app');
     await patchSpec(world, 'shop', { connectionPoolerEnabled: true });
-    await waitFor('the owner Secret to name the rw pooler', async () =>
-      (await secretValues(world, 'shop-app-app'))?.host === 'shop-pooler-rw.team-a.svc.cluster.local'
+    // One pass writes the Secrets one after the other: wait for the last, not only the first.
+    await waitFor('the owner Secret to name the rw pooler and the reader Secret the ro pooler', async () =>
+      (await secretValues(world, 'shop-app-app'))?.host === 'shop-pooler-rw.team-a.svc.cluster.local' &&
+      (await secretValues(world, 'shop-app-reader'))?.host === 'shop-pooler-ro.team-a.svc.cluster.local'
         ? true
         : undefined,
     );
-    expect((await secretValues(world, 'shop-app-reader'))?.host).toBe('shop-pooler-ro.team-a.svc.cluster.local');
     const after = await secretValues(world, 'shop-app-app');
     expect(after?.password).toBe(before?.password);
     await untilDatabaseState(world, 'shop-app', 'Ready');
