@@ -58,7 +58,7 @@ export interface UnsentEvent {
   error: unknown;
 }
 
-export const requeueAfterError = (error: unknown, settings: Settings): Requeue => {
+export const requeueAfterError = (error: unknown, settings: Pick<Settings, 'requeueDelayMs'>): Requeue => {
   switch (retryFor(classOf(error))) {
     case 'conflict':
       return { kind: 'immediate' };

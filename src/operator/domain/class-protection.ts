@@ -9,6 +9,7 @@
  */
 import type { PostgresClusterClass } from '../api/schema.ts';
 import { namedClass } from './config.ts';
+import { isRecord } from './records.ts';
 
 /** The finalizer on a PostgresClusterClass that some PostgresCluster uses. */
 export const CLASS_FINALIZER = 'pgfsm.io/class-in-use';
@@ -22,9 +23,6 @@ export interface ClassUser {
   name: string;
   uid?: string;
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The clusters that use the class `name`: those naming it in `spec.class` and not being deleted (a cluster

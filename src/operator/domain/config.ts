@@ -54,6 +54,7 @@ import type { CnpgCluster } from './objects.ts';
 import type { Observation } from './observation.ts';
 import { OWNED_FIELDS_ANNOTATION, ownedFieldsOf } from './owned-keys.ts';
 import { quantityValue, sameQuantity } from './quantity.ts';
+import { isRecord } from './records.ts';
 import { mayAdopt, ownershipOf } from './vocabulary.ts';
 
 export interface PoolerConfig {
@@ -147,9 +148,6 @@ export function referencedRoleSecrets(cluster: unknown): string[] {
   });
   return [...new Set(names.filter((n): n is string => typeof n === 'string' && n.length > 0))];
 }
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const untrustedSpec = (cluster: unknown): Record<string, unknown> =>
   isRecord(cluster) && isRecord(cluster.spec) ? cluster.spec : {};

@@ -19,9 +19,8 @@
  * conditions do not change: the class still exists and the cluster keeps working with it.
  */
 import type { PostgresCluster, PostgresClusterClass } from '../api/schema.ts';
-import { classOf, retryFor } from '../core/errors.ts';
 import type { Ports } from '../core/ports.ts';
-import type { ReconcileOutcome, Requeue } from '../core/reconcile.ts';
+import { type ReconcileOutcome, requeueAfterError } from '../core/reconcile.ts';
 import {
   CLASS_DELETION_EVENT_REASON,
   CLASS_FINALIZER,
@@ -32,6 +31,8 @@ import {
 } from '../domain/class-protection.ts';
 import { namedClass } from '../domain/config.ts';
 import type { KubeEvent } from '../domain/effects.ts';
+import { defaultSettings, type Settings } from '../domain/observation.ts';
+import { isRecord } from '../domain/records.ts';
 import type { Logger } from './logger.ts';
 import { OwnWrites } from './own-writes.ts';
 import type { SourceEvent, WatchSources } from './sources.ts';
@@ -41,8 +42,6 @@ export const CLASS_KEY_PREFIX = 'PostgresClusterClass:';
 export const classKeyString = (name: string) => `${CLASS_KEY_PREFIX}${name}`;
 export const isClassKey = (key: string) => key.startsWith(CLASS_KEY_PREFIX);
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const deleting = (object: unknown) =>
   isRecord(object) && isRecord(object.metadata) && Boolean(object.metadata.deletionTimestamp);
 const nameOf = (object: unknown) =>
@@ -69,26 +68,13 @@ export function classesFor(event: SourceEvent): string[] {
   return [...new Set([before, named])].filter((n): n is string => n !== undefined);
 }
 
-const requeueOf = (error: unknown): Requeue => {
-  switch (retryFor(classOf(error))) {
-    case 'conflict':
-      return { kind: 'immediate' };
-    case 'transient':
-      return { kind: 'transient', error };
-    case 'throttled':
-      return { kind: 'throttled', error };
-    case 'afterDelay':
-      return { kind: 'after', ms: 15_000 };
-    default:
-      return { kind: 'backoff', error };
-  }
-};
-
 export interface ClassProtectionOptions {
   sources: Pick<WatchSources, 'classes' | 'clusters'>;
   /** The class port (its finalizer writes fenced, as every write) and the event sink. */
   ports: Pick<Ports, 'classes' | 'events'>;
   logger?: Logger;
+  /** The requeue after an error follows the clusters' rules (core/outcome.ts), with their delay. */
+  settings?: Pick<Settings, 'requeueDelayMs'>;
 }
 
 /** One operator process's class protection: what the controller runs for a class key. */
@@ -152,7 +138,12 @@ export class ClassProtection {
       if (decision.waiting) events.push(...(await this.tell(clusterClass, users)));
       return outcome({ writes, events });
     } catch (error) {
-      return outcome({ writes, events, error, requeue: requeueOf(error) });
+      return outcome({
+        writes,
+        events,
+        error,
+        requeue: requeueAfterError(error, this.options.settings ?? defaultSettings),
+      });
     }
   }
 

@@ -9,6 +9,7 @@ import type { PostgresDatabase } from '../api/schema.ts';
 import type { ClusterKey } from '../core/ports.ts';
 import { DATABASE_LABEL } from '../domain/database/vocabulary.ts';
 import type { KubeObject } from '../domain/objects.ts';
+import { isRecord } from '../domain/records.ts';
 import { clusterNameOfChild } from '../domain/vocabulary.ts';
 import { clusterUpdateOf } from './mapping.ts';
 import type { SourceEvent } from './sources.ts';
@@ -18,7 +19,6 @@ export const DATABASE_KEY_PREFIX = 'PostgresDatabase:';
 export const databaseKeyString = (key: ClusterKey) => `${DATABASE_KEY_PREFIX}${key.namespace}/${key.name}`;
 export const isDatabaseKey = (key: string) => key.startsWith(DATABASE_KEY_PREFIX);
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const clusterOf = (database: unknown): string | undefined => {
   const spec = isRecord(database) ? database.spec : undefined;
   return isRecord(spec) && typeof spec.cluster === 'string' ? spec.cluster : undefined;

@@ -9,6 +9,7 @@ import type { ClusterKey } from '../core/ports.ts';
 import { namedClass, referencedRoleSecrets } from '../domain/config.ts';
 import { DATABASE_LABEL } from '../domain/database/vocabulary.ts';
 import type { KubeObject, Pooler } from '../domain/objects.ts';
+import { isRecord } from '../domain/records.ts';
 import { CLUSTER_LABEL, clusterNameOfChild } from '../domain/vocabulary.ts';
 import { clusterOfDatabase } from './database-mapping.ts';
 import type { SourceEvent } from './sources.ts';
@@ -73,8 +74,6 @@ export class RoleSecretIndex {
  * (its pass stops it in Failed.InvalidSpec); it must never make the mapping throw, which would leave every
  * healthy cluster the same event concerns waiting for the resync.
  */
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const stringOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const recordOf = (value: unknown): Record<string, unknown> => (isRecord(value) ? value : {});
 const arrayOf = (value: unknown): readonly unknown[] => (Array.isArray(value) ? value : []);

@@ -77,7 +77,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   const databasePorts = options.databasePorts && fencedDatabasePorts(options.databasePorts, ports, leadership);
   const passes = processPasses(ports, options.settings, databasePorts ? { databasePorts } : {});
   // The finalizer of each class in use (class-protection.ts), on keys of its own in the same queue.
-  const classes = new ClassProtection({ sources, ports, logger: log });
+  const classes = new ClassProtection({ sources, ports, logger: log, settings: options.settings });
   const controller = new Controller({
     sources,
     reconcile: passes.pass,

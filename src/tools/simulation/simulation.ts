@@ -211,7 +211,7 @@ export class Simulation {
         this.eventsUnsent += unsent.length;
       },
     });
-    const classes = new ClassProtection({ sources, ports });
+    const classes = new ClassProtection({ sources, ports, settings: this.settings });
     const operator: OperatorProcess = {
       sources,
       ports,

@@ -8,6 +8,7 @@ import { PLAIN_IDENTIFIER } from '../../api/database-schema.ts';
 import type { PostgresDatabase } from '../../api/schema.ts';
 import { type PrivilegePlan, planDigest } from '../../postgres/privileges.ts';
 import { joinReports, type KubeEvent } from '../effects.ts';
+import { isRecord } from '../records.ts';
 import { type Judgment, judgment, type Verdict, verdict } from '../verdict.ts';
 import { ADOPT_ANNOTATION, describeOwner } from '../vocabulary.ts';
 import { cnpgApplied, cnpgDatabaseDrift, cnpgDatabaseRef, cnpgRefused, desiredCnpgDatabase } from './cnpg-database.ts';
@@ -38,8 +39,6 @@ export interface DatabaseAssessment {
 }
 
 const plain = new RegExp(PLAIN_IDENTIFIER);
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * What the CRD schema refuses, checked again: an object stored before the CRD (or with validation off) may

@@ -8,6 +8,7 @@
 
 import { isDatabaseReleasingRoles } from '../../../../machines/database-states.ts';
 import type { PostgresCluster, PostgresDatabase } from '../../api/schema.ts';
+import { isRecord } from '../records.ts';
 
 export type RoleAccess = 'owner' | 'readWrite' | 'readOnly';
 
@@ -20,9 +21,6 @@ export interface DatabaseRole {
 
 /** `<object>-<role>` with '_' as '-': injective, since role names hold no '-' (database-schema.ts). */
 export const secretNameOf = (databaseName: string, role: string) => `${databaseName}-${role.replaceAll('_', '-')}`;
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The owner first, then the users, read defensively: an object stored with validation off may hold anything,
