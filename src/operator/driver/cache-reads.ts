@@ -26,6 +26,7 @@
  *   content remembered under it is exact.
  */
 import type { OwnerReference, PostgresCluster, PostgresDatabase } from '../api/schema.ts';
+import type { DatabasePorts } from '../core/database/ports.ts';
 import { classOf } from '../core/errors.ts';
 import type { ChildPort, ClusterKey, Ports, Seen } from '../core/ports.ts';
 import type {
@@ -37,6 +38,7 @@ import type {
   PoolerView,
   SecretView,
 } from '../domain/objects.ts';
+import { databaseWritesKnown } from './database-cache-reads.ts';
 import { OwnWrites } from './own-writes.ts';
 import type { ObjectSource, WatchSources } from './sources.ts';
 
@@ -171,6 +173,29 @@ const readyReplicasOf = (deployment: KubeObject | undefined): number => {
 
 /** `ports` with every read a pass makes served from `sources` (see the module comment for the exceptions). */
 export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
+  return cacheReadingPorts(ports, sources).ports;
+}
+
+/** The cluster's ports reading from the caches, and the database's beside them (both as `pgfsm run` has them). */
+export interface CacheReadingPorts {
+  ports: Ports;
+  /** The database's ports, sharing the cluster's, their writes known to the cluster's reads at once. */
+  databasePorts?: DatabasePorts;
+}
+
+/**
+ * {@link readingFromCaches}, and with `databasePorts` the PostgresDatabase's ports over the same own writes: a
+ * database's pass writes the connection Secrets its cluster's pass reads (the roles' password Secrets) and,
+ * through the shared ports, its own status and finalizers, which the cluster's pass lists. Each answer is kept
+ * as the cluster's own writes are, so the cluster's next pass reads them the moment they are made, not when the
+ * Secrets' watch delivers them: deciding on a cache without the Secret and again once it shows it pushed the
+ * same roles twice (issue 37, `ManagedRolesApplied` said twice with watches 20–200 ms late).
+ */
+export function cacheReadingPorts(
+  ports: Ports,
+  sources: WatchSources,
+  databasePorts?: DatabasePorts,
+): CacheReadingPorts {
   const sightings = new Sightings([sources.cnpgClusters, sources.poolers, sources.configMaps]);
   const own = {
     clusters: new OwnWrites<PostgresCluster>(sources.clusters),
@@ -210,19 +235,20 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
    * from the cached object at the version written against (never the pass's, whose status may be one held
    * for it: core/announcements.ts); when the cache holds another version, nothing is kept.
    */
-  const finalizersWritten = (
-    cluster: PostgresCluster,
-    version: string | undefined,
-    edit: (finalizers: string[]) => string[],
-  ): string | undefined => {
-    const { namespace = '', name } = cluster.metadata;
-    const read = own.clusters.get(namespace, name);
-    if (version !== undefined && read && read.metadata.resourceVersion === cluster.metadata.resourceVersion) {
-      const finalizers = edit(read.metadata.finalizers ?? []);
-      own.clusters.written({ ...read, metadata: { ...read.metadata, finalizers, resourceVersion: version } });
-    }
-    return version;
-  };
+  const finalizersOf =
+    <T extends PostgresCluster | PostgresDatabase>(writes: OwnWrites<T>) =>
+    (object: T, version: string | undefined, edit: (finalizers: string[]) => string[]): string | undefined => {
+      const { namespace = '', name } = object.metadata;
+      const read = writes.get(namespace, name);
+      if (version !== undefined && read && read.metadata.resourceVersion === object.metadata.resourceVersion) {
+        const finalizers = edit(read.metadata.finalizers ?? []);
+        writes.written({ ...read, metadata: { ...read.metadata, finalizers, resourceVersion: version } });
+      }
+      return version;
+    };
+  const finalizersWritten = finalizersOf(own.clusters);
+  // The same for a PostgresDatabase's finalizer, written by its pass through the shared ports.
+  const databaseFinalizersWritten = finalizersOf(own.databases);
   const readAfterConflict = async (cluster: PostgresCluster) => {
     const { namespace = '', name } = cluster.metadata;
     try {
@@ -267,7 +293,7 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
       },
     });
 
-  return {
+  const reading: Ports = {
     ...ports,
     direct: {
       ...direct,
@@ -308,7 +334,15 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
     // fresh while it is being deleted (its policy decides what is dropped). Every cluster pass lists its
     // namespace's databases (the roles it pushes): from the cache, at no request.
     databases: {
-      ...ports.databases,
+      addFinalizer: async (database, finalizer) =>
+        databaseFinalizersWritten(database, await ports.databases.addFinalizer(database, finalizer), (f) => [
+          ...f,
+          finalizer,
+        ]),
+      removeFinalizer: async (database, finalizer) =>
+        databaseFinalizersWritten(database, await ports.databases.removeFinalizer(database, finalizer), (f) =>
+          f.filter((x) => x !== finalizer),
+        ),
       list: async (namespace) =>
         sources.databases.list(namespace).map((d) => copy(own.databases.get(namespace, d.metadata.name) ?? d)),
       async get(key: ClusterKey) {
@@ -370,6 +404,12 @@ export function readingFromCaches(ports: Ports, sources: WatchSources): Ports {
       apply: (object) => applied(object, written.configMaps, (seen) => ports.configMaps.apply(object, seen)),
     },
   };
+  if (!databasePorts) return { ports: reading };
+  const secrets = {
+    written: written.secrets,
+    deleted: (ref: ObjectRef) => own.secrets.deleted(ref.namespace, ref.name),
+  };
+  return { ports: reading, databasePorts: databaseWritesKnown(databasePorts, reading, secrets) };
 }
 
 /**

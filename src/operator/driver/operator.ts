@@ -6,7 +6,7 @@
 import type { DatabasePorts } from '../core/database/ports.ts';
 import type { Ports } from '../core/ports.ts';
 import type { Settings } from '../domain/observation.ts';
-import { readingFromCaches } from './cache-reads.ts';
+import { cacheReadingPorts } from './cache-reads.ts';
 import { ClassProtection } from './class-protection.ts';
 import { Controller } from './controller.ts';
 import { fencedDatabasePorts, fencedPorts } from './fenced-ports.ts';
@@ -72,9 +72,11 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
   metrics.observeSources(sources.clusters, allSources(sources));
   // A pass reads its world from the caches the watches fill (cache-reads.ts); writes go to the API.
   // Every write first checks that this replica still holds the lease, by its own clock (fenced-ports.ts).
-  const ports = readingFromCaches(fencedPorts(options.ports, leadership), sources);
+  // The database's writes go through the same reads, so the cluster's pass knows them at once (cache-reads.ts).
+  const fencedDatabases =
+    options.databasePorts && fencedDatabasePorts(options.databasePorts, options.ports, leadership);
+  const { ports, databasePorts } = cacheReadingPorts(fencedPorts(options.ports, leadership), sources, fencedDatabases);
   // What a pass could not announce and the Events it handed over to be sent: in this process's memory.
-  const databasePorts = options.databasePorts && fencedDatabasePorts(options.databasePorts, ports, leadership);
   const passes = processPasses(ports, options.settings, databasePorts ? { databasePorts } : {});
   // The finalizer of each class in use (class-protection.ts), on keys of its own in the same queue.
   const classes = new ClassProtection({ sources, ports, logger: log, settings: options.settings });

@@ -107,22 +107,21 @@ const connectionSecretViewOf = (raw: RawObject): ConnectionSecretView => {
 
 /**
  * Secrets through the verbs of objects.ts, plus the apply it refuses for Secrets: a connection Secret is
- * applied, its password carried over by the port. The answer echoes the values and is never read.
+ * applied, its password carried over by the port. The answer echoes the values: when asked for, it goes straight
+ * to the port's projection (connectionSecretViewOf), which keeps no password.
  */
 function connectionSecretClient(rest: RestClient): ObjectClient {
   return {
     ...objectClient(rest, RESOURCES.secrets),
-    apply: async (ref, body, { fieldManager, force }) => {
-      await rest.request({
+    apply: (ref, body, { fieldManager, force, answer }) =>
+      rest.request<RawObject | undefined>({
         method: 'PATCH',
         path: resourcePath(RESOURCES.secrets, ref),
         query: { fieldManager, force: force || undefined },
         body,
         contentType: CONTENT.apply,
-        ignoreAnswer: true,
-      });
-      return undefined;
-    },
+        ignoreAnswer: !answer,
+      }),
   };
 }
 
@@ -141,9 +140,10 @@ class ConnectionSecrets extends KubernetesChildPort<ConnectionSecretView> {
    * `pgfsm`, forced, conditional on the version read (applyAs): a password changed meanwhile is not put
    * back, and a Secret that did not exist is only created, so one made meanwhile by anyone else is a conflict,
    * not overwritten. A Secret's type cannot change: one that is not basic-auth (an Opaque one made by hand)
-   * keeps its type; CloudNativePG only reads `username` and `password`.
+   * keeps its type; CloudNativePG only reads `username` and `password`. Answers the Secret as stored (its view:
+   * the cluster's pass reads it as its role's password Secret before the watch delivers it, cache-reads.ts).
    */
-  async apply(template: ConnectionSecretTemplate): Promise<void> {
+  async apply(template: ConnectionSecretTemplate): Promise<ConnectionSecretView | undefined> {
     const { ref } = template;
     const raw = await getOrUndefined(this.context('get', ref), () => this.client.read(ref));
     const stored = decoded((raw?.data as Record<string, unknown> | undefined)?.password);
@@ -162,13 +162,14 @@ class ConnectionSecrets extends KubernetesChildPort<ConnectionSecretView> {
         Object.entries(data).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
       ),
     };
-    await this.applyAs(object, FIELD_MANAGER, raw && this.project(raw));
+    const answer = await this.applyAs(object, FIELD_MANAGER, raw && this.project(raw), true);
+    return answer && this.project(answer);
   }
 }
 
 /**
- * The port over {@link ConnectionSecrets}: the same verbs, with the answers ConnectionSecretPort declares
- * (its `releaseOwner` answers nothing, the child port's the object as stored).
+ * The port over {@link ConnectionSecrets}: the same verbs; `apply` and `releaseOwner` answer the Secret as stored
+ * (its view, no password), which the driver keeps for the cluster's reads (driver/database-cache-reads.ts).
  */
 export class KubernetesConnectionSecretPort implements ConnectionSecretPort {
   private readonly secrets: ConnectionSecrets;
@@ -181,7 +182,7 @@ export class KubernetesConnectionSecretPort implements ConnectionSecretPort {
     return this.secrets.get(ref);
   }
 
-  apply(template: ConnectionSecretTemplate): Promise<void> {
+  apply(template: ConnectionSecretTemplate): Promise<ConnectionSecretView | undefined> {
     return this.secrets.apply(template);
   }
 
@@ -190,7 +191,7 @@ export class KubernetesConnectionSecretPort implements ConnectionSecretPort {
   }
 
   /** Removes our owner reference and adds `pgfsm.io/adopt: "true"`, in one conditional merge patch (children.ts). */
-  async releaseOwner(ref: ObjectRef, ownerUid: string): Promise<void> {
-    await this.secrets.releaseOwner(ref, ownerUid);
+  releaseOwner(ref: ObjectRef, ownerUid: string): Promise<ConnectionSecretView | undefined> {
+    return this.secrets.releaseOwner(ref, ownerUid);
   }
 }
