@@ -14,7 +14,13 @@ import { type ClusterKey, keyString } from '../core/ports.ts';
 import type { ReconcileOutcome, UnsentEvent } from '../core/reconcile.ts';
 import type { KubeEvent } from '../domain/effects.ts';
 import { CLASS_KEY_PREFIX, classesFor, classKeyString, isClassKey } from './class-protection.ts';
-import { DATABASE_KEY_PREFIX, databaseKeyString, databasesFor, isDatabaseKey } from './database-mapping.ts';
+import {
+  DATABASE_KEY_PREFIX,
+  DatabaseSecretIndex,
+  databaseKeyString,
+  databasesFor,
+  isDatabaseKey,
+} from './database-mapping.ts';
 import { Echoes } from './echoes.ts';
 import { clusterFields, describeError, type Logger, transitionOf } from './logger.ts';
 import { clustersFor, isStatusUpdate, type MappingLookups, RoleSecretIndex } from './mapping.ts';
@@ -85,6 +91,8 @@ export class Controller {
   private readonly lookups: MappingLookups;
   /** Kept from the clusters' watch events before they are mapped (mapping.ts). */
   private readonly roleSecrets = new RoleSecretIndex();
+  /** The same for the databases' connection Secrets, by name (database-mapping.ts). */
+  private readonly databaseSecrets = new DatabaseSecretIndex();
   /** The events of a cluster's own followed writes, which wake it for nothing (echoes.ts). */
   private readonly echoes: Echoes;
   /** The same for its own status writes, kept apart: a status event that is no echo is someone else's. */
@@ -114,6 +122,7 @@ export class Controller {
       pooler: (namespace, name) => poolers.get(namespace, name),
       clustersUsingSecret: (namespace, name) => this.roleSecrets.clustersUsing(namespace, name),
       database: (namespace, name) => options.sources.databases.get(namespace, name),
+      databasesUsingSecret: (namespace, name) => this.databaseSecrets.using(namespace, name),
     };
   }
 
@@ -147,6 +156,7 @@ export class Controller {
   private keysFor(event: SourceEvent): ClusterKey[] {
     try {
       this.roleSecrets.update(event);
+      this.databaseSecrets.update(event);
       return clustersFor(event, this.lookups);
     } catch (error) {
       const { kind, metadata } = event.object;
@@ -162,7 +172,8 @@ export class Controller {
   private databaseKeysFor(event: SourceEvent): ClusterKey[] {
     if (!this.options.reconcileDatabase) return [];
     try {
-      return databasesFor(event, (namespace) => this.options.sources.databases.list(namespace));
+      const using = this.lookups.databasesUsingSecret;
+      return databasesFor(event, (namespace) => this.options.sources.databases.list(namespace), using);
     } catch (error) {
       this.log.error(
         { reason: 'MappingThrew', kind: event.object.kind, err: error },

@@ -7,11 +7,11 @@ import { isDeepStrictEqual } from 'node:util';
 import { GROUP, type PostgresCluster } from '../api/schema.ts';
 import type { ClusterKey } from '../core/ports.ts';
 import { namedClass, referencedRoleSecrets } from '../domain/config.ts';
-import { DATABASE_LABEL } from '../domain/database/vocabulary.ts';
 import type { KubeObject, Pooler } from '../domain/objects.ts';
 import { isRecord } from '../domain/records.ts';
 import { CLUSTER_LABEL, clusterNameOfChild } from '../domain/vocabulary.ts';
-import { clusterOfDatabase } from './database-mapping.ts';
+import { clusterOfDatabase, databasesOfSecret } from './database-mapping.ts';
+import { SecretNameIndex } from './secret-index.ts';
 import type { SourceEvent } from './sources.ts';
 
 export interface MappingLookups {
@@ -26,45 +26,21 @@ export interface MappingLookups {
   clustersUsingSecret?(namespace: string, name: string): readonly ClusterKey[];
   /** A cached PostgresDatabase: its connection Secrets are the password Secrets of the roles its cluster pushes. */
   database?(namespace: string, name: string): KubeObject | undefined;
+  /**
+   * The cached PostgresDatabases whose roles' Secrets have this name (database-mapping.ts, `DatabaseSecretIndex`):
+   * a Secret of that name, whoever made it, is what their cluster's pass reads as the role's password Secret.
+   */
+  databasesUsingSecret?(namespace: string, name: string): readonly ClusterKey[];
 }
 
-/**
- * Which clusters name each role password Secret, kept from the clusters' own watch events, so that a Secret
- * event finds them without scanning every cluster of its namespace: a fleet creates a superuser Secret per
- * cluster, and a scan for each would make mapping the fleet's Secret events quadratic.
- */
-export class RoleSecretIndex {
-  /** `namespace/secret` → names of the clusters naming it. */
-  private readonly users = new Map<string, Set<string>>();
-  /** `namespace/cluster` → the Secrets it names, as last indexed. */
-  private readonly named = new Map<string, readonly string[]>();
-
-  /** Takes in a PostgresCluster's watch event (any other kind is ignored). */
-  update(event: SourceEvent): void {
-    if (event.object.kind !== 'PostgresCluster') return;
-    const key = keyOf(event.object);
-    if (!key) return;
-    const id = `${key.namespace}/${key.name}`;
-    const before = this.named.get(id) ?? [];
-    const after = event.type === 'delete' ? [] : referencedRoleSecrets(event.object);
-    if (sameList([...before], after)) return;
-    for (const secret of before) {
-      const users = this.users.get(`${key.namespace}/${secret}`);
-      users?.delete(key.name);
-      if (users?.size === 0) this.users.delete(`${key.namespace}/${secret}`);
-    }
-    for (const secret of after) {
-      const at = `${key.namespace}/${secret}`;
-      const users = this.users.get(at) ?? new Set<string>();
-      users.add(key.name);
-      this.users.set(at, users);
-    }
-    if (after.length > 0) this.named.set(id, after);
-    else this.named.delete(id);
+/** The clusters whose managed roles name each password Secret (`clustersUsingSecret`). */
+export class RoleSecretIndex extends SecretNameIndex {
+  constructor() {
+    super('PostgresCluster', (cluster) => referencedRoleSecrets(cluster as PostgresCluster));
   }
 
   clustersUsing(namespace: string, secret: string): ClusterKey[] {
-    return [...(this.users.get(`${namespace}/${secret}`) ?? [])].map((name) => ({ namespace, name }));
+    return this.using(namespace, secret);
   }
 }
 
@@ -178,12 +154,18 @@ function clustersUsingRoleSecret(secret: KubeObject, lookups: MappingLookups): r
   return keysWhere(lookups.clusters(secret.metadata.namespace ?? ''), (c) => referencedRoleSecrets(c).includes(name));
 }
 
-/** A PostgresDatabase's connection Secret is its role's password Secret: the cluster that pushes the role. */
-function clusterOfDatabaseSecret(secret: KubeObject, lookups: MappingLookups): ClusterKey[] {
-  const database = secret.metadata.labels?.[DATABASE_LABEL];
-  const cached = database ? lookups.database?.(secret.metadata.namespace ?? '', database) : undefined;
-  const cluster = cached && clusterOfDatabase(cached);
-  return cluster ? [cluster] : [];
+/**
+ * A PostgresDatabase's connection Secret is its role's password Secret: the cluster that pushes the role. Whose it
+ * is: the database its label or controller reference names, and every database whose roles' Secrets have its name
+ * (a Secret planted or handed over under that name has neither, and the cluster's pass reads it all the same).
+ */
+function clustersOfDatabaseSecret(secret: KubeObject, lookups: MappingLookups): ClusterKey[] {
+  const namespace = secret.metadata.namespace ?? '';
+  return databasesOfSecret(secret, lookups.databasesUsingSecret).flatMap((key) => {
+    const cached = lookups.database?.(namespace, key.name);
+    const cluster = cached && clusterOfDatabase(cached);
+    return cluster ? [cluster] : [];
+  });
 }
 
 function dedupe(keys: ClusterKey[]): ClusterKey[] {
@@ -223,6 +205,6 @@ export function clustersFor(event: SourceEvent, lookups: MappingLookups): Cluste
   const keys = name ? [{ namespace, name }] : clusterByDerivedName(object, lookups);
   // Whatever else a Secret is, a cluster whose role names it needs to know it changed.
   if (object.kind === 'Secret')
-    keys.push(...clustersUsingRoleSecret(object, lookups), ...clusterOfDatabaseSecret(object, lookups));
+    keys.push(...clustersUsingRoleSecret(object, lookups), ...clustersOfDatabaseSecret(object, lookups));
   return dedupe(keys);
 }
