@@ -32,7 +32,34 @@ const codec = stateCodec(postgresClusterMachine, { kind: 'PostgresCluster', isDe
 
 export type Snapshot = ReturnType<typeof postgresClusterMachine.resolveState>;
 
-export const { restoreState, initialState, storedStateMisfit, impliedState, namingCondition, storableStates } = codec;
+export const { restoreState, initialState, impliedState, namingCondition, storableStates } = codec;
+
+interface StoredCluster {
+  metadata: { deletionTimestamp?: string; generation?: number };
+  spec?: { suspend?: unknown };
+  status?: Parameters<typeof codec.storedStateMisfit>[1]['status'] & { observedGeneration?: number };
+}
+
+/**
+ * Why the stored state does not fit the world (state-codec.ts's rules), plus one of the cluster's own:
+ * `Suspended` needs evidence that the spec suspended the cluster. Its exit announces `Resumed`, and a status
+ * patch can write the state and the condition naming it alike, so those two are no evidence. The status
+ * also says which generation of the spec it was written for (`observedGeneration`, stamped by every pass):
+ * a pass stores `Suspended` only from a spec with `suspend: true`, so a stored `Suspended` whose generation is
+ * the spec's current one while that spec does not suspend was never written by a pass. A legitimate resume
+ * always changes the spec, so its generation is newer than the status's. (A forger who also lowers
+ * observedGeneration is not caught: nothing in the status can prove what an older spec said.)
+ */
+export function storedStateMisfit(stored: string | undefined, object: StoredCluster): string | undefined {
+  const misfit = codec.storedStateMisfit(stored, object);
+  if (misfit || stored !== 'Suspended' || object.spec?.suspend === true) return misfit;
+  const written = object.status?.observedGeneration;
+  const current = object.metadata.generation;
+  if (written === undefined || current === undefined || written >= current) {
+    return `it says the cluster is suspended, but spec.suspend is not true in generation ${current ?? '?'}, the one the status was written for`;
+  }
+  return undefined;
+}
 
 /** The meta of the active atomic state (compound parents declare none): what the status projects. */
 export const metaOf = (snapshot: Snapshot) => codec.metaOf(snapshot) as StateMeta;

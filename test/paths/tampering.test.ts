@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { createTestModel } from 'xstate/graph';
 import { lifecycleChart } from '../../machines/chart.ts';
 import { postgresClusterMachine as machine } from '../../machines/postgres-cluster.ts';
-import { encodeState, type metaOf, storableStates } from '../../machines/state-path.ts';
+import { encodeState, type metaOf, namingCondition, storableStates } from '../../machines/state-path.ts';
 import type { PostgresCluster } from '../../src/operator/api/schema.ts';
 import { reconcile } from '../../src/operator/core/reconcile.ts';
 import type { KubeEvent } from '../../src/operator/domain/effects.ts';
@@ -148,5 +148,56 @@ describe('a status.state written by hand never decides', () => {
       // Converged: where the untampered run is after the next world.
       expect(tampered.passes[1]?.state, where).toBe(reference.passes[1]?.state);
     }
+  });
+});
+
+/**
+ * A status patch can write `Suspended` together with the `Reconciling` condition that names it, so the codec's
+ * rules take it: what tells it apart is the generation (state-path.ts). Never suspended, the spec is still at
+ * the generation the status was written for, and it does not suspend: no `Resumed`, one discard Warning.
+ */
+describe('a forged Suspended, condition and all, on a cluster that was never suspended', () => {
+  const SUSPENDED = allSamples.find((s) => s.sample === 'suspended') as SampleTick;
+
+  /** The passes of `worlds` in turn, `forge` (if given) written into the status before the last pass. */
+  async function passes(worlds: SampleTick[], forge?: (status: NonNullable<PostgresCluster['status']>) => object) {
+    const clock = new ManualClock(START);
+    const api = new MemoryApiServer(() => clock.now());
+    api.admit(sampleWebhook);
+    const ports = memoryPorts(api, clock, new MemoryEventSink(clock));
+    const events: KubeEvent[][] = [];
+    for (const [i, tick] of worlds.entries()) {
+      clock.set(START + (i + 1) * 1_000);
+      forceWorld(api, tick.observation);
+      const status = api.get<PostgresCluster>(ref)?.status;
+      if (forge && status && i === worlds.length - 1) api.updateStatus(ref, forge(status));
+      events.push((await reconcile(key, { ports, settings: defaultSettings })).events);
+    }
+    return { events, after: api.get<PostgresCluster>(ref) };
+  }
+  const forged = (status: NonNullable<PostgresCluster['status']>) => ({
+    ...status,
+    state: 'Suspended',
+    conditions: [
+      ...(status.conditions ?? []).filter((c) => c.type !== 'Reconciling'),
+      namingCondition('Suspended', '2026-11-30T12:00:00Z'),
+    ],
+  });
+
+  it('announces no Resumed, discards the state with one Warning, and stays Ready', async () => {
+    const { events, after } = await passes([HEALTHY, HEALTHY, HEALTHY], forged);
+    const last = events.at(-1) ?? [];
+    expect(last.filter((e) => e.reason === EventReason.Resumed)).toEqual([]);
+    expect(discarded(last)).toHaveLength(1);
+    expect(discarded(last)[0]?.message).toContain('spec.suspend is not true');
+    expect(oneTime(last)).toEqual([]);
+    expect(after?.status?.state).toBe('Ready');
+  });
+
+  it('a cluster really suspended and resumed by its spec still announces Resumed', async () => {
+    const { events } = await passes([HEALTHY, SUSPENDED, SUSPENDED, HEALTHY]);
+    const last = events.at(-1) ?? [];
+    expect(last.filter((e) => e.reason === EventReason.Resumed)).toHaveLength(1);
+    expect(discarded(events.flat())).toEqual([]);
   });
 });
