@@ -170,3 +170,73 @@ describe('a single GET is tried again within the pass', () => {
     await expect(unlessGone({ what: 'delete Pooler ns/a' }, gone.request)).resolves.toBeUndefined();
   });
 });
+
+/**
+ * A Secret refused at admission: who refused it is said (the policy and its binding, or the webhook), never what
+ * they said, which may quote the Secret. The messages are the API server's own wording (k8s.io/apiserver).
+ */
+describe('a Secret refused by an admission policy or webhook', () => {
+  const SECRET = { what: 'apply Secret team-a/orders-superuser', sensitive: true };
+  const VALUE = 'cGFzc3dvcmQxMjM=';
+  const policyDenial = (reason: string, code: number, binding = " with binding 'no-weak-passwords-binding'") =>
+    api(code, {
+      kind: 'Status',
+      status: 'Failure',
+      reason,
+      code,
+      message:
+        `secrets "orders-superuser" is forbidden: ValidatingAdmissionPolicy 'no-weak-passwords'${binding} ` +
+        `denied request: password ${VALUE} is on the list of weak passwords`,
+      details: { name: 'orders-superuser', kind: 'secrets' },
+    });
+
+  it('names the policy and its binding, keeps nothing of its message, and is a refusal', () => {
+    const error = toPortError(policyDenial('Invalid', 422), SECRET);
+    expect(error.message).toBe(
+      "apply Secret team-a/orders-superuser: HTTP 422 Invalid: ValidatingAdmissionPolicy 'no-weak-passwords' " +
+        "with binding 'no-weak-passwords-binding' denied the request (its message is left out: it may quote the Secret)",
+    );
+    expect(error.message).not.toContain(VALUE);
+    expect(error.message).not.toContain('weak passwords');
+    expect(error.refusal).toBeUndefined();
+    expect(error.errorClass).toBe('rejected');
+  });
+
+  it('a policy that chose the reason Forbidden is still a refusal at admission, not RBAC', () => {
+    const error = toPortError(policyDenial('Forbidden', 403), SECRET);
+    expect(error.errorClass).toBe('rejected');
+    expect(error.message).toContain("ValidatingAdmissionPolicy 'no-weak-passwords' with binding");
+    expect(
+      classOf(api(403, { reason: 'Forbidden', message: 'secrets "x" is forbidden: User "u" cannot create' })),
+    ).toBe('forbidden');
+  });
+
+  it('a denial without a binding, and a webhook, are named the same way', () => {
+    expect(toPortError(policyDenial('Invalid', 422, ''), SECRET).message).toContain(
+      ": ValidatingAdmissionPolicy 'no-weak-passwords' denied the request (",
+    );
+    const webhook = api(400, {
+      reason: 'BadRequest',
+      message: `admission webhook "secrets.policy.example" denied the request: ${VALUE} is weak`,
+    });
+    const error = toPortError(webhook, SECRET);
+    expect(error.message).toContain(': admission webhook "secrets.policy.example" denied the request (');
+    expect(error.message).not.toContain(VALUE);
+  });
+
+  it('repeats no name that is not an object name, nor anything of a message in another shape', () => {
+    const forged = api(422, {
+      reason: 'Invalid',
+      message: `ValidatingAdmissionPolicy '${VALUE}' denied request: x`,
+    });
+    expect(toPortError(forged, SECRET).message).toBe('apply Secret team-a/orders-superuser: HTTP 422 Invalid');
+    const quoted = api(422, { reason: 'Invalid', message: `data[password]: Invalid value: "${VALUE}"` });
+    expect(toPortError(quoted, SECRET).message).toBe('apply Secret team-a/orders-superuser: HTTP 422 Invalid');
+  });
+
+  it('for any other object the whole message stays, the refusal to remember included', () => {
+    const error = toPortError(policyDenial('Invalid', 422), { what: 'apply Pooler team-a/orders-rw' });
+    expect(error.message).toContain('denied request: password');
+    expect(error.refusal).toContain("ValidatingAdmissionPolicy 'no-weak-passwords'");
+  });
+});

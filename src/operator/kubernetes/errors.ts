@@ -4,13 +4,19 @@
  *
  * Messages stay short and never carry a response body: a Secret's body holds values, and client-node's
  * own `ApiException.message` embeds the whole body and the headers. Only the API server's `Status`
- * reason and (except for Secrets) its one-line message are kept, because a 422 message names the field.
+ * reason and its one-line message are kept, because a 422 message names the field; for Secrets only who
+ * refused them at admission (`refuserOf`), never the message, which may quote what was sent.
  *
  * An object refused at admission is `rejected`: the schema or a CEL rule (400/422), or a validating
  * webhook such as CNPG's. The API server passes a webhook's status on (CNPG answers 422 `Invalid`) and
  * prefixes its message with `admission webhook "<name>" denied the request`; a webhook that denies
  * without a status answers 403, told apart from RBAC's 403 by that prefix. The refusal's message is kept
  * whole (`PortError.refusal`): it is what the user needs to fix the spec.
+ *
+ * A ValidatingAdmissionPolicy refuses too: 422 `Invalid` unless the policy chose another reason (403 for
+ * `Forbidden`), with the message `<resource> "<name>" is forbidden: ValidatingAdmissionPolicy '<policy>' with
+ * binding '<binding>' denied request: <its message>`. Also `rejected`, whatever the code. For a Secret the
+ * message is dropped, but who refused is kept (`refuserOf`): otherwise a refused Secret says only `HTTP 422`.
  *
  * A create in a namespace being deleted is refused with 403 too, by the NamespaceLifecycle admission plugin
  * (cause NamespaceTerminating): `namespaceTerminating`, which a pass skips quietly instead of warning.
@@ -54,7 +60,39 @@ function statusOf(body: unknown): ApiStatus {
 }
 
 /** How the API server begins the message of a request an admission webhook denied (k8s.io/apiserver). */
-const WEBHOOK_DENIAL = /^admission webhook "[^"]*" denied the request/;
+const WEBHOOK_DENIAL = /^admission webhook "([^"]*)" denied the request/;
+
+/**
+ * How it words a ValidatingAdmissionPolicy's denial (k8s.io/apiserver, policy/validating/dispatcher.go): wrapped
+ * by admission.NewForbidden, so after `<resource> "<name>" is forbidden: ` (or `<resource> is forbidden: ` when
+ * the object has no name yet); the binding is named when the denial came through one (always, since v1.30).
+ */
+const POLICY_DENIAL =
+  /^(?:\S+(?: "[^"]*")? is forbidden: )?ValidatingAdmissionPolicy '([^']*)'(?: with binding '([^']*)')? denied request/;
+
+/** Object names as the API server accepts them (DNS-1123 subdomains), and no more. */
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+/**
+ * Who refused a request at admission, from the API server's message, in words that quote nothing of the object:
+ * the policy and its binding, or the webhook, by name. What they said is left out, and that is the point. A
+ * policy's message can be a messageExpression evaluated on the object (it may print a Secret's data), and its
+ * default message repeats the failed expression, whose literal may be the very value it refused; a webhook's
+ * message is its own to write. The names are chosen by whoever installed the policy or webhook, never taken
+ * from the request; one that is no object name (so not what the API server wrote there) is not repeated.
+ */
+export function refuserOf(message: string | undefined): string | undefined {
+  if (message === undefined) return undefined;
+  const named = (name: string | undefined) => name !== undefined && OBJECT_NAME.test(name);
+  const policy = POLICY_DENIAL.exec(message);
+  if (policy && named(policy[1])) {
+    const binding = named(policy[2]) ? ` with binding '${policy[2]}'` : '';
+    return `ValidatingAdmissionPolicy '${policy[1]}'${binding} denied the request`;
+  }
+  const webhook = WEBHOOK_DENIAL.exec(message);
+  if (webhook && named(webhook[1])) return `admission webhook "${webhook[1]}" denied the request`;
+  return undefined;
+}
 
 /**
  * The NamespaceLifecycle admission plugin refuses a create in a namespace being deleted with 403 Forbidden, a
@@ -70,7 +108,7 @@ export function classOfStatus(code: number, reason?: string, message?: string, c
   if (code === 504 || (code === 500 && reason === 'ServerTimeout')) return 'serverTimeout';
   if (code === 404) return 'notFound';
   if (code === 422 || code === 400) return 'rejected';
-  if (message !== undefined && WEBHOOK_DENIAL.test(message)) return 'rejected';
+  if (message !== undefined && (WEBHOOK_DENIAL.test(message) || POLICY_DENIAL.test(message))) return 'rejected';
   if (
     code === 403 &&
     (causes.includes(NAMESPACE_TERMINATING_CAUSE) || (message !== undefined && NAMESPACE_TERMINATING.test(message)))
@@ -178,7 +216,13 @@ export function toPortError(error: unknown, context: ErrorContext): PortError {
     const errorClass = classOfStatus(error.code, status.reason, status.message, status.causes);
     const reason = status.reason ? ` ${status.reason}` : '';
     const said = context.sensitive ? undefined : status.message;
-    const detail = said ? `: ${oneLine(said)}` : '';
+    // A Secret's refusal names who refused it, and says why its words are missing.
+    const refuser = context.sensitive ? refuserOf(status.message) : undefined;
+    const detail = said
+      ? `: ${oneLine(said)}`
+      : refuser
+        ? `: ${refuser} (its message is left out: it may quote the Secret)`
+        : '';
     const message = `${context.what}: HTTP ${error.code}${reason}${detail}`;
     const refusal = errorClass === 'rejected' ? said : undefined;
     const retryAfterMs =
