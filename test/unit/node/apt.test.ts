@@ -1,9 +1,9 @@
 /**
  * Where the images' packages come from: the machine's own Debian sources with the suite swapped, and the
- * versions `apt-get install --simulate` resolves (part of every Debian image's cache key).
+ * versions `apt-get install --simulate` resolves (part of every Debian image's cache key). CloudNativePG's default
+ * image names are checked against its module in test/integration/cnpg-image-names.test.ts, where the module is
+ * sure to be there.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   hostCodename,
@@ -13,7 +13,6 @@ import {
   renderDeb822,
   sourcesForSuite,
 } from '../../../src/tools/node/images/apt.ts';
-import { CNPG_OPERATOR_REF, PGBOUNCER_REF } from '../../../src/tools/node/images/recipes.ts';
 
 const HOST_SOURCES = `Types: deb
 # http://snapshot.debian.org/archive/debian/20250520T000000Z
@@ -105,23 +104,3 @@ describe('parseSimulatedInstall', () => {
     ]);
   });
 });
-
-const cnpgModule = (() => {
-  try {
-    const home = process.env.HOME ?? '';
-    return readFileSync(join(home, '.cache/pgfsm/control-plane/cnpg-module-v1.28.0/module-dir'), 'utf8').trim();
-  } catch {
-    return '';
-  }
-})();
-
-describe.skipIf(!cnpgModule || !existsSync(join(cnpgModule, 'pkg/versions/versions.go')))(
-  "CloudNativePG v1.28.0's default image names (its module on this machine)",
-  () => {
-    it('are the references the operator and PgBouncer images are tagged with', () => {
-      const versions = readFileSync(join(cnpgModule, 'pkg/versions/versions.go'), 'utf8');
-      expect(versions).toContain(`DefaultOperatorImageName = "${CNPG_OPERATOR_REF}"`);
-      expect(versions).toContain(`DefaultPgbouncerImage = "${PGBOUNCER_REF}"`);
-    });
-  },
-);
