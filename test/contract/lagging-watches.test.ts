@@ -1,13 +1,14 @@
 /**
  * Exactly once when the world is late (issue 28): with every watch delivering each change up to seconds
  * after the API stored it (in order per kind, as one watch stream does), and no fault, a fleet lives through
- * what users do to it (support/fleet-story.ts) and every cluster announces exactly what it announces with
- * watches at once, in the same order. A pass reads its own writes where the caches have not caught up
+ * what users do to it (support/fleet-story.ts) and every cluster and every PostgresDatabase announces exactly
+ * what it announces with watches at once, in the same order (issue 37: databases too; of the roles pushed, see
+ * `storyDifference`). A pass reads its own writes where the caches have not caught up
  * (driver/own-writes.ts); without that, nearly every run here repeats an announcement.
  */
 import { describe, expect, it } from 'vitest';
 import { simulationWith } from '../../src/tools/fixtures/simulation.ts';
-import { eventsByCluster, liveTheStory, storyObjects } from './support/fleet-story.ts';
+import { eventsByCluster, finalRoles, liveTheStory, storyDifference, storyObjects } from './support/fleet-story.ts';
 
 /** How late a watch delivers a change at most, in ms of virtual time: from a busy moment to a loaded cluster. */
 const LAGS = [20, 200, 1_000, 5_000];
@@ -16,12 +17,12 @@ const SEEDS = Number(process.env.PGFSM_LAG_SEEDS ?? 10);
 async function story(lag: number, seed: number) {
   const sim = simulationWith(storyObjects(), { watchLagMs: lag, seed });
   await liveTheStory(sim);
-  return eventsByCluster(sim);
+  return { events: eventsByCluster(sim), roles: finalRoles(sim) };
 }
 
 describe('watches that deliver late, no fault', () => {
   it(`the fleet announces what it announces with watches at once, each event once and in order (${SEEDS} seeds a lag)`, async () => {
-    const atOnce = await story(0, 1);
+    const { events: atOnce, roles } = await story(0, 1);
     // The story is one that announces: roles applied, poolers deleted, the spec rolled out, both deletions.
     const reasons = Object.values(atOnce)
       .flat()
@@ -29,13 +30,21 @@ describe('watches that deliver late, no fault', () => {
     for (const reason of ['ManagedRolesApplied', 'PoolerDeleted', 'CNPGClusterUpdated', 'Ready']) {
       expect(reasons).toContain(`Normal ${reason}`);
     }
+    // And so do its databases: created, given users, moved off the pooler, deleted under both policies.
+    for (const reason of ['SecretsCreated', 'CNPGDatabaseCreated', 'PrivilegesGranted', 'SecretUpdated']) {
+      expect(reasons).toContain(`Normal ${reason}`);
+    }
+    expect(atOnce.ledger?.at(-1)).toMatch(/CleanupComplete: .*dropped/);
+    expect(atOnce.archive?.at(-1)).toMatch(/CleanupComplete: .*retained/);
     const differing: string[] = [];
     for (const lag of LAGS) {
       for (let seed = 1; seed <= SEEDS; seed++) {
-        const late = await story(lag, seed);
+        const { events: late, roles: lateRoles } = await story(lag, seed);
+        if (JSON.stringify(lateRoles) !== JSON.stringify(roles))
+          differing.push(`lag ${lag} ms, seed ${seed}: managed roles end as ${JSON.stringify(lateRoles)}`);
         for (const [name, events] of Object.entries(late)) {
-          if (JSON.stringify(events) !== JSON.stringify(atOnce[name]))
-            differing.push(`lag ${lag} ms, seed ${seed}, ${name}:\n  ${events.join('\n  ')}`);
+          const problems = storyDifference(atOnce[name] ?? [], events);
+          if (problems.length > 0) differing.push(`lag ${lag} ms, seed ${seed}, ${name}: ${problems.join('; ')}`);
         }
       }
     }

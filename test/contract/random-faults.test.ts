@@ -7,12 +7,20 @@
  * events-under-faults.test.ts; this one looks for the combinations nobody thought of.
  */
 import { describe, expect, it } from 'vitest';
+import type { DatabasePorts } from '../../src/operator/core/database/ports.ts';
 import type { Ports } from '../../src/operator/core/ports.ts';
 import { simulationWith } from '../../src/tools/fixtures/simulation.ts';
 import type { Simulation } from '../../src/tools/simulation/simulation.ts';
 import { seededRandom } from '../../src/tools/simulation/virtual-timers.ts';
 import { type InjectedFaults, randomFaults } from './support/faulty-ports.ts';
-import { liveTheStory, STORY_CLUSTERS, storyObjects } from './support/fleet-story.ts';
+import {
+  finalRoles,
+  liveTheStory,
+  STORY_CLUSTERS,
+  STORY_OBJECTS,
+  storyDifference,
+  storyObjects,
+} from './support/fleet-story.ts';
 
 /** More seeds, or other watch lags, for a longer search: PGFSM_FUZZ_SEEDS=1000 PGFSM_FUZZ_LAGS=0,20,200. */
 const SEEDS = Number(process.env.PGFSM_FUZZ_SEEDS ?? 40);
@@ -29,9 +37,16 @@ const FAULT_RATE = 0.25;
  */
 async function fleet(
   lag: number,
-  faults?: { ports: (ports: Ports) => Ports; lease: { leading: boolean }; random: () => number },
+  databases: boolean,
+  faults?: {
+    ports: (ports: Ports) => Ports;
+    databasePorts: (ports: DatabasePorts) => DatabasePorts;
+    lease: { leading: boolean };
+    random: () => number;
+  },
 ) {
-  const sim = simulationWith(storyObjects(), { ...(faults ? { ports: faults.ports } : {}), watchLagMs: lag });
+  const wrapped = faults ? { ports: faults.ports, databasePorts: faults.databasePorts } : {};
+  const sim = simulationWith(storyObjects({ databases }), { ...wrapped, watchLagMs: lag });
   await liveTheStory(sim, async () => {
     if (!faults) return;
     for (let i = 0; i < 10; i++) {
@@ -48,51 +63,96 @@ async function fleet(
 }
 
 /**
- * A cluster's Normal events, as a sorted multiset of reasons. The Poolers created together are one event, or,
- * when a fault cuts the pair (one written, the other failed and written by a later pass), one per Pooler: each
- * Pooler's creation counts once, whichever event says it.
+ * A cluster's or a database's Normal events, as a sorted multiset of reasons. The Poolers created together are
+ * one event, or, when a fault cuts the pair (one written, the other failed and written by a later pass), one per
+ * Pooler: each Pooler's creation counts once, whichever event says it; the same for a database's Secrets. Without
+ * `pushes`, the pushes of managed roles are left to `pushesDiffer` (a database's Secrets may come in steps).
  */
-const announced = (sim: Simulation, name: string) =>
+const announced = (sim: Simulation, name: string, pushes = true) =>
   sim.events.events
-    .filter((e) => e.type === 'Normal' && e.regarding.name === name)
-    .flatMap((e) =>
-      e.reason === 'PoolersCreated'
-        ? (e.message.match(/\S+-pooler-r[wo]\b/g) ?? ['?']).map((pooler) => `PoolersCreated ${pooler}`)
-        : [e.reason],
-    )
+    .filter((e) => e.type === 'Normal' && e.regarding.name === name && (pushes || e.reason !== 'ManagedRolesApplied'))
+    .flatMap((e) => {
+      if (e.reason === 'PoolersCreated')
+        return (e.message.match(/\S+-pooler-r[wo]\b/g) ?? ['?']).map((pooler) => `PoolersCreated ${pooler}`);
+      if (e.reason === 'SecretsCreated')
+        return (e.message.match(/\S+ for role \w+/g) ?? ['?']).map((secret) => `SecretsCreated ${secret}`);
+      return [e.reason];
+    })
     .sort();
 
-/** What `got` has more of than `expected` (+) and less of (-), as multisets: empty when they are the same. */
-function difference(expected: string[], got: string[]): string {
+/** The story's oracle for the pushes of managed roles (support/fleet-story.ts): none repeated. */
+const pushesDiffer = (calm: Simulation, sim: Simulation, name: string) => {
+  const pushes = (s: Simulation) =>
+    s.events.events
+      .filter((e) => e.regarding.name === name && e.reason === 'ManagedRolesApplied')
+      .map((e) => `${e.type} ${e.reason}: ${e.message}`);
+  return storyDifference(pushes(calm), pushes(sim)).join('; ');
+};
+
+/**
+ * What `got` has more of than `expected` (+) and less of (-), as multisets: empty when they are the same; with
+ * `only: 'more'`, only what it has more of (repeated).
+ */
+function difference(expected: string[], got: string[], only?: 'more'): string {
   const count = (list: string[]) => list.reduce((m, x) => m.set(x, (m.get(x) ?? 0) + 1), new Map<string, number>());
   const want = count(expected);
   const have = count(got);
   const out: string[] = [];
   for (const reason of new Set([...want.keys(), ...have.keys()])) {
     const delta = (have.get(reason) ?? 0) - (want.get(reason) ?? 0);
-    if (delta !== 0) out.push(`${delta > 0 ? '+' : ''}${delta} ${reason}`);
+    if (delta > 0 || (delta < 0 && only === undefined)) out.push(`${delta > 0 ? '+' : ''}${delta} ${reason}`);
   }
   return out.join(', ');
 }
 
+/** The story's runs under faults, each held against the calm one by `judge`; fails listing what differs. */
+async function underFaults(
+  lag: number,
+  databases: boolean,
+  seeds: number,
+  judge: (calm: Simulation, sim: Simulation, name: string) => string,
+) {
+  const calm = await fleet(lag, databases);
+  const total: InjectedFaults = { instead: 0, answerLost: 0, landsLate: 0, notLeader: 0 };
+  const differing: string[] = [];
+  for (let seed = 1; seed <= seeds; seed++) {
+    const random = seededRandom(seed);
+    const lease = { leading: true };
+    const { ports, databasePorts, injected } = randomFaults(random, FAULT_RATE, lease);
+    const sim = await fleet(lag, databases, { ports, databasePorts, lease, random });
+    for (const name of databases ? STORY_OBJECTS : STORY_CLUSTERS) {
+      const differs = judge(calm, sim, name);
+      if (differs) differing.push(`seed ${seed}, ${name}: ${differs}`);
+    }
+    if (JSON.stringify(finalRoles(sim)) !== JSON.stringify(finalRoles(calm)))
+      differing.push(`seed ${seed}: managed roles end as ${JSON.stringify(finalRoles(sim))}`);
+    for (const key of Object.keys(total) as Array<keyof InjectedFaults>) total[key] += injected[key];
+  }
+  // Every kind of fault happened, often.
+  for (const count of Object.values(total)) expect(count).toBeGreaterThan(50);
+  expect(differing).toEqual([]);
+}
+
 describe.each(LAGS)('random faults on every write, and lease losses, watches %i ms late at most', (lag) => {
   it(`lose no event and repeat none, over ${SEEDS} seeds`, async () => {
-    const calm = await fleet(lag);
-    const total: InjectedFaults = { instead: 0, answerLost: 0, landsLate: 0, notLeader: 0 };
-    const differing: string[] = [];
-    for (let seed = 1; seed <= SEEDS; seed++) {
-      const random = seededRandom(seed);
-      const lease = { leading: true };
-      const { ports, injected } = randomFaults(random, FAULT_RATE, lease);
-      const sim = await fleet(lag, { ports, lease, random });
-      for (const name of STORY_CLUSTERS) {
-        const differs = difference(announced(calm, name), announced(sim, name));
-        if (differs) differing.push(`seed ${seed}, ${name}: ${differs}`);
-      }
-      for (const key of Object.keys(total) as Array<keyof InjectedFaults>) total[key] += injected[key];
-    }
-    // Every kind of fault happened, often.
-    for (const count of Object.values(total)) expect(count).toBeGreaterThan(50);
-    expect(differing).toEqual([]);
+    await underFaults(lag, false, SEEDS, (calm, sim, name) => difference(announced(calm, name), announced(sim, name)));
+  });
+
+  /*
+   * With the story's PostgresDatabases, their own writes failing too (randomFaults' `databasePorts`): no event of
+   * a cluster or a database repeats, and the roles pushed end the same. That none is lost is not asked here yet:
+   * a database's pass sends its Events itself and drops one the sink refuses, and a write whose answer was lost,
+   * or a status write that lands late, leaves the next pass nothing to announce (core/database/reconcile.ts has
+   * neither the cluster's outbox nor its held announcements, core/announcements.ts); and a cluster whose roles
+   * include databases' loses a `Ready` in about one seed of forty (issue 37's report).
+   */
+  it(`with databases: repeat none, over ${Math.ceil(SEEDS / 2)} seeds`, async () => {
+    await underFaults(
+      lag,
+      true,
+      Math.ceil(SEEDS / 2),
+      (calm, sim, name) =>
+        difference(announced(calm, name, false), announced(sim, name, false), 'more') || pushesDiffer(calm, sim, name),
+    );
   });
 });

@@ -12,19 +12,22 @@
  * again, so a probe (`reconcileNow`) never races a pass of the driver.
  */
 import { pino } from 'pino';
+import type { DatabasePorts } from '../../operator/core/database/ports.ts';
 import type { ClusterKey, Ports } from '../../operator/core/ports.ts';
 import { keyString } from '../../operator/core/ports.ts';
 import type { ReconcileOutcome } from '../../operator/core/reconcile.ts';
 import { defaultSettings, type Settings } from '../../operator/domain/observation.ts';
-import { readingFromCaches } from '../../operator/driver/cache-reads.ts';
+import { cacheReadingPorts } from '../../operator/driver/cache-reads.ts';
 import { ClassProtection } from '../../operator/driver/class-protection.ts';
 import { Controller } from '../../operator/driver/controller.ts';
+import { databaseKeyString } from '../../operator/driver/database-mapping.ts';
 import { type ProcessPasses, processPasses } from '../../operator/driver/passes.ts';
 import { allSources, type WatchSources } from '../../operator/driver/sources.ts';
 import { MemoryApiServer } from '../memory/api-server.ts';
 import { ManualClock, MemoryEventSink, memoryPorts } from '../memory/ports.ts';
 import { memoryWatchSources, type WatchLag } from '../memory/watch-sources.ts';
 import { CnpgSimulator, defaultDelays, type SimulatorDelays } from './cnpg-simulator.ts';
+import { simulatedDatabasePorts } from './database-ports.ts';
 import { seededRandom, VirtualTimers } from './virtual-timers.ts';
 
 export interface SimulationOptions {
@@ -40,6 +43,11 @@ export interface SimulationOptions {
    * (a write that lands but whose response is lost).
    */
   ports?: (ports: Ports) => Ports;
+  /**
+   * The same for the PostgresDatabase's own ports (its CNPG Database, connection Secrets and grants); the ports it
+   * shares with the clusters' are the ones `ports` wrapped.
+   */
+  databasePorts?: (ports: DatabasePorts) => DatabasePorts;
   /**
    * How much of its logs the run keeps — the passes, the in-memory API's writes, the events sent: `'full'` keeps
    * every entry, for tests that read them (`simulationWith` asks for that); a number keeps at least the latest
@@ -99,11 +107,16 @@ export class Simulation {
   readonly passes: ReconcileOutcome[] = [];
   /** How many passes ran (the driver's and `reconcileNow`'s), whatever `passes` still holds. */
   passCount = 0;
+  /** The PostgresDatabases' passes, oldest first, kept as `passes` is (their keys would mix with the clusters'). */
+  readonly databasePasses: ReconcileOutcome[] = [];
+  /** How many database passes ran, whatever `databasePasses` still holds. */
+  databasePassCount = 0;
   private readonly keepLogs: number;
   private readonly timers: VirtualTimers;
   private readonly random: () => number;
   private readonly onPass: SimulationOptions['onPass'];
   private readonly wrapPorts: (ports: Ports) => Ports;
+  private readonly wrapDatabasePorts: (ports: DatabasePorts) => DatabasePorts;
   private readonly followWrites: boolean | undefined;
   private readonly watchLag: WatchLag | undefined;
   private operator: OperatorProcess;
@@ -125,6 +138,7 @@ export class Simulation {
     this.random = seededRandom(options.seed ?? 20261130);
     this.onPass = options.onPass;
     this.wrapPorts = options.ports ?? ((ports) => ports);
+    this.wrapDatabasePorts = options.databasePorts ?? ((ports) => ports);
     this.followWrites = options.followWrites;
     const lagRandom = seededRandom((options.seed ?? 20261130) + 1);
     const maxLag = options.watchLagMs ?? 0;
@@ -202,9 +216,16 @@ export class Simulation {
 
   private startProcess(): OperatorProcess {
     const sources = memoryWatchSources(this.api, this.clock, this.watchLag);
-    // As startOperator does: a pass reads its world from this process's caches, and writes to the API.
-    const ports = readingFromCaches(this.wrapPorts(memoryPorts(this.api, this.clock, this.events)), sources);
+    // As startOperator does: a pass reads its world from this process's caches, and writes to the API; a
+    // database's pass shares the clusters' ports, and its writes are known to their reads at once.
+    const clusterPorts = this.wrapPorts(memoryPorts(this.api, this.clock, this.events));
+    const { ports, databasePorts } = cacheReadingPorts(
+      clusterPorts,
+      sources,
+      this.wrapDatabasePorts(simulatedDatabasePorts(this.api, clusterPorts)),
+    );
     const passes = processPasses(ports, this.settings, {
+      ...(databasePorts ? { databasePorts } : {}),
       ...(this.followWrites !== undefined ? { followWrites: this.followWrites } : {}),
       onDelivered: ({ sent, unsent }) => {
         this.eventsSent += sent.length;
@@ -225,6 +246,7 @@ export class Simulation {
         timers: this.timers,
         random: this.random,
         pendingKeys: () => passes.announcements.unsentKeys(),
+        reconcileDatabase: (key) => this.databasePass(operator, key),
         reconcileClass: async (name) => {
           await this.gate?.opened;
           return classes.pass(name);
@@ -247,6 +269,23 @@ export class Simulation {
     this.driverPasses++;
     const outcome = await operator.passes.pass(key);
     this.record(outcome);
+    return outcome;
+  }
+
+  /** A PostgresDatabase's pass, as `pgfsm run` runs it (passes.ts), recorded and watched for hot loops too. */
+  private async databasePass(operator: OperatorProcess, key: ClusterKey): Promise<ReconcileOutcome> {
+    await this.gate?.opened;
+    if (operator.killed) throw new Error('the operator process was restarted before this pass began');
+    const { databasePass } = operator.passes;
+    if (!databasePass) throw new Error('the simulated process has no database ports');
+    this.countPass(databaseKeyString(key));
+    this.driverPasses++;
+    const outcome = await databasePass(key);
+    this.databasePassCount++;
+    // A database's pass sends its Events itself (core/database/reconcile.ts).
+    this.eventsSent += outcome.events.length;
+    this.databasePasses.push(outcome);
+    if (this.keepLogs !== Number.POSITIVE_INFINITY) trim(this.databasePasses, this.keepLogs);
     return outcome;
   }
 

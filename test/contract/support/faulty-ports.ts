@@ -2,6 +2,7 @@
  * Faults the in-memory API cannot inject by itself, as wrappers around the ports a simulated operator
  * process uses (SimulationOptions.ports). Test-only.
  */
+import type { DatabasePorts } from '../../../src/operator/core/database/ports.ts';
 import { type ErrorClass, PortError } from '../../../src/operator/core/errors.ts';
 import type { Ports } from '../../../src/operator/core/ports.ts';
 
@@ -203,7 +204,28 @@ export function randomFaults(random: () => number, rate: number, lease: { leadin
     configMaps: override(base.configMaps, {
       apply: faulty('apply ConfigMap', (o, s) => base.configMaps.apply(o, s), land),
     }),
+    // A PostgresDatabase's own status and finalizer, written through the ports it shares with the clusters.
+    databases: override(base.databases, {
+      addFinalizer: faulty('add database finalizer', (d, f) => base.databases.addFinalizer(d, f), land),
+      writeStatus: faulty('database status write', (d, s) => base.databases.writeStatus(d, s), {
+        land: true,
+        late: true,
+      }),
+    }),
     events: { emit: faulty('Event', (r, e) => base.events.emit(r, e), { land: false }) },
   });
-  return { ports, injected };
+  /** The PostgresDatabase's own writes (SimulationOptions.databasePorts), failing as the clusters' do. */
+  const databasePorts = (base: DatabasePorts): DatabasePorts => ({
+    ...base,
+    cnpgDatabases: override(base.cnpgDatabases, {
+      apply: faulty('apply Database', (o) => base.cnpgDatabases.apply(o), land),
+    }),
+    connectionSecrets: override(base.connectionSecrets, {
+      apply: faulty('apply connection Secret', (t) => base.connectionSecrets.apply(t), land),
+    }),
+    privileges: override(base.privileges, {
+      grant: faulty('grant privileges', (c, p) => base.privileges.grant(c, p), land),
+    }),
+  });
+  return { ports, databasePorts, injected };
 }
