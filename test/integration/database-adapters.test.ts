@@ -27,6 +27,7 @@ import {
 } from '../../src/operator/domain/database/vocabulary.ts';
 import { CNPG_API_VERSION, type ObjectRef } from '../../src/operator/domain/objects.ts';
 import { ADOPT_ANNOTATION, FINALIZER } from '../../src/operator/domain/vocabulary.ts';
+import { secretViewOfAnswer } from '../../src/operator/driver/database-cache-reads.ts';
 import { KubernetesConnectionSecretPort } from '../../src/operator/kubernetes/database-children.ts';
 import { kubernetesDatabasePorts, kubernetesPorts, readWriteService } from '../../src/operator/kubernetes/index.ts';
 import { KubernetesPrivilegesPort } from '../../src/operator/kubernetes/privileges.ts';
@@ -326,9 +327,22 @@ describe('ConnectionSecretPort', () => {
   it('creates a basic-auth Secret with a generated password, keeps it on every apply, and never shows it', async () => {
     const owner = await createPostgresDatabase('app');
     const name = 'app-owner-connection';
-    await ports.connectionSecrets.apply(template(owner, name));
+    const answer = await ports.connectionSecrets.apply(template(owner, name));
 
     const created = await readSecret(name);
+    // The answer is the Secret as stored, as a view: what the cluster's pass reads before its watch delivers it.
+    expect(secretViewOfAnswer(answer)?.metadata.resourceVersion).toBe(created.metadata?.resourceVersion);
+    expect(secretViewOfAnswer(answer)?.keys).toEqual([
+      'dbname',
+      'host',
+      'jdbc-uri',
+      'password',
+      'pgpass',
+      'port',
+      'uri',
+      'username',
+    ]);
+    expect(answer).not.toHaveProperty('data');
     expect(created.type).toBe('kubernetes.io/basic-auth');
     expect(created.metadata?.labels).toEqual({ ...databaseLabels(owner), 'cnpg.io/reload': 'true' });
     expect(created.metadata?.ownerReferences).toEqual([ownerReferenceToDatabase(owner)]);
@@ -358,7 +372,7 @@ describe('ConnectionSecretPort', () => {
     expect(Object.keys(view?.values ?? {}).sort()).toEqual(['dbname', 'host', 'port', 'username']);
     expect(view?.metadata).not.toHaveProperty('managedFields');
     expect(view).not.toHaveProperty('data');
-    const serialized = JSON.stringify(view);
+    const serialized = JSON.stringify([view, answer]);
     expect(serialized).not.toContain(password);
     expect(serialized).not.toContain(created.data?.password);
 
@@ -380,8 +394,9 @@ describe('ConnectionSecretPort', () => {
     await ports.connectionSecrets.apply(template(owner, name));
     const password = valuesOf(await readSecret(name)).password;
 
-    await ports.connectionSecrets.releaseOwner(secretRef(name), owner.metadata.uid ?? '');
+    const answer = await ports.connectionSecrets.releaseOwner(secretRef(name), owner.metadata.uid ?? '');
     const released = await readSecret(name);
+    expect(secretViewOfAnswer(answer)?.metadata.resourceVersion).toBe(released.metadata?.resourceVersion);
     expect(released.metadata?.ownerReferences ?? []).toEqual([]);
     expect(released.metadata?.annotations).toEqual({ [ADOPT_ANNOTATION]: 'true' });
     expect(valuesOf(released).password).toBe(password);

@@ -7,6 +7,8 @@ import { createServer, type Server, type Socket, connect as tcpConnect } from 'n
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigMap, KubeObject } from '../../src/operator/domain/objects.ts';
+import { ADOPT_ANNOTATION } from '../../src/operator/domain/vocabulary.ts';
+import { DatabaseSecretIndex, databasesFor } from '../../src/operator/driver/database-mapping.ts';
 import { clustersFor } from '../../src/operator/driver/mapping.ts';
 import { allSources, type SourceEvent, type WatchSources } from '../../src/operator/driver/sources.ts';
 import { HttpStatusError, Informer, type InformerOptions } from '../../src/operator/kubernetes/informer.ts';
@@ -438,5 +440,39 @@ describe('watch sources', () => {
     );
     await expect.poll(() => sources.clusters.get(ns, 'orders')?.metadata.labels?.team, poll).toBe('a');
     expect(woken.slice(before)).toEqual(['PostgresCluster->orders']);
+
+    // A Secret planted under the name a PostgresDatabase's owner role will use (no owner, no label), then handed
+    // over with `kubectl annotate … pgfsm.io/adopt=true`: the annotation alone wakes the database (issue 37).
+    const databases: string[] = [];
+    const databaseSecrets = new DatabaseSecretIndex();
+    sources.databases.on((e) => databaseSecrets.update(e));
+    sources.secrets.on((e) =>
+      databases.push(
+        ...databasesFor(e, (n) => sources.databases.list(n), databaseSecrets.using.bind(databaseSecrets)).map(
+          (k) => k.name,
+        ),
+      ),
+    );
+    await custom.createNamespacedCustomObject({
+      group: 'pgfsm.io',
+      version: 'v1alpha1',
+      namespace: ns,
+      plural: 'postgresdatabases',
+      body: {
+        apiVersion: 'pgfsm.io/v1alpha1',
+        kind: 'PostgresDatabase',
+        metadata: { name: 'shop' },
+        spec: { cluster: 'orders', name: 'shop', owner: 'shop_owner' },
+      },
+    });
+    await expect.poll(() => sources.databases.get(ns, 'shop')?.spec.owner, poll).toBe('shop_owner');
+    await core.createNamespacedSecret({ namespace: ns, body: { metadata: { name: 'shop-shop-owner' } } });
+    await expect.poll(() => databases, poll).toEqual(['shop']);
+    await core.patchNamespacedSecret({
+      namespace: ns,
+      name: 'shop-shop-owner',
+      body: [{ op: 'add', path: '/metadata/annotations', value: { [ADOPT_ANNOTATION]: 'true' } }],
+    });
+    await expect.poll(() => databases, poll).toEqual(['shop', 'shop']);
   });
 });
