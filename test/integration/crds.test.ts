@@ -282,18 +282,18 @@ describe('pgfsm CRDs on a real API server', () => {
       );
     });
 
-    it('keeps storageClass once set, and the WAL volume: never removed, never shrunk, its class kept', async () => {
+    it('keeps storageClass as created, and the WAL volume: never removed, never shrunk, its class kept', async () => {
       const name = unique('volumes');
       await createCluster(name, { class: 'c', storageClass: 'fast', walStorage: { size: '2Gi', storageClass: 'wal' } });
       await expectInvalid(
         patchCluster(name, { storageClass: 'slow' }),
         'spec.storageClass',
-        'storageClass cannot change nor be removed once set',
+        'storageClass cannot be added, changed nor removed once the cluster exists',
       );
       await expectInvalid(
         patchCluster(name, { storageClass: null }),
         'spec.storageClass',
-        'storageClass cannot change nor be removed once set',
+        'storageClass cannot be added, changed nor removed once the cluster exists',
       );
       await expectInvalid(
         patchCluster(name, { walStorage: null }),
@@ -308,14 +308,28 @@ describe('pgfsm CRDs on a real API server', () => {
       await expectInvalid(
         patchCluster(name, { walStorage: { storageClass: 'other' } }),
         'spec.walStorage.storageClass',
-        'walStorage.storageClass cannot change nor be removed once set',
+        'walStorage.storageClass cannot be added, changed nor removed once the WAL volume exists',
       );
       await patchCluster(name, { walStorage: { size: '2048Mi' } });
       await patchCluster(name, { walStorage: { size: '4Gi' }, instances: 2 });
-      // Added later: CNPG adds a WAL volume to a running cluster; a storage class set later applies to new volumes.
+      // Added later: CNPG adds a WAL volume to a running cluster, with a class of its own if wanted. A storage
+      // class is not added to volumes created without one (they have the default class): refused, named.
       const later = unique('volumes-later');
       await createCluster(later, { class: 'c' });
-      await patchCluster(later, { walStorage: { size: '1Gi' }, storageClass: 'fast' });
+      await expectInvalid(
+        patchCluster(later, { storageClass: 'fast' }),
+        'spec.storageClass',
+        'storageClass cannot be added, changed nor removed once the cluster exists',
+      );
+      await patchCluster(later, { walStorage: { size: '1Gi' } });
+      await expectInvalid(
+        patchCluster(later, { walStorage: { storageClass: 'wal' } }),
+        'spec.walStorage.storageClass',
+        'walStorage.storageClass cannot be added, changed nor removed once the WAL volume exists',
+      );
+      const walLater = unique('wal-later');
+      await createCluster(walLater, { class: 'c' });
+      await patchCluster(walLater, { walStorage: { size: '1Gi', storageClass: 'wal' } });
       await expectInvalid(
         createCluster(unique('wal-small'), { class: 'c', walStorage: { size: '512Mi' } }),
         'spec.walStorage.size',

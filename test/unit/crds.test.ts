@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { evaluate } from '@marcbachmann/cel-js';
 import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import {
 import { desiredCnpgCluster } from '../../src/operator/domain/components/cluster.ts';
 import { desiredPooler } from '../../src/operator/domain/components/pooler.ts';
 import { mergeConfig } from '../../src/operator/domain/config.ts';
+import { planDeletionPolicy, planPoolerDeletion } from '../../src/operator/domain/deletion.ts';
 import { healthyFacts, makeClass, observe } from '../../src/tools/fixtures/observations.ts';
 import {
   type CustomResourceDefinition,
@@ -197,7 +199,84 @@ describe('CRD contents', () => {
       optionalOldSelf: true,
       message: expect.stringContaining('metadata.name'),
     });
-    // The rules are not compiled here: no CEL library is installed; an API server test will compile them.
+    // Most rules are only compiled by the API server (test/integration/crds.test.ts); the storage class rules
+    // below use nothing beyond standard CEL, so they are evaluated here too.
+  });
+});
+
+describe('clusterDeletionPolicy says what a deletion does (src/operator/domain/deletion.ts)', () => {
+  const description = clusterSpec?.properties?.clusterDeletionPolicy?.description ?? '';
+  /** The words each child kind goes by in the description. */
+  const NAMED: Record<string, string> = {
+    Cluster: 'CNPG Cluster',
+    Secret: 'Secret',
+    ConfigMap: 'ConfigMap',
+    Pooler: 'Pooler',
+  };
+  const kinds = (policy: 'Retain' | 'Delete', type: string) => {
+    const o = observe({ ...healthyFacts, deletion: true, policy });
+    return [...planPoolerDeletion(o), ...planDeletionPolicy(o)]
+      .filter((e) => e.type === type)
+      .map((e) => ('ref' in e ? (NAMED[e.ref.kind] ?? e.ref.kind) : ''));
+  };
+
+  it('under Retain names every child released as staying, and says only the Poolers are deleted', () => {
+    const retain = description.slice(description.indexOf('Retain (default)'), description.indexOf('Delete:'));
+    expect(kinds('Retain', 'releaseOwner')).toEqual(['CNPG Cluster', 'Secret', 'ConfigMap']);
+    for (const kind of kinds('Retain', 'releaseOwner')) expect(retain).toContain(kind);
+    expect(retain).toMatch(/stay, released/);
+    expect(retain).not.toMatch(/deleted/);
+    expect(kinds('Retain', 'delete')).toEqual(['Pooler', 'Pooler']);
+    expect(description.slice(0, description.indexOf('Retain (default)'))).toMatch(/Poolers are deleted/);
+  });
+
+  it('under Delete names every child deleted', () => {
+    const deleted = description.slice(description.indexOf('Delete:'));
+    for (const kind of kinds('Delete', 'delete')) if (kind !== 'Pooler') expect(deleted).toContain(kind);
+  });
+});
+
+describe('storage classes are decided at creation (CEL transition rules, evaluated)', () => {
+  /** Whether the spec rules at `fieldPath` let `oldSelf` become `self` (a rule on the spec, so `has()` sees both). */
+  const allows = (fieldPath: string, oldSelf: object, self: object) => {
+    const rules = (clusterSpec?.['x-kubernetes-validations'] ?? []).filter((r) => r.fieldPath === fieldPath);
+    expect(rules.length, fieldPath).toBeGreaterThan(0);
+    return rules.every((r) => evaluate(r.rule, { self, oldSelf }) === true);
+  };
+  const base = { class: 'c' };
+
+  it('refuses storageClass added to a cluster created without one, changed or removed; keeps it unchanged', () => {
+    expect(allows('.storageClass', base, { ...base, storageClass: 'fast' })).toBe(false);
+    expect(allows('.storageClass', { ...base, storageClass: 'fast' }, { ...base, storageClass: 'slow' })).toBe(false);
+    expect(allows('.storageClass', { ...base, storageClass: 'fast' }, base)).toBe(false);
+    expect(allows('.storageClass', { ...base, storageClass: 'fast' }, { ...base, storageClass: 'fast' })).toBe(true);
+    expect(allows('.storageClass', base, { ...base, instances: 2 })).toBe(true);
+  });
+
+  it('refuses a class added to an existing WAL volume; a WAL volume added later may bring one', () => {
+    const wal = (walStorage: object) => ({ ...base, walStorage });
+    expect(allows('.walStorage.storageClass', wal({ size: '1Gi' }), wal({ size: '1Gi', storageClass: 'w' }))).toBe(
+      false,
+    );
+    expect(allows('.walStorage.storageClass', wal({ size: '1Gi', storageClass: 'w' }), wal({ size: '1Gi' }))).toBe(
+      false,
+    );
+    expect(
+      allows(
+        '.walStorage.storageClass',
+        wal({ size: '1Gi', storageClass: 'w' }),
+        wal({ size: '2Gi', storageClass: 'x' }),
+      ),
+    ).toBe(false);
+    expect(allows('.walStorage.storageClass', base, wal({ size: '1Gi', storageClass: 'w' }))).toBe(true);
+    expect(allows('.walStorage.storageClass', wal({ size: '1Gi' }), wal({ size: '2Gi' }))).toBe(true);
+    expect(
+      allows(
+        '.walStorage.storageClass',
+        wal({ size: '1Gi', storageClass: 'w' }),
+        wal({ size: '2Gi', storageClass: 'w' }),
+      ),
+    ).toBe(true);
   });
 });
 

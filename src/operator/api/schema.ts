@@ -290,7 +290,7 @@ export const WalStorage = Type.Object(
     storageClass: Type.Optional(
       StorageClassName(
         "StorageClass of the WAL volumes (CNPG spec.walStorage.storageClass); the cluster's default class when " +
-          'left out. Cannot change once set',
+          'left out. Fixed once the WAL volumes exist (set or left out)',
       ),
     ),
   },
@@ -514,7 +514,8 @@ export const Monitoring = Type.Object(
 
 const STORAGE_CLASS =
   "StorageClass of the instances' data volumes (CNPG spec.storage.storageClass); the Kubernetes default class " +
-  'when left out. Cannot change once set: CloudNativePG would give the new class only to volumes it creates later';
+  'when left out. Fixed once the volumes exist, set or left out: CloudNativePG would give another class only to ' +
+  'volumes it creates later';
 
 /** The CNPG rule between imageName and postgresVersion in one config (the cluster's or the class's). */
 const imageRules = [
@@ -738,11 +739,13 @@ export const PostgresClusterSpec = Type.Object(
     clusterDeletionPolicy: Type.Optional({
       ...DeletionPolicy,
       default: 'Retain',
+      // What src/operator/domain/deletion.ts does (its retainableChildren); test/unit/crds.test.ts holds them together.
       description:
-        'What deleting the PostgresCluster does to the data. Retain (default): the CNPG Cluster, its volumes and ' +
-        'the superuser Secret stay, released (no owner) so that a new PostgresCluster of the same name takes them ' +
-        'back; the Poolers and the endpoints ConfigMap are deleted. Delete: the CNPG Cluster is deleted with its ' +
-        'volumes, so every database in it is gone for good, and the Secret too',
+        'What deleting the PostgresCluster does to its children. Either way the Poolers are deleted first. ' +
+        'Retain (default): the CNPG Cluster with its volumes, the superuser Secret and the endpoints ConfigMap ' +
+        'stay, released (no owner, annotated pgfsm.io/adopt) so that a new PostgresCluster of the same name takes ' +
+        'them back. Delete: the CNPG Cluster is deleted with its volumes, so every database in it is gone for ' +
+        'good, and the Secret and the endpoints ConfigMap too',
     }),
     suspend: Type.Optional(
       Type.Boolean({
@@ -763,9 +766,11 @@ export const PostgresClusterSpec = Type.Object(
         'storage cannot shrink',
         '.storage',
       ),
+      // On the spec, not the field: a rule on storageClass itself runs only when both versions have it, so it
+      // could not see the class added to a cluster created without one (whose volumes have the default class).
       cel(
-        '!has(oldSelf.storageClass) || (has(self.storageClass) && self.storageClass == oldSelf.storageClass)',
-        'storageClass cannot change nor be removed once set: CloudNativePG would give the new class only to volumes it creates later, leaving the instances on different storage',
+        'has(self.storageClass) == has(oldSelf.storageClass) && (!has(self.storageClass) || self.storageClass == oldSelf.storageClass)',
+        'storageClass cannot be added, changed nor removed once the cluster exists: the volumes keep the class they were created with (the Kubernetes default one when it was left out), and CloudNativePG would give another only to volumes it creates later, leaving the instances on different storage',
         '.storageClass',
       ),
       cel(
@@ -778,9 +783,10 @@ export const PostgresClusterSpec = Type.Object(
         'walStorage.size cannot shrink: CloudNativePG refuses to shrink a volume',
         '.walStorage.size',
       ),
+      // The same for the WAL volumes once they exist; a WAL volume added later may come with any class.
       cel(
-        '!has(oldSelf.walStorage) || !has(oldSelf.walStorage.storageClass) || (has(self.walStorage) && has(self.walStorage.storageClass) && self.walStorage.storageClass == oldSelf.walStorage.storageClass)',
-        'walStorage.storageClass cannot change nor be removed once set: CloudNativePG would give the new class only to WAL volumes it creates later',
+        '!has(oldSelf.walStorage) || (has(self.walStorage) ? has(self.walStorage.storageClass) == has(oldSelf.walStorage.storageClass) && (!has(self.walStorage.storageClass) || self.walStorage.storageClass == oldSelf.walStorage.storageClass) : !has(oldSelf.walStorage.storageClass))',
+        'walStorage.storageClass cannot be added, changed nor removed once the WAL volume exists: the WAL volumes keep the class they were created with, and CloudNativePG would give another only to WAL volumes it creates later',
         '.walStorage.storageClass',
       ),
       cel(

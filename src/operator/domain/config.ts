@@ -399,6 +399,14 @@ function volumesAgainstRunning(
   if (runningClass !== undefined && wanted.storageClass === undefined && owned.has('storage.storageClass')) {
     return invalid('spec.storageClass', `cannot be removed: the volumes use ${runningClass}, and ${later}`);
   }
+  // Added to volumes created without one (they have the default class): the same later. Unless pgfsm sent it
+  // before: then the running cluster lost it by hand (drift), and sending it again restores what was there.
+  if (runningClass === undefined && wanted.storageClass !== undefined && !owned.has('storage.storageClass')) {
+    return invalid(
+      field('storageClass', spec.storageClass),
+      `cannot be added: the volumes were created without one (they have the default class), and ${later}`,
+    );
+  }
   const runningWal = running.walStorage;
   if (!runningWal) return undefined;
   if (!wanted.walStorage) {
@@ -423,6 +431,12 @@ function volumesAgainstRunning(
   }
   if (walClass !== undefined && wantedClass === undefined && owned.has('walStorage.storageClass')) {
     return invalid('spec.walStorage.storageClass', `cannot be removed: the WAL volumes use ${walClass}, and ${later}`);
+  }
+  if (walClass === undefined && wantedClass !== undefined && !owned.has('walStorage.storageClass')) {
+    return invalid(
+      field('walStorage.storageClass', spec.walStorage?.storageClass),
+      `cannot be added: the WAL volumes were created without one (they have the default class), and ${later}`,
+    );
   }
   return undefined;
 }

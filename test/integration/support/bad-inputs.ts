@@ -229,6 +229,8 @@ export const corpus: BadInput[] = [
   { id: 'u-upgrade-to-15', via: 'update', expect: 'rejected', field: 'spec.postgresVersion', base: { ...updateBase, postgresVersion: '13' }, patch: { postgresVersion: '15' } },
   { id: 'u-roles-string', via: 'update', expect: 'rejected', field: 'spec.managedRoles', patch: { managedRoles: 'app' } },
   { id: 'u-storage-class-change', via: 'update', expect: 'rejected', field: 'spec.storageClass', base: { ...updateBase, storageClass: 'fast' }, patch: { storageClass: 'slow' } },
+  { id: 'u-storage-class-added', via: 'update', expect: 'rejected', field: 'spec.storageClass', patch: { storageClass: 'fast' } },
+  { id: 'u-wal-class-added', via: 'update', expect: 'rejected', field: 'spec.walStorage.storageClass', base: { ...updateBase, walStorage: { size: '2Gi' } }, patch: { walStorage: { storageClass: 'wal' } } },
   { id: 'u-wal-removed', via: 'update', expect: 'rejected', field: 'spec.walStorage', base: { ...updateBase, walStorage: { size: '2Gi' } }, patch: { walStorage: null } },
   { id: 'u-wal-shrink', via: 'update', expect: 'rejected', field: 'spec.walStorage.size', base: { ...updateBase, walStorage: { size: '2Gi' } }, patch: { walStorage: { size: '1Gi' } } },
   { id: 'u-image-down', via: 'update', expect: 'rejected', field: 'spec.imageName', base: { storage: '2Gi', imageName: 'postgres:17.2', suspend: true }, patch: { imageName: 'postgres:16.4' } },

@@ -13,7 +13,11 @@ import type { Observation } from '../../../src/operator/domain/observation.ts';
 import { OWNED_FIELDS_ANNOTATION } from '../../../src/operator/domain/owned-keys.ts';
 import { config, invalid, makeClass, world } from './support.ts';
 
-/** A healthy world whose cluster spec is `spec` over the class `standard`, its CNPG Cluster edited by `running`. */
+/**
+ * A healthy world whose cluster spec is `spec` over the class `standard`, its CNPG Cluster edited by `running`;
+ * without `running`, the CNPG Cluster was created for this spec, so its volumes have the class it names (a class
+ * is decided when the volumes are created: one added later is refused).
+ */
 function observation(
   spec: Partial<PostgresClusterSpec>,
   clusterClass: PostgresClusterClass = makeClass(),
@@ -21,7 +25,9 @@ function observation(
 ): Observation {
   const base = world();
   const cnpg = base.cnpg && structuredClone(base.cnpg);
+  const createdWith = spec.storageClass ?? clusterClass.spec.config?.storageClass;
   if (cnpg && running) running(cnpg);
+  else if (cnpg && createdWith) cnpg.spec.storage = { ...cnpg.spec.storage, storageClass: createdWith };
   return { ...base, cluster: { ...base.cluster, spec: { class: 'standard', ...spec } }, clusterClass, cnpg };
 }
 
@@ -243,6 +249,35 @@ describe('volumes against what CNPG runs', () => {
       'spec.storageClass',
     );
     expect(mergeConfig(observation({}, makeClass(), set())).ok).toBe(true);
+  });
+
+  it('a storage class added to volumes created without one is refused, unless pgfsm sent it before (drift)', () => {
+    const without = (owned?: string) =>
+      runs((c) => {
+        c.spec.storage = { size: '10Gi' };
+      }, owned);
+    const added = invalid(mergeConfig(observation({ storageClass: 'fast' }, makeClass(), without())));
+    expect(added.field).toBe('spec.storageClass');
+    expect(added.message).toContain('cannot be added');
+    expect(invalid(mergeConfig(observation({}, classWith({ storageClass: 'fast' }), without()))).field).toBe(
+      'class standard spec.config.storageClass',
+    );
+    expect(mergeConfig(observation({ storageClass: 'fast' }, makeClass(), without('storage.storageClass'))).ok).toBe(
+      true,
+    );
+    expect(mergeConfig(observation({}, makeClass(), without())).ok).toBe(true);
+  });
+
+  it('a storage class added to WAL volumes created without one is refused', () => {
+    const running = runs((c) => {
+      c.spec.walStorage = { size: '4Gi' };
+    }, 'walStorage');
+    const added = invalid(
+      mergeConfig(observation({ walStorage: { size: '4Gi', storageClass: 'wal' } }, makeClass(), running)),
+    );
+    expect(added.field).toBe('spec.walStorage.storageClass');
+    expect(added.message).toContain('cannot be added');
+    expect(mergeConfig(observation({ walStorage: { size: '8Gi' } }, makeClass(), running)).ok).toBe(true);
   });
 
   it('a WAL volume cannot be removed, shrink or change class; it can be added and grow', () => {
