@@ -65,7 +65,7 @@ const WEBHOOK_DENIAL = /^admission webhook "([^"]*)" denied the request/;
 /**
  * How it words a ValidatingAdmissionPolicy's denial (k8s.io/apiserver, policy/validating/dispatcher.go): wrapped
  * by admission.NewForbidden, so after `<resource> "<name>" is forbidden: ` (or `<resource> is forbidden: ` when
- * the object has no name yet); the binding is named when the denial came through one (always, since v1.30).
+ * the object has no name yet); then the binding through which the policy applied (a policy acts only through one).
  */
 const POLICY_DENIAL =
   /^(?:\S+(?: "[^"]*")? is forbidden: )?ValidatingAdmissionPolicy '([^']*)'(?: with binding '([^']*)')? denied request/;
