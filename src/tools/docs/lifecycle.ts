@@ -214,7 +214,11 @@ export const CLUSTER_LIFECYCLE: ExploredMachine<TickEvent, Effect> = {
   statusOf: (tick) => tick.observation.cluster.status,
   pass: async (tick, status, mode) => {
     const { status: _ignored, ...bare } = tick.observation.cluster;
-    const cluster = status ? { ...bare, status } : bare;
+    // The seeded status is one an earlier pass wrote for the spec before the sample's: a stored Suspended
+    // whose generation is the spec's own while that spec does not suspend was never written by a pass, and
+    // is discarded (machines/state-path.ts); one from the spec before is a cluster being resumed.
+    const written = { ...status, observedGeneration: (bare.metadata.generation ?? 1) - 1 };
+    const cluster = status ? { ...bare, status: written } : bare;
     const { ports, recorder } = frozenPorts(tick.observation, cluster, mode, tick.now);
     const key = { namespace: cluster.metadata.namespace, name: cluster.metadata.name };
     await reconcile(key, { ports, settings: tick.settings });
