@@ -20,8 +20,13 @@ async function story(lag: number, seed: number) {
   return { events: eventsByCluster(sim), roles: finalRoles(sim) };
 }
 
+/** Forty runs of the story with its databases: about 30 s alone on 2 cores, more beside other suites. */
+const STORIES_TIMEOUT_MS = 180_000;
+
 describe('watches that deliver late, no fault', () => {
-  it(`the fleet announces what it announces with watches at once, each event once and in order (${SEEDS} seeds a lag)`, async () => {
+  it(`the fleet announces what it announces with watches at once, each event once and in order (${SEEDS} seeds a lag)`, {
+    timeout: STORIES_TIMEOUT_MS,
+  }, async () => {
     const { events: atOnce, roles } = await story(0, 1);
     // The story is one that announces: roles applied, poolers deleted, the spec rolled out, both deletions.
     const reasons = Object.values(atOnce)

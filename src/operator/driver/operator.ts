@@ -87,7 +87,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
     logger: log,
     metrics,
     ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
-    pendingKeys: () => passes.announcements.unsentKeys(),
+    pendingKeys: () => passes.unsentKeys(),
     ...(passes.databasePass ? { reconcileDatabase: passes.databasePass } : {}),
     reconcileClass: (name) => classes.pass(name),
   });
@@ -109,7 +109,7 @@ export async function startOperator(options: OperatorOptions): Promise<RunningOp
       const mine = ++term;
       // Another replica led since this one last did: what this one could not say then would now come after
       // what that one said (core/announcements.ts).
-      if (!continued) passes.announcements.forgetUnsent();
+      if (!continued) passes.forgetUnsent();
       metrics.setLeader(true);
       log.info({ identity: leadership.identity }, 'started leading');
       void waitForSync(sources, () => stopping || term !== mine, log, options.syncWarningMs ?? 120_000).then(

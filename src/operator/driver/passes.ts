@@ -11,6 +11,8 @@ import { type ClusterKey, keyString, type Ports } from '../core/ports.ts';
 import { type ReconcileOutcome, reconcile } from '../core/reconcile.ts';
 import type { Settings } from '../domain/observation.ts';
 import type { Controller } from './controller.ts';
+import { databaseKeyString } from './database-mapping.ts';
+import { DatabaseOutbox } from './database-outbox.ts';
 import { DEFAULT_DELIVERY_LIMITS, type Delivered, type DeliveryLimits, EventDelivery } from './event-delivery.ts';
 
 export interface ProcessPasses {
@@ -20,6 +22,12 @@ export interface ProcessPasses {
   pass(key: ClusterKey): Promise<ReconcileOutcome>;
   /** One pass for one PostgresDatabase, when the process was given their ports. */
   databasePass?: (key: ClusterKey) => Promise<ReconcileOutcome>;
+  /** The Events of database passes not sent yet, each waiting for its database's next pass (database-outbox.ts). */
+  readonly databaseOutbox: DatabaseOutbox;
+  /** Queue keys with something left to send: the clusters' (announcements) and the databases' (outbox). */
+  unsentKeys(): string[];
+  /** Another replica led since this one did: what this one did not send would come after its words. */
+  forgetUnsent(): void;
   /**
    * The controller that logs what the delivery sent and in whose queue an object whose Events could not be
    * sent is woken, so that its next pass sends them: set once it exists (it needs `pass` to be built).
@@ -61,9 +69,18 @@ export function processPasses(ports: Ports, settings: Settings, options: Process
     },
     options.limits ?? DEFAULT_DELIVERY_LIMITS,
   );
+  const databaseOutbox = new DatabaseOutbox(ports.events);
+  /** A database whose Events wait is looked at again soon, as a cluster's is (the `transient` retry). */
+  const onUnsent = (key: ClusterKey) => controller?.queue.addRetry(databaseKeyString(key), 'transient');
   return {
     announcements,
     delivery,
+    databaseOutbox,
+    unsentKeys: () => [...announcements.unsentKeys(), ...databaseOutbox.keys()],
+    forgetUnsent: () => {
+      announcements.forgetUnsent();
+      databaseOutbox.forget();
+    },
     pass: (key) =>
       reconcile(key, {
         ports,
@@ -72,15 +89,26 @@ export function processPasses(ports: Ports, settings: Settings, options: Process
         deliver: (regarding, events) => delivery.deliver(regarding, events),
         followWrites: options.followWrites ?? true,
       }),
-    ...(options.databasePorts ? { databasePass: databasePassOf(options.databasePorts, settings) } : {}),
+    ...(options.databasePorts
+      ? { databasePass: databasePassOf(options.databasePorts, settings, databaseOutbox, onUnsent) }
+      : {}),
     attach: (c) => {
       controller = c;
     },
   };
 }
 
-/** A database pass as the controller takes it: its outcome in the cluster's shape (no follow-ups, no handover). */
+/**
+ * A database pass as the controller takes it: its outcome in the cluster's shape (no follow-ups, no handover). Its
+ * Events are handed to the outbox rather than sent by the pass, which would drop one the sink refuses; the
+ * outcome names those sent, the ones its earlier passes left included.
+ */
 const databasePassOf =
-  (ports: DatabasePorts, settings: Settings) =>
-  async (key: ClusterKey): Promise<ReconcileOutcome> =>
-    reconcileDatabase(key, { ports, settings });
+  (ports: DatabasePorts, settings: Settings, outbox: DatabaseOutbox, onUnsent: (key: ClusterKey) => void) =>
+  async (key: ClusterKey): Promise<ReconcileOutcome> => {
+    const { sink, parcels } = outbox.collector();
+    const outcome = await reconcileDatabase(key, { ports: { ...ports, events: sink }, settings });
+    const { sent, waiting } = await outbox.send(databaseKeyString(key), parcels);
+    if (waiting) onUnsent(key);
+    return { ...outcome, events: sent };
+  };

@@ -245,7 +245,7 @@ export class Simulation {
         logger: pino({ level: 'silent' }),
         timers: this.timers,
         random: this.random,
-        pendingKeys: () => passes.announcements.unsentKeys(),
+        pendingKeys: () => passes.unsentKeys(),
         reconcileDatabase: (key) => this.databasePass(operator, key),
         reconcileClass: async (name) => {
           await this.gate?.opened;
@@ -282,7 +282,7 @@ export class Simulation {
     this.driverPasses++;
     const outcome = await databasePass(key);
     this.databasePassCount++;
-    // A database's pass sends its Events itself (core/database/reconcile.ts).
+    // A database's Events are sent within its pass, through the outbox (driver/passes.ts): the outcome names them.
     this.eventsSent += outcome.events.length;
     this.databasePasses.push(outcome);
     if (this.keepLogs !== Number.POSITIVE_INFINITY) trim(this.databasePasses, this.keepLogs);
