@@ -55,6 +55,7 @@ const reportFailure = (component: DatabaseComponent) =>
 const gates = gateTransitions(DATABASE_GATES);
 
 const FAILED_STATE: Partial<Record<DatabaseComponent, string>> = {
+  claims: '#postgresDatabase.Failed.Claims',
   secrets: '#postgresDatabase.Failed.Secrets',
   roles: '#postgresDatabase.Failed.Roles',
   database: '#postgresDatabase.Failed.Database',
@@ -117,6 +118,7 @@ export const postgresDatabaseMachine = base
         ];
       }),
       reportInvalidSpec: reportFailure('cluster'),
+      reportClaimsFailure: reportFailure('claims'),
       reportSecretsFailure: reportFailure('secrets'),
       reportRolesFailure: reportFailure('roles'),
       reportDatabaseFailure: reportFailure('database'),
@@ -138,9 +140,10 @@ export const postgresDatabaseMachine = base
         initial: 'Cluster',
         on: { tick: [...gates(), { target: '.Cluster', reenter: true }] },
         states: {
-          Cluster: waitingStep(
-            'cluster',
-            'Waits for the PostgresCluster to exist and publish its endpoints',
+          Cluster: waitingStep('cluster', 'Waits for the PostgresCluster to exist and publish its endpoints', 'Claims'),
+          Claims: waitingStep(
+            'claims',
+            'Holds its database name and role names on the cluster and its Secret names: nothing is made for a name another holds',
             'Secrets',
           ),
           Secrets: pipelineStep(
@@ -197,6 +200,14 @@ export const postgresDatabaseMachine = base
             entry: 'reportInvalidSpec',
             on: { tick: [...gates('specInvalid'), { target: '#postgresDatabase.Provisioning' }] },
           },
+          Claims: {
+            meta: failureMeta(
+              'A database, role or Secret name it needs is held by the cluster’s spec or another PostgresDatabase',
+              'claims',
+            ),
+            entry: 'reportClaimsFailure',
+            on: staysWhileFailed('claims'),
+          },
           Secrets: {
             meta: failureMeta(
               'A Secret of a role’s name is controlled by someone else or was not handed over',
@@ -206,15 +217,15 @@ export const postgresDatabaseMachine = base
             on: staysWhileFailed('secrets'),
           },
           Roles: {
-            meta: failureMeta(
-              'A role belongs to another PostgresDatabase or to the cluster’s spec, or CNPG cannot reconcile it',
-              'roles',
-            ),
+            meta: failureMeta('CNPG cannot reconcile a role', 'roles'),
             entry: 'reportRolesFailure',
             on: staysWhileFailed('roles'),
           },
           Database: {
-            meta: failureMeta('The CNPG Database is controlled by someone else, or CNPG cannot apply it', 'database'),
+            meta: failureMeta(
+              'The CNPG Database is controlled by someone else, CNPG cannot apply it, or PostgreSQL no longer has the database',
+              'database',
+            ),
             entry: 'reportDatabaseFailure',
             on: staysWhileFailed('database'),
           },

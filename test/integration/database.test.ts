@@ -188,10 +188,16 @@ describe('PostgresDatabase against a real API server', () => {
       'PostgresCluster ghost',
     );
     await createDatabase(world, 'shop-other', { cluster: 'shop', name: 'other', owner: 'app' });
-    await untilDatabaseState(world, 'shop-other', 'Failed.Roles');
-    const roles = condition(await getDatabase(world, 'shop-other'), 'RolesReady');
-    expect(roles?.reason).toBe('RoleClaimed');
-    expect(roles?.message).toContain('role app belongs to PostgresDatabase shop-app');
+    await untilDatabaseState(world, 'shop-other', 'Failed.Claims');
+    const claims = condition(await getDatabase(world, 'shop-other'), 'ClaimsHeld');
+    expect(claims?.reason).toBe('RoleClaimed');
+    expect(claims?.message).toContain('role app is held by PostgresDatabase shop-app');
+    // Refused, it made nothing: no Secret, no CNPG Database; the holder records what it holds.
+    expect(await cnpgDatabase('shop-other')).toBeUndefined();
+    expect((await getDatabase(world, 'shop-app'))?.status?.claims).toMatchObject({
+      database: 'app',
+      roles: ['app', 'reader'],
+    });
     await world.custom.deleteNamespacedCustomObject({
       group: 'pgfsm.io',
       version: 'v1alpha1',

@@ -127,7 +127,7 @@ describe('pgfsm explain against a real API server', () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain(`PostgresDatabase ${NS}/lonely-app`);
-    expect(run.stdout).toContain('Provisioning › Cluster  step 1 of 5 of the pipeline');
+    expect(run.stdout).toContain('Provisioning › Cluster  step 1 of 6 of the pipeline');
     expect(run.stdout).toContain('waiting for the PostgresCluster: PostgresCluster lonely missing');
     expect(run.stdout).toContain(`create PostgresCluster ${NS}/lonely`);
     expect(run.stdout).toMatch(/ClusterAvailable\s+False\s+ClusterNotFound/);

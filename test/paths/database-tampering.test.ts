@@ -30,7 +30,12 @@ import {
 } from '../../src/tools/fixtures/database-samples.ts';
 import { NAMESPACE } from '../../src/tools/fixtures/observations.ts';
 import { MemoryApiServer } from '../../src/tools/memory/api-server.ts';
-import { memoryDatabasePorts, memoryRoles, RecordingPrivileges } from '../../src/tools/memory/database-ports.ts';
+import {
+  memoryDatabasePorts,
+  memoryPresence,
+  memoryRoles,
+  RecordingPrivileges,
+} from '../../src/tools/memory/database-ports.ts';
 import { ManualClock, MemoryEventSink, memoryPorts } from '../../src/tools/memory/ports.ts';
 import { forceDatabaseWorld } from './database-world.ts';
 
@@ -66,7 +71,7 @@ const discarded = (events: KubeEvent[]) => events.filter((e) => e.reason === 'St
 function world() {
   const clock = new ManualClock(START);
   const api = new MemoryApiServer(() => clock.now());
-  const privileges = new RecordingPrivileges(memoryRoles(api));
+  const privileges = new RecordingPrivileges(memoryRoles(api), memoryPresence(api));
   const ports = memoryDatabasePorts(api, memoryPorts(api, clock, new MemoryEventSink(clock)), privileges);
   return { clock, api, ports, privileges };
 }

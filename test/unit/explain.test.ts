@@ -553,7 +553,7 @@ describe('explain a PostgresDatabase: where it is and what holds it there', () =
       facts: { ...nothingYet, cluster: 'missing' },
       state: 'Provisioning.Cluster',
     });
-    expect(x.state.step).toEqual({ index: 1, of: 5, sequence: 'the pipeline' });
+    expect(x.state.step).toEqual({ index: 1, of: 6, sequence: 'the pipeline' });
     expect(x.tick).toMatchObject({ next: 'Provisioning.Cluster', moves: false, writes: [] });
     expect(x.blocker).toMatchObject({
       guard: 'componentReady(cluster)',
@@ -563,12 +563,12 @@ describe('explain a PostgresDatabase: where it is and what holds it there', () =
       reason: 'ClusterNotFound',
       summary: 'waiting for the PostgresCluster: PostgresCluster orders missing',
     });
-    expect(x.whenClear).toEqual({ state: 'Provisioning.Secrets', when: 'componentReady(cluster)' });
+    expect(x.whenClear).toEqual({ state: 'Provisioning.Claims', when: 'componentReady(cluster)' });
     expect(x.hints).toEqual([
       'create PostgresCluster team-a/orders: this PostgresDatabase waits for it (spec.cluster cannot be changed)',
     ]);
     expect(x.observed.cluster).toMatchObject({ name: 'orders', exists: false, published: false });
-    expect(text).toContain('Provisioning › Cluster  step 1 of 5 of the pipeline');
+    expect(text).toContain('Provisioning › Cluster  step 1 of 6 of the pipeline');
     expect(text).toMatch(/ClusterAvailable\s+False\s+ClusterNotFound/);
   });
 
@@ -611,29 +611,47 @@ describe('explain a PostgresDatabase: where it is and what holds it there', () =
   });
 
   it('a role another, older database holds: RoleClaimed names the holder, the hints what to change', () => {
-    const { x, text } = explainedDatabase({ facts: { roles: 'claimed' }, state: 'Failed.Roles' });
+    const { x, text } = explainedDatabase({ facts: { claims: 'role' }, state: 'Failed.Claims' });
     expect(x.blocker).toMatchObject({
-      guard: 'componentFailed(roles)',
-      condition: 'RolesReady',
+      guard: 'componentFailed(claims)',
+      condition: 'ClaimsHeld',
       reason: 'RoleClaimed',
     });
-    expect(x.blocker?.message).toContain('role app belongs to PostgresDatabase billing-app');
+    expect(x.blocker?.message).toContain('role app is held by PostgresDatabase billing-app');
     expect(x.observed.roles.map((r) => [r.name, r.state, r.heldBy])).toEqual([
       ['app', 'claimed', 'PostgresDatabase billing-app'],
-      ['reader', 'claimed', 'PostgresDatabase billing-app'],
+      ['reader', 'reconciled', null],
     ]);
+    expect(x.observed.claims).toMatchObject({ database: 'app', roles: ['reader'] });
     expect(x.hints).toEqual([
       'role app is held by PostgresDatabase billing-app: create this PostgresDatabase again with another ' +
-        'spec.owner (it cannot be changed), or delete PostgresDatabase billing-app (older: it keeps the role)',
-      'role reader is held by PostgresDatabase billing-app: rename or remove user reader in spec.users, or ' +
-        'delete PostgresDatabase billing-app (older: it keeps the role)',
+        'spec.owner (it cannot be changed), or delete PostgresDatabase billing-app (it holds it until it is gone)',
     ]);
     expect(text).toContain('app (owner): held by PostgresDatabase billing-app');
   });
 
+  it('a database name another, older database holds: DatabaseClaimed, and no CNPG Database is made', () => {
+    const { x } = explainedDatabase({
+      facts: { claims: 'database', cnpgDatabase: 'missing', privileges: false },
+      state: 'Failed.Claims',
+    });
+    expect(x.blocker).toMatchObject({ reason: 'DatabaseClaimed' });
+    expect(x.blocker?.message).toContain('database app is held by PostgresDatabase billing-app');
+    expect(x.hints).toEqual([
+      'database app is held by PostgresDatabase billing-app: create this PostgresDatabase again with another ' +
+        'spec.name (it cannot be changed), or delete PostgresDatabase billing-app (it holds it until it is gone)',
+    ]);
+  });
+
+  it('a Secret name another database holds (on another cluster): SecretClaimed', () => {
+    const { x } = explainedDatabase({ facts: { claims: 'secret' }, state: 'Failed.Claims' });
+    expect(x.blocker).toMatchObject({ reason: 'SecretClaimed' });
+    expect(x.blocker?.message).toContain('secret orders-app-reader is held by PostgresDatabase orders');
+  });
+
   it('a role the cluster’s own spec holds: the hint names the cluster’s spec.managedRoles', () => {
     const { x } = explainedDatabase({
-      state: 'Failed.Roles',
+      state: 'Failed.Claims',
       tweak: (o) => {
         if (o.cluster) o.cluster.spec = { ...o.cluster.spec, managedRoles: [{ name: 'reader' }] };
       },
@@ -788,7 +806,7 @@ describe('explain a PostgresDatabase: where it is and what holds it there', () =
   it('--output json: one document, the resource under `database`, the same keys as a cluster’s after it', () => {
     const worlds: DatabaseWorld[] = [
       { facts: { ...nothingYet, finalizer: false, cluster: 'missing' } },
-      { facts: { roles: 'claimed' }, state: 'Failed.Roles' },
+      { facts: { claims: 'role' }, state: 'Failed.Claims' },
       { state: 'Ready' },
       { facts: { deletion: true, cnpgDatabase: 'missing' }, state: 'Deleting.Roles' },
     ];
@@ -802,7 +820,7 @@ describe('explain a PostgresDatabase: where it is and what holds it there', () =
     }
     expect([...keyLists]).toEqual([
       'database,now,state,tick,blocker,whenClear,deadline,stalled,hints,observed,conditions,events,eventsError',
-      'cluster,secrets,roles,cnpgDatabase,privileges,deletionPolicy,stillOwned',
+      'cluster,claims,inPostgres,secrets,roles,cnpgDatabase,privileges,deletionPolicy,stillOwned',
     ]);
     const cluster = Object.keys(JSON.parse(explained({ state: 'Ready' }).json));
     expect(cluster.slice(1)).toEqual([...keyLists][0]?.split(',').slice(1));

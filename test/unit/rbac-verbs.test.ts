@@ -565,6 +565,7 @@ const EVERY_DATABASE_PORT_CALL: Record<string, (p: DatabasePorts) => Promise<unk
   'privileges.grant': (p) => overClosedPort(() => p.privileges.grant({ namespace: NS, name: 'orders' }, plan)),
   'privileges.existingRoles': (p) =>
     overClosedPort(() => p.privileges.existingRoles({ namespace: NS, name: 'orders' }, ['app'])),
+  'privileges.inspect': (p) => overClosedPort(() => p.privileges.inspect({ namespace: NS, name: 'orders' }, plan)),
 };
 
 /**

@@ -182,6 +182,20 @@ export const PostgresDatabaseStatus = Type.Object(
         description: 'One connection Secret per role: the owner first, then the users',
       }),
     ),
+    claims: Type.Optional(
+      Type.Object(
+        {
+          database: Type.Optional(Type.String({ description: 'The database name it holds on its cluster' })),
+          roles: Type.Array(Type.String(), { description: 'The role names it holds on its cluster' }),
+          secrets: Type.Array(Type.String(), { description: 'The Secret names it holds in the namespace' }),
+        },
+        {
+          description:
+            'The names this PostgresDatabase holds: nothing is created, pushed, granted or dropped for a name ' +
+            'another resource holds, and a name held here stays held while the spec still asks for it',
+        },
+      ),
+    ),
   },
   { description: 'What pgfsm last observed and decided; written by the operator only' },
 );

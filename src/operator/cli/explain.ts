@@ -247,6 +247,10 @@ export async function explainPostgresDatabase(key: ClusterKey, options: ExplainO
       // PostgreSQL (nor can it, from outside the cluster): it shows them as still there, the operator's view
       // until it has read them gone.
       existingRoles: async (_cluster: ClusterKey, roles: string[]) => roles,
+      // Nor does it look into PostgreSQL for the database: it judges by what CNPG reports, and says so.
+      inspect: async () => {
+        throw new ExplainError('explain does not connect to PostgreSQL');
+      },
     };
     const ports = kubernetesDatabasePorts(kc, kubernetesPorts(kc), { privileges });
     return await explainSubject(kc, key, options, {

@@ -6,7 +6,7 @@ import { configMapRef } from '../domain/components/configmap.ts';
 import { poolerRef } from '../domain/components/pooler.ts';
 import { secretRef } from '../domain/components/secret.ts';
 import { namedClass, referencedRoleSecrets } from '../domain/config.ts';
-import { roleClaims } from '../domain/database/roles.ts';
+import { claimsOn } from '../domain/database/claims.ts';
 import type { SecretView } from '../domain/objects.ts';
 import type { Observation } from '../domain/observation.ts';
 import type { Ports } from './ports.ts';
@@ -50,7 +50,7 @@ export async function observeCluster(ports: Ports, cluster: PostgresCluster): Pr
 /** The namespace's PostgresDatabases, and the password Secrets of the roles this cluster pushes for them. */
 async function databasesNaming(ports: Ports, cluster: PostgresCluster): Promise<[PostgresDatabase[], string[]]> {
   const databases = await ports.databases.list(cluster.metadata.namespace);
-  const { roles } = roleClaims(cluster, databases);
+  const { roles } = claimsOn(cluster, databases);
   const secrets = [...roles.values()].filter((r) => r.ensure === 'present').map((r) => r.secretName);
   return [databases, secrets];
 }

@@ -193,6 +193,7 @@ export function fencedDatabasePorts(
         return privileges.grant(cluster, plan);
       },
       existingRoles: (cluster, roles) => privileges.existingRoles(cluster, roles),
+      inspect: (cluster, plan) => privileges.inspect(cluster, plan),
     },
   };
 }

@@ -7,10 +7,11 @@
 
 import type { DatabaseAssessment } from '../domain/database/assessment.ts';
 import { privilegePlanOf } from '../domain/database/assessment.ts';
+import { claimsOn } from '../domain/database/claims.ts';
 import { cnpgDatabaseDrift, cnpgDatabaseRef, desiredCnpgDatabase } from '../domain/database/cnpg-database.ts';
 import { desiredSecret, publishedEndpoints, secretDrift } from '../domain/database/connection.ts';
 import type { DatabaseObservation } from '../domain/database/observation.ts';
-import { type DatabaseRole, roleClaims, rolesOf } from '../domain/database/roles.ts';
+import { type DatabaseRole, rolesOf } from '../domain/database/roles.ts';
 import { type DatabaseComponent, ownershipByDatabase, PRIVILEGES_ANNOTATION } from '../domain/database/vocabulary.ts';
 import type { KubeObject } from '../domain/objects.ts';
 import { ADOPT_ANNOTATION, describeOwner } from '../domain/vocabulary.ts';
@@ -70,20 +71,12 @@ function secretFacts(o: DatabaseObservation, a: DatabaseAssessment): ConnectionS
 
 function roleFacts(o: DatabaseObservation, a: DatabaseAssessment): DatabaseRoleFact[] {
   const { cluster, cnpg } = o;
-  const claims = cluster ? roleClaims(cluster, o.databases) : undefined;
-  const own = new Set(
-    (Array.isArray(cluster?.spec?.managedRoles) ? cluster.spec.managedRoles : []).map((r) => r?.name),
-  );
+  const refused = new Map((a.refusals ?? []).filter((r) => r.kind === 'role').map((r) => [r.name, r.heldBy] as const));
   const pushed = new Map((cnpg?.spec.managed?.roles ?? []).map((r) => [r.name, r]));
   const cannot = cnpg?.status?.managedRolesStatus?.cannotReconcile ?? {};
   const reconciled = new Set(cnpg?.status?.managedRolesStatus?.byStatus?.reconciled ?? []);
   return rolesIn(o, a).map((role): DatabaseRoleFact => {
-    const holder = claims?.roles.get(role.name);
-    const heldBy = own.has(role.name)
-      ? `PostgresCluster ${cluster?.metadata.name}'s spec.managedRoles`
-      : holder && holder.database !== o.database.metadata.name
-        ? `PostgresDatabase ${holder.database}`
-        : null;
+    const heldBy = refused.get(role.name) ?? null;
     const entry = pushed.get(role.name);
     const error = cannot[role.name] ? (cannot[role.name] ?? []).join('; ') || 'cannot be reconciled' : null;
     const state: DatabaseRoleFact['state'] =
@@ -100,6 +93,22 @@ function roleFacts(o: DatabaseObservation, a: DatabaseAssessment): DatabaseRoleF
                 : 'pending';
     return { name: role.name, access: role.access, secret: role.secretName, state, heldBy, error };
   });
+}
+
+function claimFacts(o: DatabaseObservation, a: DatabaseAssessment): DatabaseObservedFacts['claims'] {
+  // With a spec that cannot be acted on, whatever can be read, judged as the passes would.
+  const scope = o.cluster ?? {
+    metadata: { name: String(o.database.spec?.cluster), namespace: o.database.metadata.namespace },
+  };
+  const claims = a.specProblem ? claimsOn(scope, o.databases) : undefined;
+  const name = o.database.metadata.name;
+  const held = a.held ?? claims?.held.get(name);
+  return {
+    database: held?.database ?? null,
+    roles: held?.roles ?? [],
+    secrets: held?.secrets ?? [],
+    refused: (a.refusals ?? claims?.refused.get(name) ?? []).map((r) => ({ ...r })),
+  };
 }
 
 function cnpgDatabaseFact(o: DatabaseObservation, a: DatabaseAssessment): DatabaseObservedFacts['cnpgDatabase'] {
@@ -134,6 +143,8 @@ function stillOwned(o: DatabaseObservation): string[] {
 export function databaseFacts(o: DatabaseObservation, a: DatabaseAssessment): DatabaseObservedFacts {
   return {
     cluster: clusterFact(o, a),
+    claims: claimFacts(o, a),
+    inPostgres: o.inPostgres ? structuredClone(o.inPostgres) : null,
     secrets: secretFacts(o, a),
     roles: roleFacts(o, a),
     cnpgDatabase: cnpgDatabaseFact(o, a),
@@ -148,6 +159,7 @@ export function databaseFacts(o: DatabaseObservation, a: DatabaseAssessment): Da
 /** What a reader calls each component when it is waited for. */
 export const DATABASE_LEAD: Record<DatabaseComponent, string> = {
   cluster: 'the PostgresCluster',
+  claims: 'its names (database, roles, Secrets)',
   secrets: 'the connection Secrets',
   roles: 'the roles',
   database: 'the CNPG Database',
@@ -157,6 +169,7 @@ export const DATABASE_LEAD: Record<DatabaseComponent, string> = {
 /** Each component's pipeline step, as the machine names it (`Provisioning.<Step>`, `Failed.<Step>`). */
 export const DATABASE_STEP_OF: Record<DatabaseComponent, string> = {
   cluster: 'Cluster',
+  claims: 'Claims',
   secrets: 'Secrets',
   roles: 'Roles',
   database: 'Database',
@@ -169,6 +182,14 @@ function clusterPhrases({ cluster }: DatabaseObservedFacts): string[] {
   if (cluster.deleting) return [`${name} being deleted`];
   if (!cluster.published) return [`${name} (${cluster.phase ?? 'new'}) has not published its endpoints`];
   return [`${name} published ${cluster.rw}:${cluster.port}${cluster.pooled ? ' (pooler)' : ''}`];
+}
+
+function claimPhrases({ claims }: DatabaseObservedFacts): string[] {
+  if (claims.refused.length > 0) return claims.refused.map((r) => `${r.kind} ${r.name} held by ${r.heldBy}`);
+  const secrets = claims.secrets.length;
+  return [
+    `holds database ${claims.database ?? '(none)'}, role(s) ${claims.roles.join(', ')}, ${secrets} Secret name(s)`,
+  ];
 }
 
 function secretPhrases({ secrets }: DatabaseObservedFacts): string[] {
@@ -196,7 +217,8 @@ function rolePhrases({ roles, cluster }: DatabaseObservedFacts): string[] {
   return open.length ? open : [`${roles.length} role(s) reconciled`];
 }
 
-function databasePhrases({ cnpgDatabase: d }: DatabaseObservedFacts): string[] {
+function databasePhrases({ cnpgDatabase: d, inPostgres }: DatabaseObservedFacts): string[] {
+  if (inPostgres && !inPostgres.database) return [`PostgreSQL has no such database, though ${d.name} says applied`];
   if (!d.exists) return [`CNPG Database ${d.name} missing`];
   if (d.ownership !== 'ours') return [`CNPG Database ${d.name} controlled by ${d.controller ?? 'nobody'}`];
   if (d.driftedFields.length) return [`CNPG Database ${d.name}: ${d.driftedFields.join(', ')} differ`];
@@ -216,6 +238,8 @@ export function databaseComponentFacts(component: DatabaseComponent, facts: Data
   switch (component) {
     case 'cluster':
       return clusterPhrases(facts);
+    case 'claims':
+      return claimPhrases(facts);
     case 'secrets':
       return secretPhrases(facts);
     case 'roles':

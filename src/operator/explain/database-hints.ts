@@ -119,6 +119,8 @@ function verdictHints(input: DatabaseHintInput): string[] {
         break;
       }
       case DatabaseReason.RoleClaimed:
+      case DatabaseReason.DatabaseClaimed:
+      case DatabaseReason.SecretClaimed:
         out.push(...claimHints(input));
         break;
       case DatabaseReason.RolesReconciliationFailed:
@@ -138,22 +140,27 @@ function verdictHints(input: DatabaseHintInput): string[] {
   return out;
 }
 
-/** Who holds each role this database cannot have, and how to free it or do without it. */
+/** Who holds each name this database cannot have, and how to do without it or free it. */
 function claimHints({ facts, observation: o }: DatabaseHintInput): string[] {
   const owner = typeof o.database.spec?.owner === 'string' ? o.database.spec.owner : undefined;
   const cluster = facts.cluster.name ?? '<name>';
-  return facts.roles
-    .filter((r) => r.state === 'claimed')
-    .map((r) => {
-      const here =
-        r.name === owner
-          ? 'create this PostgresDatabase again with another spec.owner (it cannot be changed)'
-          : `rename or remove user ${r.name} in spec.users`;
-      const there = r.heldBy?.startsWith('PostgresDatabase ')
-        ? `delete ${r.heldBy} (older: it keeps the role)`
-        : `remove ${r.name} from PostgresCluster ${cluster}'s spec.managedRoles`;
-      return `role ${r.name} is held by ${r.heldBy}: ${here}, or ${there}`;
-    });
+  const again = (field: string) => `create this PostgresDatabase again with another ${field} (it cannot be changed)`;
+  return facts.claims.refused.map((r) => {
+    const here =
+      r.kind === 'database'
+        ? again('spec.name')
+        : r.kind === 'secret'
+          ? 'create this PostgresDatabase again under another name (its Secrets are named <name>-<role>)'
+          : r.name === owner
+            ? again('spec.owner')
+            : `rename or remove user ${r.name} in spec.users`;
+    const there = r.heldBy.startsWith('PostgresDatabase ')
+      ? `delete ${r.heldBy} (it holds it until it is gone)`
+      : r.kind === 'role'
+        ? `remove ${r.name} from PostgresCluster ${cluster}'s spec.managedRoles`
+        : `free it in PostgresCluster ${cluster}'s spec`;
+    return `${r.kind} ${r.name} is held by ${r.heldBy}: ${here}, or ${there}`;
+  });
 }
 
 /** A child someone else controls is never taken over: a person decides. */

@@ -239,6 +239,15 @@ export interface DatabaseRoleFact {
 
 export interface DatabaseObservedFacts {
   cluster: DatabaseClusterFact;
+  /** The names it holds on its cluster and namespace (claims.ts), and those it wants that others hold. */
+  claims: {
+    database: string | null;
+    roles: string[];
+    secrets: string[];
+    refused: { kind: 'database' | 'role' | 'secret'; name: string; heldBy: string }[];
+  };
+  /** What PostgreSQL itself was found to hold; null when it was not asked (or could not be). */
+  inPostgres: { database: boolean; roles: string[]; privilegesMissing: string[] } | null;
   secrets: ConnectionSecretFact[];
   roles: DatabaseRoleFact[];
   cnpgDatabase: ObjectFact & {

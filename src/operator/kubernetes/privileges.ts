@@ -6,7 +6,9 @@
 import type { PrivilegesPort } from '../core/database/ports.ts';
 import { PortError } from '../core/errors.ts';
 import type { ClusterKey } from '../core/ports.ts';
+import type { PostgresPresence } from '../domain/database/observation.ts';
 import { childNames, SUPERUSER_NAME } from '../domain/vocabulary.ts';
+import { inspectPresence } from '../postgres/presence.ts';
 import { applyPrivileges, existingRoles, type PrivilegePlan } from '../postgres/privileges.ts';
 import { getOrUndefined } from './errors.ts';
 import { type ObjectClient, objectClient } from './objects.ts';
@@ -47,6 +49,10 @@ export class KubernetesPrivilegesPort implements PrivilegesPort {
 
   async existingRoles(cluster: ClusterKey, roles: string[]): Promise<string[]> {
     return existingRoles(await this.superuser(cluster), roles);
+  }
+
+  async inspect(cluster: ClusterKey, plan: PrivilegePlan): Promise<PostgresPresence> {
+    return inspectPresence(await this.superuser(cluster), plan);
   }
 
   /** Where and as whom to connect: the superuser Secret read from the API, the host from `hostOf`. */

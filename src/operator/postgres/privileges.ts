@@ -70,7 +70,7 @@ const SEQUENCE_PRIVILEGES = 'USAGE, SELECT, UPDATE';
 type User = PrivilegePlan['users'][number];
 
 /** The plan's schemas as they are granted on: 'public' first, then the others sorted, each once. */
-function normaliseSchemas(schemas: readonly string[]): string[] {
+export function normaliseSchemas(schemas: readonly string[]): string[] {
   const others = [...new Set(schemas)].filter((s) => s !== 'public').sort(byCodeUnits);
   return ['public', ...others];
 }
@@ -197,7 +197,7 @@ export function planDigest(plan: PrivilegePlan): string {
   return createHash('sha256').update(JSON.stringify(normalised)).digest('hex').slice(0, 16);
 }
 
-function clientFor(target: SuperuserTarget, database: string, options: ApplyOptions): Client {
+export function clientFor(target: SuperuserTarget, database: string, options: ApplyOptions): Client {
   const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   return new Client({
     host: target.host,
@@ -246,7 +246,7 @@ function redact(text: string, password: string): string {
 }
 
 /** The PrivilegeError for what applying threw; only a server's error carries a SQLSTATE (not e.g. 'EPIPE'). */
-function privilegeError(error: unknown, what: string, password: string): PrivilegeError {
+export function privilegeError(error: unknown, what: string, password: string): PrivilegeError {
   const message = redact(`${what}: ${describe(error)}`, password);
   const code = error instanceof DatabaseError && typeof error.code === 'string' ? error.code : undefined;
   return new PrivilegeError(message, code);

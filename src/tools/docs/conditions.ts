@@ -30,10 +30,12 @@ const COMPONENT_MEANING: Record<Component, string> = {
 /** What each of the database's component conditions stands for. */
 const DATABASE_COMPONENT_MEANING: Record<DatabaseComponent, string> = {
   cluster: 'the PostgresCluster `spec.cluster` names exists, is not being deleted and has published its endpoints',
+  claims:
+    'it holds its database name and role names on the cluster and its Secret names in the namespace: none is the cluster’s, nor held by another PostgresDatabase that recorded it first or is older',
   secrets: 'a connection Secret per role exists, is ours and points at the endpoints the cluster publishes',
   roles:
-    'the PostgresCluster pushed every role to CNPG and CNPG reconciled it; no role is held by the cluster’s spec or an older PostgresDatabase',
-  database: 'the CNPG Database is ours, up to date and applied by CNPG',
+    'the PostgresCluster pushed every role to CNPG with a password Secret this PostgresDatabase controls, CNPG reconciled it, and PostgreSQL has it',
+  database: 'the CNPG Database is ours, up to date and applied by CNPG, and PostgreSQL has the database',
   privileges:
     'the grants for the users, their access and the schemas were applied over SQL (their digest is recorded on the CNPG Database)',
 };

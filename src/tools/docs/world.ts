@@ -160,7 +160,15 @@ export function frozenDatabasePorts(
       delete: write,
     },
     connectionSecrets: { get: async (ref) => findSecret(ref), apply: write, delete: write, releaseOwner: write },
-    privileges: { grant: write, existingRoles: async () => [] },
+    privileges: {
+      grant: write,
+      existingRoles: async () => [],
+      // What the sample says PostgreSQL holds, where the core would ask.
+      inspect: async () => {
+        if (!observation.inPostgres) throw new Error('the sample says nothing of PostgreSQL');
+        return observation.inPostgres;
+      },
+    },
     events: events(recorder),
     clock: { now: () => now },
   };

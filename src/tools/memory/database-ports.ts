@@ -8,7 +8,11 @@ import { type DatabasePorts, type PrivilegesPort, sharedWithClusters } from '../
 import { PortError } from '../../operator/core/errors.ts';
 import type { ClusterKey, Ports } from '../../operator/core/ports.ts';
 import type { ConnectionSecretTemplate } from '../../operator/domain/database/effects.ts';
-import type { CnpgDatabase, ConnectionSecretView } from '../../operator/domain/database/observation.ts';
+import type {
+  CnpgDatabase,
+  ConnectionSecretView,
+  PostgresPresence,
+} from '../../operator/domain/database/observation.ts';
 import { PRIVILEGES_ANNOTATION, PRIVILEGES_FIELD_MANAGER } from '../../operator/domain/database/vocabulary.ts';
 import type { CnpgCluster, ObjectRef } from '../../operator/domain/objects.ts';
 import { FIELD_MANAGER } from '../../operator/domain/vocabulary.ts';
@@ -46,13 +50,51 @@ export function simulatedRoles(cnpg: CnpgCluster | undefined, roles: readonly st
 }
 
 /**
+ * What PostgreSQL holds *beyond* CNPG's reports: names lost there (dropped by hand, by a restore), as
+ * `database/<name>`, `role/<name>` or `privileges/<user>`, comma-separated, on the CNPG Cluster of the memory
+ * world (where the simulated PostgreSQL's roles are read from too), so that the samples and the memory ports
+ * see the same loss.
+ */
+export const SIMULATED_LOSS_ANNOTATION = 'simulation.pgfsm.io/lost';
+
+/**
+ * What a simulated PostgreSQL holds of a plan: the database once CNPG has applied a Database of that name, the
+ * roles as simulatedRoles says, every user's default privileges; less what the loss annotation names.
+ */
+export function simulatedPresence(
+  cnpg: CnpgCluster | undefined,
+  cnpgDatabases: readonly CnpgDatabase[],
+  plan: PrivilegePlan,
+): PostgresPresence {
+  const lost = new Set((cnpg?.metadata.annotations?.[SIMULATED_LOSS_ANNOTATION] ?? '').split(',').filter(Boolean));
+  const applied = cnpgDatabases.some(
+    (d) => d.spec.name === plan.database && d.spec.ensure !== 'absent' && d.status?.applied === true,
+  );
+  const roles = simulatedRoles(cnpg, [plan.owner, ...plan.users.map((u) => u.name)]).filter(
+    (r) => !lost.has(`role/${r}`),
+  );
+  const database = applied && !lost.has(`database/${plan.database}`);
+  const privilegesMissing = database
+    ? plan.users.filter((u) => lost.has(`privileges/${u.name}`)).map((u) => `${u.name} in public`)
+    : [];
+  return { database, roles, privilegesMissing };
+}
+
+/**
  * Records every grant; `failWith` makes the next grants fail as a connection refused would. Which roles exist is
  * asked of `roles` (the world a test keeps, or a simulator's), none when not given.
  */
 export class RecordingPrivileges implements PrivilegesPort {
   readonly grants: { cluster: ClusterKey; plan: PrivilegePlan }[] = [];
   failWith: Error | undefined;
-  constructor(private readonly roles: (cluster: ClusterKey, names: string[]) => string[] = () => []) {}
+  constructor(
+    private readonly roles: (cluster: ClusterKey, names: string[]) => string[] = () => [],
+    private readonly presence: (cluster: ClusterKey, plan: PrivilegePlan) => PostgresPresence = (_, plan) => ({
+      database: true,
+      roles: [plan.owner, ...plan.users.map((u: { name: string }) => u.name)],
+      privilegesMissing: [],
+    }),
+  ) {}
   async grant(cluster: ClusterKey, plan: PrivilegePlan): Promise<void> {
     if (this.failWith) throw this.failWith;
     this.grants.push({ cluster, plan: structuredClone(plan) });
@@ -60,7 +102,19 @@ export class RecordingPrivileges implements PrivilegesPort {
   async existingRoles(cluster: ClusterKey, names: string[]): Promise<string[]> {
     return this.roles(cluster, names);
   }
+  async inspect(cluster: ClusterKey, plan: PrivilegePlan): Promise<PostgresPresence> {
+    if (this.failWith) throw this.failWith;
+    return this.presence(cluster, plan);
+  }
 }
+
+/** What the in-memory API's CNPG objects say a simulated PostgreSQL holds of a plan. */
+export const memoryPresence = (api: MemoryApiServer) => (cluster: ClusterKey, plan: PrivilegePlan) =>
+  simulatedPresence(
+    api.get<CnpgCluster>({ kind: 'Cluster', namespace: cluster.namespace, name: cluster.name }),
+    api.list('Database').filter((d) => d.metadata.namespace === cluster.namespace) as unknown as CnpgDatabase[],
+    plan,
+  );
 
 /** The roles the in-memory API's CNPG Cluster says a simulated PostgreSQL has. */
 export const memoryRoles = (api: MemoryApiServer) => (cluster: ClusterKey, names: string[]) =>
@@ -94,7 +148,7 @@ class MemoryConnectionSecrets extends MemoryChildPort<ConnectionSecretView> {
 export function memoryDatabasePorts(
   api: MemoryApiServer,
   clusterPorts: Ports,
-  privileges: PrivilegesPort = new RecordingPrivileges(memoryRoles(api)),
+  privileges: PrivilegesPort = new RecordingPrivileges(memoryRoles(api), memoryPresence(api)),
 ): DatabasePorts {
   const cnpgDatabases = new MemoryChildPort<CnpgDatabase>(api);
   return {

@@ -1,13 +1,16 @@
 /** Reads one PostgresDatabase's world through the ports: the observation of its tick. */
 import { DNS_1035_LABEL } from '../../api/cnpg-rules.ts';
 import type { PostgresDatabase } from '../../api/schema.ts';
+import { privilegePlanOf } from '../../domain/database/assessment.ts';
 import { cnpgDatabaseRef } from '../../domain/database/cnpg-database.ts';
 import { secretRefOf } from '../../domain/database/connection.ts';
 import { rolesToConfirmDropped } from '../../domain/database/deletion.ts';
 import type { ConnectionSecretView, DatabaseObservation } from '../../domain/database/observation.ts';
+import { presenceToConfirm } from '../../domain/database/presence.ts';
 import { rolesOf } from '../../domain/database/roles.ts';
 import { CNPG_API_VERSION } from '../../domain/objects.ts';
 import { childNames } from '../../domain/vocabulary.ts';
+import type { ClusterKey } from '../ports.ts';
 import type { DatabasePorts } from './ports.ts';
 
 /** A PostgresCluster's name is a DNS-1035 label (its CRD's rule, as CNPG's Services need). */
@@ -50,5 +53,21 @@ export async function observeDatabase(ports: DatabasePorts, database: PostgresDa
     const names = roles.map((r) => r.name);
     observation.rolesInPostgres = await ports.privileges.existingRoles({ namespace, name: clusterName }, names);
   }
+  if (clusterName && presenceToConfirm(observation)) {
+    const inPostgres = await presence(ports, { namespace, name: clusterName }, database);
+    if (inPostgres) observation.inPostgres = inPostgres;
+  }
   return observation;
+}
+
+/**
+ * What PostgreSQL holds, or nothing when it cannot be asked now (a failover, the -rw Service not answering):
+ * the checks then judge by CloudNativePG's report, as before the look. Never the reason a pass fails.
+ */
+async function presence(ports: DatabasePorts, cluster: ClusterKey, database: PostgresDatabase) {
+  try {
+    return await ports.privileges.inspect(cluster, privilegePlanOf(database, rolesOf(database)));
+  } catch {
+    return undefined;
+  }
 }

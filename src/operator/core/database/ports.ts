@@ -5,7 +5,7 @@
  */
 import type { PostgresDatabase, PostgresDatabaseStatus } from '../../api/schema.ts';
 import type { ConnectionSecretTemplate } from '../../domain/database/effects.ts';
-import type { CnpgDatabase, ConnectionSecretView } from '../../domain/database/observation.ts';
+import type { CnpgDatabase, ConnectionSecretView, PostgresPresence } from '../../domain/database/observation.ts';
 import type { ObjectRef } from '../../domain/objects.ts';
 import type { PrivilegePlan } from '../../postgres/privileges.ts';
 import type { ClusterKey, Ports } from '../ports.ts';
@@ -44,6 +44,8 @@ export interface PrivilegesPort {
   grant(cluster: ClusterKey, plan: PrivilegePlan): Promise<void>;
   /** Which of `roles` PostgreSQL has now: what a deletion under `Delete` waits to be empty. */
   existingRoles(cluster: ClusterKey, roles: string[]): Promise<string[]>;
+  /** Whether the plan's database and roles exist and the users' default privileges are in place. */
+  inspect(cluster: ClusterKey, plan: PrivilegePlan): Promise<PostgresPresence>;
 }
 
 /** The ports a database's pass shares with the clusters': the PostgresCluster, its CNPG Cluster and endpoints, … */

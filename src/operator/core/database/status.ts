@@ -101,5 +101,14 @@ export function projectDatabaseStatus(input: DatabaseStatusInput): PostgresDatab
   if (assessment.roles.length > 0) {
     status.secrets = assessment.roles.map((r) => ({ user: r.name, secretName: r.secretName, access: r.access }));
   }
+  // What it holds is what keeps it held (claims.ts): recorded on every pass that could judge it.
+  const held = assessment.held;
+  if (held && (held.database !== undefined || held.roles.length > 0 || held.secrets.length > 0)) {
+    status.claims = {
+      ...(held.database !== undefined ? { database: held.database } : {}),
+      roles: held.roles,
+      secrets: held.secrets,
+    };
+  }
   return status;
 }

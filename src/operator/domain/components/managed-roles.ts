@@ -4,7 +4,7 @@
  * the list are set to `ensure: absent` until CNPG confirms they are gone.
  */
 import type { MergedConfig } from '../config.ts';
-import { type RoleClaim, roleClaims } from '../database/roles.ts';
+import { claimsOn, type RoleClaim } from '../database/claims.ts';
 import type { Effect } from '../effects.ts';
 import { normal } from '../effects.ts';
 import { CNPG_API_VERSION, type CnpgCluster, type CnpgRoleConfiguration } from '../objects.ts';
@@ -44,7 +44,7 @@ export function desiredRoles(observation: Observation, config: MergedConfig): De
   const waitingForSecret: Record<string, string> = {};
   const roles: CnpgRoleConfiguration[] = [];
   // Who holds each role a PostgresDatabase asks for: judged once, for the removals below and the pushes after.
-  const claimed = roleClaims(observation.cluster, observation.databases ?? []).roles;
+  const claimed = claimsOn(observation.cluster, observation.databases ?? []).roles;
   const wanted = new Set([...config.managedRoles.map((r) => r.name), ...claimed.keys()]);
   for (const role of config.managedRoles) {
     if (role.exists === false) {
@@ -83,8 +83,10 @@ export function desiredRoles(observation: Observation, config: MergedConfig): De
 
 /**
  * A PostgresDatabase's role as it is pushed: absent while its database is deleted with it, out of the list once
- * released (Retain), and present once its connection Secret exists (CNPG reads the password there). Until the
- * Secret exists, what CNPG already has is kept, as for the spec's roles.
+ * released (Retain), and present once its connection Secret exists and is controlled by the database that holds
+ * the role (CNPG reads the password there). A Secret of that name planted by someone else, or controlled by
+ * another object, is never named as the password: a role not pushed yet waits, and one already pushed is kept
+ * without a password Secret (CloudNativePG then leaves its password as it is).
  */
 function databaseRole(
   claim: RoleClaim,
@@ -93,8 +95,19 @@ function databaseRole(
 ): CnpgRoleConfiguration | undefined {
   if (claim.ensure === 'released') return undefined;
   if (claim.ensure === 'absent') return { name: claim.name, ensure: 'absent' };
-  if (!observation.roleSecrets[claim.secretName]) return pushed ? normalize(pushed) : undefined;
+  if (!passwordSecretOfClaimant(claim, observation)) {
+    if (!pushed) return undefined;
+    const { passwordSecret: _planted, ...kept } = normalize(pushed);
+    return kept;
+  }
   return { name: claim.name, ensure: 'present', login: true, passwordSecret: { name: claim.secretName } };
+}
+
+/** Whether the role's Secret exists and its controller is the PostgresDatabase that holds the role. */
+function passwordSecretOfClaimant(claim: RoleClaim, observation: Observation): boolean {
+  const secret = observation.roleSecrets[claim.secretName];
+  const controller = secret?.metadata.ownerReferences?.find((o) => o.controller);
+  return controller !== undefined && controller.kind === 'PostgresDatabase' && controller.uid === claim.uid;
 }
 
 const rolesKey = (roles: CnpgRoleConfiguration[] | undefined, keep: (name: string) => boolean = () => true) =>
@@ -163,9 +176,12 @@ export function rolesStatus(observation: Observation, desired: DesiredRoles) {
   const failed = failedRoles(observation, desired);
   const names = desired.roles.map((r) => r.name).concat(Object.keys(desired.waitingForSecret));
   const unique = [...new Set(names)].sort();
+  // A role leaving (`ensure: absent`) is not pending: the cluster has all it needs without it, and a
+  // PostgresDatabase deleted with its roles must not take its cluster out of Ready while CNPG drops them.
+  const leaving = new Set(desired.roles.filter((r) => r.ensure === 'absent').map((r) => r.name));
   return {
     reconciled: unique.filter((n) => reconciled.has(n) && !failed[n] && !desired.waitingForSecret[n]),
-    pending: unique.filter((n) => (!reconciled.has(n) || desired.waitingForSecret[n]) && !failed[n]),
+    pending: unique.filter((n) => (!reconciled.has(n) || desired.waitingForSecret[n]) && !failed[n] && !leaving.has(n)),
     failed,
   };
 }

@@ -11,11 +11,13 @@ import { joinReports, type KubeEvent } from '../effects.ts';
 import { isRecord } from '../records.ts';
 import { type Judgment, judgment, type Verdict, verdict } from '../verdict.ts';
 import { ADOPT_ANNOTATION, describeOwner } from '../vocabulary.ts';
+import { type Claims, claimsOn, describeRefusal, type HeldNames, holdsDatabaseName, type Refusal } from './claims.ts';
 import { cnpgApplied, cnpgDatabaseDrift, cnpgDatabaseRef, cnpgRefused, desiredCnpgDatabase } from './cnpg-database.ts';
 import { desiredSecret, type Endpoints, publishedEndpoints, secretDrift } from './connection.ts';
 import { type DatabaseEffect, databaseEvent } from './effects.ts';
 import type { DatabaseObservation, DatabaseTick } from './observation.ts';
-import { type DatabaseRole, roleClaims, rolesOf } from './roles.ts';
+import { databaseMissing, privilegesMissing, rolesMissing } from './presence.ts';
+import { type DatabaseRole, rolesOf } from './roles.ts';
 import {
   DATABASE_COMPONENTS,
   type DatabaseComponent,
@@ -36,6 +38,9 @@ export interface DatabaseAssessment {
   plans: Record<DatabaseComponent, DatabaseEffect[]>;
   endpoints?: Endpoints;
   roles: DatabaseRole[];
+  /** The names it holds (recorded in `status.claims`), and those it wants that others hold. */
+  held?: HeldNames;
+  refusals?: Refusal[];
 }
 
 const plain = new RegExp(PLAIN_IDENTIFIER);
@@ -97,6 +102,29 @@ function judgeCluster(o: DatabaseObservation, endpoints: Endpoints | undefined):
   }
   const via = endpoints.pooled ? 'through its pooler' : 'directly';
   return judgment(ready(DatabaseReason.ClusterAvailable, `PostgresCluster ${name} is published; connecting ${via}`));
+}
+
+const REFUSAL_REASON: Record<Refusal['kind'], DatabaseReason> = {
+  database: DatabaseReason.DatabaseClaimed,
+  role: DatabaseReason.RoleClaimed,
+  secret: DatabaseReason.SecretClaimed,
+};
+
+/** Whether every name it needs is its own: nothing is created, pushed or granted for one that is not. */
+function judgeClaims(o: DatabaseObservation, claims: Claims): DatabaseJudgment {
+  const name = o.database.metadata.name;
+  const refusals = claims.refused.get(name) ?? [];
+  const first = refusals[0];
+  if (first) {
+    const fix = 'pick names nobody else on the cluster uses (the spec is immutable: create the database anew)';
+    return judgment(
+      verdict('Failed', REFUSAL_REASON[first.kind], `${refusals.map(describeRefusal).join('; ')}: ${fix}`),
+    );
+  }
+  const held = claims.held.get(name);
+  const roles = held?.roles.length ?? 0;
+  const message = `Holds database ${held?.database ?? o.database.spec.name}, ${roles} role(s) and their Secret(s) on PostgresCluster ${o.database.spec.cluster}`;
+  return judgment(ready(DatabaseReason.ClaimsHeld, message));
 }
 
 function judgeSecrets(o: DatabaseObservation, roles: DatabaseRole[], endpoints: Endpoints): DatabaseJudgment {
@@ -176,8 +204,6 @@ function judgeSecrets(o: DatabaseObservation, roles: DatabaseRole[], endpoints: 
 function judgeRoles(o: DatabaseObservation, roles: DatabaseRole[]): DatabaseJudgment {
   const { cluster, cnpg } = o;
   if (!cluster || !cnpg) return judgment(pending(DatabaseReason.RolesPending, 'Waiting for the CNPG cluster'));
-  const conflict = roleClaims(cluster, o.databases).conflicts.get(o.database.metadata.name);
-  if (conflict) return judgment(verdict('Failed', DatabaseReason.RoleClaimed, conflict));
   const cannot = cnpg.status?.managedRolesStatus?.cannotReconcile ?? {};
   const failed = roles.filter((r) => cannot[r.name]);
   if (failed.length > 0) {
@@ -202,13 +228,29 @@ function judgeRoles(o: DatabaseObservation, roles: DatabaseRole[]): DatabaseJudg
       ),
     );
   }
+  const missing = rolesMissing(o, roles);
+  if (missing.length > 0) {
+    return judgment(
+      verdict(
+        'Provisioning',
+        DatabaseReason.RolesMissing,
+        `CNPG reports role(s) ${missing.join(', ')} reconciled, but PostgreSQL has none of that name: waiting for CNPG to create them again`,
+      ),
+    );
+  }
   return judgment(ready(DatabaseReason.RolesReconciled, `${roles.length} role(s) reconciled by CNPG`));
 }
 
-function judgeDatabase(o: DatabaseObservation): DatabaseJudgment {
+function judgeDatabase(o: DatabaseObservation, claims: Claims): DatabaseJudgment {
   const desired = desiredCnpgDatabase(o.database);
   const name = desired.metadata.name;
   const seen = o.cnpgDatabase;
+  // A CNPG Database can drop the database it names: none is made for a name another resource holds.
+  if (!holdsDatabaseName(claims, o.database)) {
+    const refusal = claims.refused.get(o.database.metadata.name)?.find((r) => r.kind === 'database');
+    const why = refusal ? describeRefusal(refusal) : `database ${desired.spec.name} is not held`;
+    return judgment(verdict('Failed', DatabaseReason.DatabaseClaimed, why));
+  }
   const apply = (event: KubeEvent): DatabaseEffect => ({ type: 'applyDatabase', object: desired, event });
   if (!seen) {
     return judgment(
@@ -251,6 +293,15 @@ function judgeDatabase(o: DatabaseObservation): DatabaseJudgment {
       verdict('Provisioning', DatabaseReason.DatabasePending, `Waiting for CNPG to apply Database ${name}`),
     );
   }
+  if (databaseMissing(o)) {
+    return judgment(
+      verdict(
+        'Failed',
+        DatabaseReason.DatabaseMissing,
+        `PostgreSQL has no database ${desired.spec.name}, though CNPG Database ${name} reports it applied: dropped by hand, by another object or by a restore`,
+      ),
+    );
+  }
   return judgment(
     ready(DatabaseReason.DatabaseApplied, `Database ${desired.spec.name} exists, owned by ${desired.spec.owner}`),
   );
@@ -269,12 +320,22 @@ function judgePrivileges(o: DatabaseObservation, roles: DatabaseRole[]): Databas
   const plan = privilegePlanOf(o.database, roles);
   const digest = planDigest(plan);
   const seen = o.cnpgDatabase;
-  if (seen?.metadata.annotations?.[PRIVILEGES_ANNOTATION] === digest) {
-    const users = plan.users.length;
-    return judgment(ready(DatabaseReason.PrivilegesApplied, `Privileges of ${users} user(s) granted (${digest})`));
-  }
   const users = plan.users.map((u) => `${u.name} (${u.access})`).join(', ') || 'no users besides the owner';
-  return judgment(verdict('Provisioning', DatabaseReason.PrivilegesPending, `Granting privileges over SQL: ${users}`), {
+  const recorded = seen?.metadata.annotations?.[PRIVILEGES_ANNOTATION] === digest;
+  const missing = recorded ? privilegesMissing(o) : [];
+  if (recorded && missing.length === 0) {
+    return judgment(
+      ready(DatabaseReason.PrivilegesApplied, `Privileges of ${plan.users.length} user(s) granted (${digest})`),
+    );
+  }
+  const why = missing.length
+    ? verdict(
+        'Provisioning',
+        DatabaseReason.PrivilegesMissing,
+        `PostgreSQL no longer has the privileges of ${missing.join(', ')}: granting them again`,
+      )
+    : verdict('Provisioning', DatabaseReason.PrivilegesPending, `Granting privileges over SQL: ${users}`);
+  return judgment(why, {
     type: 'grantPrivileges',
     cluster: o.database.spec.cluster,
     plan,
@@ -311,10 +372,12 @@ function assess(o: DatabaseObservation): DatabaseAssessment {
   }
   const roles = rolesOf(o.database);
   const endpoints = publishedEndpoints(o.endpoints);
+  const claims = claimsOn(o.cluster ?? clusterScope(o.database), o.databases);
   const judged: Partial<Record<DatabaseComponent, DatabaseJudgment>> = { cluster: judgeCluster(o, endpoints) };
+  judged.claims = judgeClaims(o, claims);
   if (endpoints) judged.secrets = judgeSecrets(o, roles, endpoints);
   judged.roles = judgeRoles(o, roles);
-  judged.database = judgeDatabase(o);
+  judged.database = judgeDatabase(o, claims);
   judged.privileges = judgePrivileges(o, roles);
   for (const c of DATABASE_COMPONENTS) {
     const j = judged[c];
@@ -322,8 +385,22 @@ function assess(o: DatabaseObservation): DatabaseAssessment {
     health[c] = j.verdict;
     plans[c] = j.effects;
   }
-  return { health, plans, roles, ...(endpoints ? { endpoints } : {}) };
+  const held = claims.held.get(o.database.metadata.name);
+  const refusals = claims.refused.get(o.database.metadata.name);
+  return {
+    health,
+    plans,
+    roles,
+    ...(endpoints ? { endpoints } : {}),
+    ...(held ? { held } : {}),
+    ...(refusals ? { refusals } : {}),
+  };
 }
+
+/** The cluster a database names, when that PostgresCluster does not exist: claims among databases alone. */
+const clusterScope = (database: PostgresDatabase) => ({
+  metadata: { name: database.spec.cluster, namespace: database.metadata.namespace },
+});
 
 export const isDatabaseComponentReady = (a: DatabaseAssessment, c: DatabaseComponent) => a.health[c].state === 'Ready';
 export const isDatabaseComponentFailed = (a: DatabaseAssessment, c: DatabaseComponent) =>

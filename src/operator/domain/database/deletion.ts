@@ -5,11 +5,12 @@
  * under Delete, released under Retain: they hold the passwords of roles that still exist).
  */
 import type { PostgresDatabase } from '../../api/schema.ts';
-import { cnpgDatabaseRef } from './cnpg-database.ts';
+import { claimsOn, holdsDatabaseName } from './claims.ts';
+import { cnpgDatabaseRef, cnpgRefused, desiredCnpgDatabase } from './cnpg-database.ts';
 import { secretRefOf } from './connection.ts';
 import { type DatabaseEffect, databaseEvent } from './effects.ts';
 import type { DatabaseObservation } from './observation.ts';
-import { roleClaims, rolesOf } from './roles.ts';
+import { rolesOf } from './roles.ts';
 import { ownershipByDatabase } from './vocabulary.ts';
 
 export const databaseDeletionRequested = (o: DatabaseObservation) => !!o.database.metadata.deletionTimestamp;
@@ -22,10 +23,24 @@ const ours = (o: DatabaseObservation, owners: PostgresDatabase['metadata']['owne
 const ourCnpgDatabase = (o: DatabaseObservation) =>
   o.cnpgDatabase && ours(o, o.cnpgDatabase.metadata.ownerReferences) ? o.cnpgDatabase : undefined;
 
+/**
+ * Deletes our CNPG Database. Under Delete, CNPG's finalizer then drops the database it names — so a Database
+ * that may name someone else's (its name is not held, or CNPG refused it: "already managed by object …") is
+ * first set to `retain`, and deleted only once the API server holds that: CloudNativePG sees the update
+ * before the deletion (one watch, in order), and drops nothing.
+ */
 export function planCnpgDatabaseDeletion(o: DatabaseObservation): DatabaseEffect[] {
-  if (!databaseDeletionRequested(o) || !ourCnpgDatabase(o)) return [];
+  const seen = ourCnpgDatabase(o);
+  if (!databaseDeletionRequested(o) || !seen) return [];
   const ref = cnpgDatabaseRef(o.database);
-  const what = deletes(o.database) ? 'CNPG drops the database' : 'the database stays in PostgreSQL';
+  const drops = seen.spec.databaseReclaimPolicy === 'delete';
+  if (drops && !dropsOnlyItsOwn(o, seen)) {
+    const desired = desiredCnpgDatabase(o.database);
+    const object = { ...desired, spec: { ...desired.spec, databaseReclaimPolicy: 'retain' as const } };
+    const message = `CNPG Database ${ref.name} set to retain before it is deleted: database ${seen.spec.name} is not this PostgresDatabase's to drop`;
+    return [{ type: 'applyDatabase', object, event: databaseEvent('CNPGDatabaseUpdated', 'UpdateDatabase', message) }];
+  }
+  const what = drops ? 'CNPG drops the database' : 'the database stays in PostgreSQL';
   return [
     {
       type: 'delete',
@@ -35,22 +50,30 @@ export function planCnpgDatabaseDeletion(o: DatabaseObservation): DatabaseEffect
   ];
 }
 
+/** Whether dropping through this Database can only drop this PostgresDatabase's own database. */
+function dropsOnlyItsOwn(o: DatabaseObservation, seen: NonNullable<DatabaseObservation['cnpgDatabase']>): boolean {
+  const scope = o.cluster ?? { metadata: { name: o.database.spec.cluster, namespace: o.database.metadata.namespace } };
+  return holdsDatabaseName(claimsOn(scope, o.databases), o.database) && !cnpgRefused(seen);
+}
+
 export const cnpgDatabaseGone = (o: DatabaseObservation) => !ourCnpgDatabase(o);
 
 /**
  * The PostgresCluster's pass has let the roles go as the policy says: each is `ensure: absent` (Delete) or out of
  * the list (Retain). Nothing to wait for when there is no CNPG Cluster, or when the roles were never pushed for
- * this database (another had one of them).
+ * this database (those it does not hold).
  */
 export function rolesLetGo(o: DatabaseObservation): boolean {
   const { cluster, cnpg } = o;
   if (!cluster || !cnpg) return true;
-  if (roleClaims(cluster, o.databases).conflicts.has(o.database.metadata.name)) return true;
+  const held = new Set(claimsOn(cluster, o.databases).held.get(o.database.metadata.name)?.roles ?? []);
   const pushed = new Map((cnpg.spec.managed?.roles ?? []).map((r) => [r.name, r]));
   const cannot = cnpg.status?.managedRolesStatus?.cannotReconcile ?? {};
   const reconciled = new Set(cnpg.status?.managedRolesStatus?.byStatus?.reconciled ?? []);
   const inPostgres = new Set(o.rolesInPostgres ?? rolesOf(o.database).map((r) => r.name));
+  // Only the roles it holds were ever pushed for it; another's of the same name are not its to wait for.
   return rolesOf(o.database).every((role) => {
+    if (!held.has(role.name)) return true;
     const entry = pushed.get(role.name);
     if (!deletes(o.database) || entry === undefined) return entry === undefined;
     // Dropped: PostgreSQL says so (CNPG's report alone may be one from before the drop), and CNPG reports it

@@ -48,6 +48,20 @@ export interface DatabaseObservation {
    * be dropped (its CNPG Database gone): CloudNativePG's report on roles has no generation to tell it fresh.
    */
   rolesInPostgres?: string[];
+  /** Read while the database is not being deleted and CNPG has applied its Database; absent when unreadable. */
+  inPostgres?: PostgresPresence;
+}
+
+/**
+ * What PostgreSQL itself says of the database (postgres/presence.ts), read over SQL on a pass that would
+ * otherwise find it Ready: CloudNativePG's `applied` says what it did once, not what is there now.
+ */
+export interface PostgresPresence {
+  database: boolean;
+  /** Which of its roles exist. */
+  roles: string[];
+  /** `user in schema` for each user whose default privileges from the owner are gone. */
+  privilegesMissing: string[];
 }
 
 export interface DatabaseTick {

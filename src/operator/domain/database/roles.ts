@@ -3,7 +3,7 @@
  * atomic list: two field managers applying it would each remove the other's entries. So the PostgresCluster's
  * pass is its only writer: it pushes the roles of its own spec and those of every PostgresDatabase naming it
  * (components/managed-roles.ts), and a PostgresDatabase only reads what CNPG reports. Both sides call
- * `roleClaims` below, so they agree on who owns a role without talking to each other.
+ * `claimsOn` (claims.ts), so they agree on who holds a role without talking to each other.
  */
 
 import { isDatabaseReleasingRoles } from '../../../../machines/database-states.ts';
@@ -41,65 +41,17 @@ export function rolesOf(database: PostgresDatabase): DatabaseRole[] {
 }
 
 /** Whether a PostgresDatabase's spec names this cluster (same namespace). */
-export const namesCluster = (database: PostgresDatabase, cluster: Pick<PostgresCluster, 'metadata'>) =>
+export const namesCluster = (database: PostgresDatabase, cluster: Pick<PostgresCluster, 'metadata'>): boolean =>
   database.metadata.namespace === cluster.metadata.namespace &&
   isRecord(database.spec) &&
   database.spec.cluster === cluster.metadata.name;
 
-export interface RoleClaim extends DatabaseRole {
-  /** The PostgresDatabase that has it. */
-  database: string;
-  /**
-   * `present`: pushed with its password Secret. `absent`: the database is being deleted with its roles.
-   * `released`: deleted under Retain: taken out of the list, left in PostgreSQL as it is.
-   */
-  ensure: 'present' | 'absent' | 'released';
-}
-
-export interface Claims {
-  /** By role name. */
-  roles: Map<string, RoleClaim>;
-  /** By PostgresDatabase name: why its roles are not pushed (one of them belongs to someone else). */
-  conflicts: Map<string, string>;
-}
-
-const byAge = (a: PostgresDatabase, b: PostgresDatabase) =>
-  (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||
-  a.metadata.name.localeCompare(b.metadata.name);
-
-function ensureOf(database: PostgresDatabase): RoleClaim['ensure'] {
+/**
+ * What the PostgresCluster's pass does with a held role: `present` (pushed with its password Secret), `absent`
+ * (its database is being deleted with its roles) or `released` (deleted under Retain: out of the list, left in
+ * PostgreSQL as it is).
+ */
+export function ensureOf(database: PostgresDatabase): 'present' | 'absent' | 'released' {
   if (!database.metadata.deletionTimestamp || !isDatabaseReleasingRoles(database.status?.state)) return 'present';
   return isRecord(database.spec) && database.spec.deletionPolicy === 'Delete' ? 'absent' : 'released';
-}
-
-/**
- * Who has each role on the cluster: its own `spec.managedRoles` first, then the PostgresDatabases naming it,
- * oldest first. A database one of whose roles is already had gets none of them pushed, and the reason.
- */
-export function roleClaims(cluster: PostgresCluster, databases: readonly PostgresDatabase[]): Claims {
-  const roles = new Map<string, RoleClaim>();
-  const conflicts = new Map<string, string>();
-  const spec: unknown = cluster.spec;
-  const own = new Set<string>();
-  if (isRecord(spec) && Array.isArray(spec.managedRoles)) {
-    for (const role of spec.managedRoles) if (isRecord(role) && typeof role.name === 'string') own.add(role.name);
-  }
-  for (const database of databases.filter((d) => namesCluster(d, cluster)).sort(byAge)) {
-    const wanted = rolesOf(database);
-    const taken = wanted
-      .map((role) => {
-        if (own.has(role.name))
-          return `role ${role.name} is in PostgresCluster ${cluster.metadata.name}'s spec.managedRoles`;
-        const other = roles.get(role.name);
-        return other ? `role ${role.name} belongs to PostgresDatabase ${other.database}` : undefined;
-      })
-      .filter((why): why is string => why !== undefined);
-    if (taken.length > 0) {
-      conflicts.set(database.metadata.name, taken.join('; '));
-      continue;
-    }
-    const ensure = ensureOf(database);
-    for (const role of wanted) roles.set(role.name, { ...role, database: database.metadata.name, ensure });
-  }
-  return { roles, conflicts };
 }

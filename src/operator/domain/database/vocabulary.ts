@@ -7,11 +7,12 @@ import { API_VERSION, type OwnerReference, type PostgresDatabase } from '../../a
 import { MANAGED_BY_LABEL } from '../vocabulary.ts';
 
 /** The pipeline's steps, in order: each needs the ones before it. */
-export const DATABASE_COMPONENTS = ['cluster', 'secrets', 'roles', 'database', 'privileges'] as const;
+export const DATABASE_COMPONENTS = ['cluster', 'claims', 'secrets', 'roles', 'database', 'privileges'] as const;
 export type DatabaseComponent = (typeof DATABASE_COMPONENTS)[number];
 
 export const DATABASE_CONDITION_OF: Record<DatabaseComponent, string> = {
   cluster: 'ClusterAvailable',
+  claims: 'ClaimsHeld',
   secrets: 'SecretsReady',
   roles: 'RolesReady',
   database: 'DatabaseReady',
@@ -25,6 +26,11 @@ export const DatabaseReason = {
   ClusterDeleting: 'ClusterDeleting',
   ClusterAvailable: 'ClusterAvailable',
   InvalidSpec: 'InvalidSpec',
+  // the names it needs: database, roles, Secrets (claims.ts)
+  ClaimsHeld: 'ClaimsHeld',
+  DatabaseClaimed: 'DatabaseClaimed',
+  RoleClaimed: 'RoleClaimed',
+  SecretClaimed: 'SecretClaimed',
   // the connection Secrets
   SecretsReady: 'SecretsReady',
   SecretsPending: 'SecretsPending',
@@ -33,17 +39,19 @@ export const DatabaseReason = {
   // the roles, pushed by the PostgresCluster
   RolesReconciled: 'RolesReconciled',
   RolesPending: 'RolesPending',
-  RoleClaimed: 'RoleClaimed',
+  RolesMissing: 'RolesMissing',
   RolesReconciliationFailed: 'RolesReconciliationFailed',
   // the CNPG Database
   DatabaseApplied: 'DatabaseApplied',
   DatabasePending: 'DatabasePending',
   DatabaseNotApplied: 'DatabaseNotApplied',
   DatabaseOwnedByOther: 'DatabaseOwnedByOther',
+  DatabaseMissing: 'DatabaseMissing',
   // the privileges, over SQL
   PrivilegesApplied: 'PrivilegesApplied',
   PrivilegesPending: 'PrivilegesPending',
   PrivilegesFailed: 'PrivilegesFailed',
+  PrivilegesMissing: 'PrivilegesMissing',
   // a write that failed, on its component's condition
   WriteFailed: 'WriteFailed',
   CleanupFailed: 'CleanupFailed',

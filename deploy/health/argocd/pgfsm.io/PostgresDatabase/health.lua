@@ -9,6 +9,8 @@
 --   Pending (past deadline)                  False  False        True     Degraded
 --   Provisioning.Cluster                     False  True         False    Progressing
 --   Provisioning.Cluster (past deadline)     False  False        True     Degraded
+--   Provisioning.Claims                      False  True         False    Progressing
+--   Provisioning.Claims (past deadline)      False  False        True     Degraded
 --   Provisioning.Secrets                     False  True         False    Progressing
 --   Provisioning.Secrets (past deadline)     False  False        True     Degraded
 --   Provisioning.Roles                       False  True         False    Progressing
@@ -19,6 +21,7 @@
 --   Provisioning.Privileges (past deadline)  False  False        True     Degraded
 --   Ready                                    True   False        False    Healthy
 --   Failed.InvalidSpec                       False  False        True     Degraded
+--   Failed.Claims                            False  False        True     Degraded
 --   Failed.Secrets                           False  False        True     Degraded
 --   Failed.Roles                             False  False        True     Degraded
 --   Failed.Database                          False  False        True     Degraded
