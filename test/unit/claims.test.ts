@@ -246,3 +246,28 @@ describe('Ready means PostgreSQL has it', () => {
     expect(x.health.database.state).toBe('Ready');
   });
 });
+
+describe('the Secrets follow only endpoints the cluster published', () => {
+  it('a planted endpoints ConfigMap (no owner) is not followed: no Secret is written toward it', () => {
+    const x = assessDatabase(
+      tick({ secrets: 'missing' }, (t) => {
+        const cm = t.observation.endpoints;
+        if (cm) cm.metadata.ownerReferences = [];
+      }),
+    );
+    expect(x.health.cluster).toMatchObject({ state: 'Pending', reason: 'ClusterNotPublished' });
+    expect(x.health.cluster.message).toContain('is not controlled by PostgresCluster orders');
+    expect(x.plans.secrets).toEqual([]);
+  });
+
+  it("the cluster's own ConfigMap edited to name another host: not followed", () => {
+    const x = assessDatabase(
+      tick({}, (t) => {
+        const data = t.observation.endpoints?.data;
+        if (data) data.CLUSTER_RW_ENDPOINT = 'collector.attacker.svc.cluster.local';
+      }),
+    );
+    expect(x.health.cluster.message).toContain('names host(s) collector.attacker.svc.cluster.local');
+    expect(x.health.cluster.state).toBe('Pending');
+  });
+});

@@ -38,3 +38,8 @@ KubernetesPrivilegesPort.prototype.grant = async (cluster, plan) => {
 // A deletion under Delete asks which roles PostgreSQL still has: none here, once CNPG (simulated) has dropped them,
 // which the deletion also waits for in CNPG's report.
 KubernetesPrivilegesPort.prototype.existingRoles = async () => [];
+
+// Nor can it look at what PostgreSQL holds: the pass then judges the database by CNPG's (simulated) report.
+KubernetesPrivilegesPort.prototype.inspect = async () => {
+  throw new Error('PostgreSQL is simulated in this sandbox: nothing to inspect');
+};

@@ -13,7 +13,7 @@ import { type Judgment, judgment, type Verdict, verdict } from '../verdict.ts';
 import { ADOPT_ANNOTATION, describeOwner } from '../vocabulary.ts';
 import { type Claims, claimsOn, describeRefusal, type HeldNames, holdsDatabaseName, type Refusal } from './claims.ts';
 import { cnpgApplied, cnpgDatabaseDrift, cnpgDatabaseRef, cnpgRefused, desiredCnpgDatabase } from './cnpg-database.ts';
-import { desiredSecret, type Endpoints, publishedEndpoints, secretDrift } from './connection.ts';
+import { desiredSecret, type Endpoints, followedEndpoints, secretDrift } from './connection.ts';
 import { type DatabaseEffect, databaseEvent } from './effects.ts';
 import type { DatabaseObservation, DatabaseTick } from './observation.ts';
 import { databaseMissing, privilegesMissing, rolesMissing } from './presence.ts';
@@ -78,7 +78,7 @@ export function specProblem(database: PostgresDatabase): string | undefined {
 const pending = (reason: DatabaseReason, message: string) => verdict('Pending', reason, message);
 const ready = (reason: DatabaseReason, message: string) => verdict('Ready', reason, message);
 
-function judgeCluster(o: DatabaseObservation, endpoints: Endpoints | undefined): DatabaseJudgment {
+function judgeCluster(o: DatabaseObservation, endpoints: Endpoints | undefined, refused?: string): DatabaseJudgment {
   const name = o.database.spec.cluster;
   if (!o.cluster) {
     return judgment(
@@ -91,6 +91,7 @@ function judgeCluster(o: DatabaseObservation, endpoints: Endpoints | undefined):
   if (o.cluster.metadata.deletionTimestamp) {
     return judgment(pending(DatabaseReason.ClusterDeleting, `PostgresCluster ${name} is being deleted`));
   }
+  if (refused) return judgment(pending(DatabaseReason.ClusterNotPublished, refused));
   if (!endpoints || !o.cnpg) {
     const phase = o.cluster.status?.phase ?? 'new';
     return judgment(
@@ -371,9 +372,9 @@ function assess(o: DatabaseObservation): DatabaseAssessment {
     return { specProblem: problem, health, plans, roles: [] };
   }
   const roles = rolesOf(o.database);
-  const endpoints = publishedEndpoints(o.endpoints);
+  const { endpoints, refused } = followedEndpoints(o.endpoints, o.cluster);
   const claims = claimsOn(o.cluster ?? clusterScope(o.database), o.databases);
-  const judged: Partial<Record<DatabaseComponent, DatabaseJudgment>> = { cluster: judgeCluster(o, endpoints) };
+  const judged: Partial<Record<DatabaseComponent, DatabaseJudgment>> = { cluster: judgeCluster(o, endpoints, refused) };
   judged.claims = judgeClaims(o, claims);
   if (endpoints) judged.secrets = judgeSecrets(o, roles, endpoints);
   judged.roles = judgeRoles(o, roles);

@@ -5,9 +5,10 @@
  * published, and each Secret follows in the database's next pass. A failover or switchover changes nothing
  * here: the Services follow the primary themselves.
  */
-import type { PostgresDatabase } from '../../api/schema.ts';
+import type { PostgresCluster, PostgresDatabase } from '../../api/schema.ts';
 import { EndpointKey } from '../components/configmap.ts';
 import type { ConfigMap, ObjectRef } from '../objects.ts';
+import { childNames, ownershipOf } from '../vocabulary.ts';
 import type { ConnectionSecretTemplate } from './effects.ts';
 import type { ConnectionSecretView } from './observation.ts';
 import type { DatabaseRole } from './roles.ts';
@@ -34,6 +35,45 @@ export function publishedEndpoints(configMap: ConfigMap | undefined): Endpoints 
   if (poolerRw && poolerRo) return { rw: poolerRw, ro: poolerRo, port, pooled: true };
   return { rw, ro, port, pooled: false };
 }
+
+/**
+ * The endpoints a database's Secrets may point at: those published in an endpoints ConfigMap its PostgresCluster
+ * controls, naming only that cluster's own Services in its namespace. Anyone who may write ConfigMaps in the
+ * namespace could otherwise plant or edit one and have every connection Secret — and so every application's
+ * password — sent to a host of their choosing. `refused` says why one is not followed.
+ */
+export function followedEndpoints(
+  configMap: ConfigMap | undefined,
+  cluster: PostgresCluster | undefined,
+): { endpoints?: Endpoints; refused?: string } {
+  const endpoints = publishedEndpoints(configMap);
+  if (!configMap || !cluster || !endpoints) return {};
+  const name = `ConfigMap ${configMap.metadata.name}`;
+  if (ownershipOf(configMap.metadata.ownerReferences, cluster) !== 'ours') {
+    return { refused: `${name} is not controlled by PostgresCluster ${cluster.metadata.name}: not followed` };
+  }
+  const services = ownServices(cluster);
+  const stray = [endpoints.rw, endpoints.ro].filter((host) => !services.test(host));
+  if (stray.length > 0 || !/^[0-9]{1,5}$/.test(endpoints.port)) {
+    const what = stray.length ? `host(s) ${stray.join(', ')}` : `port ${endpoints.port}`;
+    return {
+      refused: `${name} names ${what}, not PostgresCluster ${cluster.metadata.name}'s own Services: not followed`,
+    };
+  }
+  return { endpoints };
+}
+
+/** `<cluster>-rw`, `-ro`, `-pooler-rw`, `-pooler-ro` in the cluster's namespace, with or without the cluster domain. */
+function ownServices(cluster: PostgresCluster): RegExp {
+  const names = childNames(cluster.metadata.name);
+  const services = [`${names.cnpgCluster}-rw`, `${names.cnpgCluster}-ro`, names.poolerRw, names.poolerRo];
+  const namespace = cluster.metadata.namespace ?? '';
+  return new RegExp(
+    `^(${services.map(escape).join('|')})\\.${escape(namespace)}\\.svc(\\.[a-z0-9]([a-z0-9.-]*[a-z0-9])?)?$`,
+  );
+}
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export const secretRefOf = (database: PostgresDatabase, role: DatabaseRole): ObjectRef => ({
   apiVersion: 'v1',
