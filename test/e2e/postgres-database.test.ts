@@ -17,6 +17,8 @@ import {
   createNamespace,
   type E2e,
   endpoints,
+  eventsAbout,
+  getCluster,
   getDatabase,
   patchSpec,
   query,
@@ -165,6 +167,9 @@ describe('a PostgresDatabase on real PostgreSQL', () => {
       (await query(admin, "SELECT 1 FROM pg_database WHERE datname = 'scratch'")).length +
       (await query(admin, "SELECT 1 FROM pg_roles WHERE rolname = 'scratcher'")).length;
     expect(await exists()).toBe(2);
+    const notReady = async () =>
+      (await eventsAbout(e2e, NS, CLUSTER)).filter((e) => e.reason === 'NotReady').reduce((n, e) => n + e.count, 0);
+    const notReadyBefore = await notReady();
     await e2e.custom.deleteNamespacedCustomObject({
       group: 'pgfsm.io',
       version: 'v1alpha1',
@@ -176,6 +181,9 @@ describe('a PostgresDatabase on real PostgreSQL', () => {
       (await getDatabase(e2e, NS, 'library-scratch')) ? undefined : true,
     );
     expect(await exists()).toBe(0);
+    // Its roles leaving the cluster's list are not pending: the cluster never left Ready for them (issue 37, 4).
+    expect(await notReady()).toBe(notReadyBefore);
+    expect((await getCluster(e2e, NS, CLUSTER))?.status?.state).toBe('Ready');
     // The other database is untouched.
     expect((await getDatabase(e2e, NS, 'library-app'))?.status?.state).toBe('Ready');
   });
