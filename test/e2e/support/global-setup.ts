@@ -8,7 +8,7 @@ import type { TestProject } from 'vitest/node';
 import { startRealNode, stopRealNode } from '../../../src/tools/node/index.ts';
 import { nodeDirs } from '../../../src/tools/node/layout.ts';
 import { isClean, leftovers } from '../../../src/tools/node/teardown.ts';
-import { clearResults, readResults, summaryLine } from './results.ts';
+import { clearResults, readLines, readResults, summaryLine } from './results.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -41,6 +41,7 @@ export default async function setup(project: TestProject) {
   return async () => {
     const results = readResults();
     process.stdout.write(`\n${summaryLine(world, results)}\n`);
+    for (const line of readLines()) process.stdout.write(`${line}\n`);
     if (process.env.PGFSM_NODE_KEEP === '1') {
       log('PGFSM_NODE_KEEP=1: the node keeps running (npm run node -- stop ends it)');
       return;

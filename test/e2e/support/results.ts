@@ -16,9 +16,25 @@ export interface ClusterResult {
 }
 
 const resultsFile = () => join(nodeBaseDir(), 'e2e-results.jsonl');
+const linesFile = () => join(nodeBaseDir(), 'e2e-lines.txt');
 
 export function clearResults(): void {
   rmSync(resultsFile(), { force: true });
+  rmSync(linesFile(), { force: true });
+}
+
+/** A suite's own one-line summary (e.g. `second team: …`), printed after the node's summary line. */
+export function recordLine(line: string): void {
+  mkdirSync(dirname(linesFile()), { recursive: true });
+  appendFileSync(linesFile(), `${line.replaceAll('\n', ' ')}\n`);
+}
+
+export function readLines(): string[] {
+  try {
+    return readFileSync(linesFile(), 'utf8').split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
 }
 
 export function recordResult(result: ClusterResult): void {
