@@ -9,7 +9,7 @@ import { desiredRoles } from '../../src/operator/domain/components/managed-roles
 import type { MergedConfig } from '../../src/operator/domain/config.ts';
 import { assessDatabase } from '../../src/operator/domain/database/assessment.ts';
 import { claimsOn } from '../../src/operator/domain/database/claims.ts';
-import { planCnpgDatabaseDeletion } from '../../src/operator/domain/database/deletion.ts';
+import { planCnpgDatabaseDeletion, planDatabaseFinalizerRemoval } from '../../src/operator/domain/database/deletion.ts';
 import type { DatabaseTick } from '../../src/operator/domain/database/observation.ts';
 import { ownerReferenceToDatabase } from '../../src/operator/domain/database/vocabulary.ts';
 import type { SecretView } from '../../src/operator/domain/objects.ts';
@@ -211,6 +211,17 @@ describe('a database that does not hold its name creates nothing and drops nothi
     expect(planCnpgDatabaseDeletion(t.observation)).toMatchObject([
       { type: 'applyDatabase', object: { spec: { databaseReclaimPolicy: 'retain' } } },
     ]);
+  });
+
+  it('its cleanup never says it dropped a database it did not hold', () => {
+    const [refused] = planDatabaseFinalizerRemoval(
+      tick({ claims: 'database', deletion: true, policy: 'Delete' }).observation,
+    );
+    expect(refused?.event?.message).toBe(
+      "Cleanup complete: database app was never this PostgresDatabase's and is left as it is",
+    );
+    const [own] = planDatabaseFinalizerRemoval(tick({ deletion: true, policy: 'Delete' }).observation);
+    expect(own?.event?.message).toBe('Cleanup complete: database app dropped');
   });
 
   it('its own, applied, under Delete: deleted at once (CNPG drops it)', () => {

@@ -51,9 +51,14 @@ export function planCnpgDatabaseDeletion(o: DatabaseObservation): DatabaseEffect
 }
 
 /** Whether dropping through this Database can only drop this PostgresDatabase's own database. */
-function dropsOnlyItsOwn(o: DatabaseObservation, seen: NonNullable<DatabaseObservation['cnpgDatabase']>): boolean {
-  const scope = o.cluster ?? { metadata: { name: o.database.spec.cluster, namespace: o.database.metadata.namespace } };
-  return holdsDatabaseName(claimsOn(scope, o.databases), o.database) && !cnpgRefused(seen);
+const dropsOnlyItsOwn = (o: DatabaseObservation, seen: NonNullable<DatabaseObservation['cnpgDatabase']>) =>
+  holdsItsName(o) && !cnpgRefused(seen);
+
+/** Whether it holds its database name on its cluster (claims.ts). */
+function holdsItsName(o: DatabaseObservation): boolean {
+  const name = typeof o.database.spec?.cluster === 'string' ? o.database.spec.cluster : '';
+  const scope = o.cluster ?? { metadata: { name, namespace: o.database.metadata.namespace } };
+  return holdsDatabaseName(claimsOn(scope, o.databases), o.database);
 }
 
 export const cnpgDatabaseGone = (o: DatabaseObservation) => !ourCnpgDatabase(o);
@@ -111,15 +116,14 @@ export const secretsCleanedUp = (o: DatabaseObservation) =>
 
 export function planDatabaseFinalizerRemoval(o: DatabaseObservation): DatabaseEffect[] {
   if (!databaseDeletionRequested(o)) return [];
-  const policy = deletes(o.database) ? 'dropped' : 'retained';
+  // Said only of a database it held: one whose name another holds was never its to drop, and was not.
+  const what = !holdsItsName(o)
+    ? `database ${o.database.spec?.name} was never this PostgresDatabase's and is left as it is`
+    : `database ${o.database.spec?.name} ${deletes(o.database) ? 'dropped' : 'retained'}`;
   return [
     {
       type: 'removeFinalizer',
-      event: databaseEvent(
-        'CleanupComplete',
-        'RemoveFinalizer',
-        `Cleanup complete: database ${o.database.spec?.name} ${policy}`,
-      ),
+      event: databaseEvent('CleanupComplete', 'RemoveFinalizer', `Cleanup complete: ${what}`),
     },
   ];
 }
