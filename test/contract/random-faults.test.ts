@@ -17,6 +17,7 @@ import {
   finalRoles,
   liveTheStory,
   STORY_CLUSTERS,
+  STORY_DATABASES,
   STORY_OBJECTS,
   storyDifference,
   storyObjects,
@@ -139,21 +140,28 @@ describe.each(LAGS)('random faults on every write, and lease losses, watches %i 
   });
 
   /*
-   * With the story's PostgresDatabases, their own writes failing too (randomFaults' `databasePorts`): no event of
-   * a cluster or a database repeats, and the roles pushed end the same. That none is lost is not asked here yet.
-   * A database's Events the sink refuses wait in the driver's outbox (driver/database-outbox.ts), but a write
-   * whose answer was lost, or a status write that lands late, leaves its next pass nothing to announce
-   * (core/database/reconcile.ts has neither the cluster's read-back nor its held announcements,
-   * core/announcements.ts); and a cluster whose roles include databases' loses a `Ready` in about one seed of
-   * forty (issue 37's report).
+   * With the story's PostgresDatabases, their own writes failing too (randomFaults' `databasePorts`): a database
+   * loses no event and repeats none, as a cluster above — its writes whose answers were lost are read back and
+   * its announcements held when its status write fails (core/database/execute.ts, core/announcements.ts) — and the
+   * roles pushed end the same. Of the clusters beside them only repeats are asked: a cluster that enters Ready in
+   * a pass whose push of its databases' roles then fails stores Ready with the Ready condition False, so its
+   * `Ready` is not news, and the pass that turns the condition True takes no transition and says none (about one
+   * seed in forty, watches 1000 ms late; the cluster's rule book, core/announcements.ts `announce`).
    */
-  it(`with databases: repeat none, over ${Math.ceil(SEEDS / 2)} seeds`, { timeout: 120_000 }, async () => {
+  it(`with databases: lose no database event and repeat none, over ${Math.ceil(SEEDS / 2)} seeds`, {
+    timeout: 120_000,
+  }, async () => {
+    const databases = new Set(STORY_DATABASES);
     await underFaults(
       lag,
       true,
       Math.ceil(SEEDS / 2),
       (calm, sim, name) =>
-        difference(announced(calm, name, false), announced(sim, name, false), 'more') || pushesDiffer(calm, sim, name),
+        difference(
+          announced(calm, name, false),
+          announced(sim, name, false),
+          databases.has(name) ? undefined : 'more',
+        ) || pushesDiffer(calm, sim, name),
     );
   });
 });

@@ -29,7 +29,7 @@
  * send survive a lost lease only into its own next term with nobody else's in between (`forgetUnsent`).
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { PostgresCluster, PostgresClusterStatus } from '../api/schema.ts';
+import type { ObjectMeta, PostgresCluster, PostgresClusterStatus } from '../api/schema.ts';
 import { type KubeEvent, warning } from '../domain/effects.ts';
 import { CONDITION_OF, EventReason } from '../domain/vocabulary.ts';
 import { refusalTextOf } from './errors.ts';
@@ -43,33 +43,42 @@ export const MAX_HELD_EVENTS = 64;
 /** Failed writes kept per object from one stored status: more in a row mean the API is down, not lagging. */
 export const MAX_HELD_ATTEMPTS = 8;
 
+/**
+ * What announces: a PostgresCluster, or a PostgresDatabase, whose pass (core/database/reconcile.ts) holds its
+ * announcements by the same rules. One Announcements per kind: a database may have its cluster's name.
+ */
+export interface Announcing {
+  metadata: ObjectMeta & { namespace: string };
+  status?: unknown;
+}
+
 /** One failed status write: the status a pass tried to store, and what it would have announced. */
-interface Attempt {
+interface Attempt<S> {
   /** As the API returns it (undefined fields dropped). */
-  status: PostgresClusterStatus | undefined;
+  status: S | undefined;
   /** The pass's own announcements and those it had taken over. */
   events: KubeEvent[];
 }
 
-interface Held {
+interface Held<S> {
   /** The object's uid: a PostgresCluster deleted and created again under the same name is another object. */
   uid: string | undefined;
   /** The stored status the failed passes started from, as the API returns it. */
   from: unknown;
   /** Their attempts, oldest first: each went on from the one before it. */
-  attempts: Attempt[];
+  attempts: Attempt<S>[];
 }
 
 /** What a pass takes over from the pass before it whose status write failed. */
-export interface Handover {
+export interface Handover<S = PostgresClusterStatus> {
   /** The status to go on from: the one the failed pass computed. */
-  status: PostgresClusterStatus | undefined;
+  status: S | undefined;
   /** Its announcements, and those it had taken over itself. */
   events: KubeEvent[];
 }
 
 /** Undefined fields dropped, as a status read back from the API has them. */
-const normalised = (status: PostgresClusterStatus | undefined): PostgresClusterStatus | undefined =>
+const normalised = <S>(status: S | undefined): S | undefined =>
   status === undefined ? undefined : JSON.parse(JSON.stringify(status));
 
 /** `extra` without what `own` says too (the same reason and message). */
@@ -77,8 +86,8 @@ export const notIn = (extra: readonly KubeEvent[], own: readonly KubeEvent[]): K
   extra.filter((e) => !own.some((o) => o.reason === e.reason && o.message === e.message));
 
 /** Events of one object that the sink could not send; `triesSinceGone` counts the passes that found it gone. */
-interface Unsent {
-  regarding: PostgresCluster;
+interface Unsent<O extends Announcing = PostgresCluster> {
+  regarding: O;
   events: KubeEvent[];
   triesSinceGone?: number;
 }
@@ -92,11 +101,11 @@ interface Unsent {
  */
 export const GONE_EVENT_TRIES = 10;
 
-export class Announcements {
+export class Announcements<O extends Announcing = PostgresCluster, S = NonNullable<O['status']>> {
   /** By cluster key, least recently held first (every hold re-inserts). */
-  private readonly held = new Map<string, Held>();
+  private readonly held = new Map<string, Held<S>>();
   /** Events decided and stored but not sent, by cluster key. */
-  private readonly unsent = new Map<string, Unsent>();
+  private readonly unsent = new Map<string, Unsent<O>>();
   /** The version of each object whose status write the API server refused, announced instead, by cluster key. */
   private readonly refused = new Map<string, { uid: string | undefined; resourceVersion: string | undefined }>();
 
@@ -115,17 +124,17 @@ export class Announcements {
    * failed; undefined when nothing is held or it no longer applies (another object of that name, another
    * stored status), which is then forgotten.
    */
-  pending(cluster: PostgresCluster): Handover | undefined {
+  pending(cluster: O): Handover<S> | undefined {
     const key = keyString(cluster.metadata);
     const entry = this.held.get(key);
     if (!entry) return undefined;
-    const stored = normalised(cluster.status);
+    const stored = normalised(cluster.status as S | undefined);
     if (entry.uid === cluster.metadata.uid) {
       const newest = entry.attempts.at(-1);
       if (newest && isDeepStrictEqual(stored, entry.from)) return { status: newest.status, events: newest.events };
       // A failed write landed after all: nothing to go on from but what is stored, and what that write said.
       const landed = entry.attempts.findLast((attempt) => isDeepStrictEqual(stored, attempt.status));
-      if (landed) return { status: cluster.status, events: landed.events };
+      if (landed) return { status: cluster.status as S | undefined, events: landed.events };
     }
     this.held.delete(key);
     return undefined;
@@ -135,7 +144,7 @@ export class Announcements {
    * The status write of a pass failed. `cluster` is the object as stored when the pass read it,
    * `attempted` the status the pass computed, and `events` its announcements, with those it had taken over.
    */
-  hold(cluster: PostgresCluster, attempted: PostgresClusterStatus | undefined, events: readonly KubeEvent[]): void {
+  hold(cluster: O, attempted: S | undefined, events: readonly KubeEvent[]): void {
     const key = keyString(cluster.metadata);
     const from = normalised(cluster.status);
     const attempt = {
@@ -168,14 +177,14 @@ export class Announcements {
    * what it could not store instead. The same version will be refused the same way: its passes say nothing
    * again (`alreadyRefused`) until the object changes.
    */
-  statusRefused(cluster: PostgresCluster): void {
+  statusRefused(cluster: O): void {
     const { uid, resourceVersion } = cluster.metadata;
     this.held.delete(keyString(cluster.metadata));
     this.remember(this.refused, keyString(cluster.metadata), { uid, resourceVersion });
   }
 
   /** Whether this very version of the object had its status refused, and announced, before. */
-  alreadyRefused(cluster: PostgresCluster): boolean {
+  alreadyRefused(cluster: O): boolean {
     const entry = this.refused.get(keyString(cluster.metadata));
     return entry?.uid === cluster.metadata.uid && entry?.resourceVersion === cluster.metadata.resourceVersion;
   }
@@ -185,7 +194,7 @@ export class Announcements {
    * the next pass sends them. Unlike held announcements they do not depend on the stored status (it is
    * stored already), only on the object being the same one.
    */
-  keepUnsent(cluster: PostgresCluster, events: readonly KubeEvent[]): void {
+  keepUnsent(cluster: O, events: readonly KubeEvent[]): void {
     const key = keyString(cluster.metadata);
     // Behind what is kept already: Events sent after the pass (driver/event-delivery.ts) may fail again
     // before the next pass has taken the earlier ones.
@@ -202,7 +211,7 @@ export class Announcements {
    * are about as it was last seen, to send once more: an Event may outlive what it is about, and the
    * last pass of a deletion (which removes the finalizer) has no next pass to leave them to.
    */
-  gone(key: ClusterKey): Unsent | undefined {
+  gone(key: ClusterKey): Unsent<O> | undefined {
     this.held.delete(keyString(key));
     this.refused.delete(keyString(key));
     const entry = this.unsent.get(keyString(key));
@@ -214,7 +223,7 @@ export class Announcements {
    * The Events of a gone object that a pass could not send (`gone` handed them over): kept for the next pass
    * of its key, unless they have been tried GONE_EVENT_TRIES times. Answers whether they are kept.
    */
-  keepUnsentOfGone(entry: Unsent, events: readonly KubeEvent[], counted = true): boolean {
+  keepUnsentOfGone(entry: Unsent<O>, events: readonly KubeEvent[], counted = true): boolean {
     const tries = (entry.triesSinceGone ?? 0) + (counted ? 1 : 0);
     if (events.length === 0 || tries >= GONE_EVENT_TRIES) return false;
     const key = keyString(entry.regarding.metadata);
@@ -238,7 +247,7 @@ export class Announcements {
   }
 
   /** The unsent events of this object, handed over once (the caller keeps what it cannot send again). */
-  takeUnsent(cluster: PostgresCluster): KubeEvent[] {
+  takeUnsent(cluster: O): KubeEvent[] {
     const key = keyString(cluster.metadata);
     const entry = this.unsent.get(key);
     this.unsent.delete(key);

@@ -85,11 +85,17 @@ const ownedBy = (object: KubeObject, owner: OwnerReference) =>
  * the created Secret owned by this cluster, every field applied in place, the owner reference set. Only
  * then is the write counted as done; otherwise (or when the read fails too) it stays a failure.
  */
-async function landed(cachedOrDirect: Ports, effect: Write): Promise<boolean> {
+const landed = (cachedOrDirect: Ports, effect: Write) => landedAfterAll(() => readBack(cachedOrDirect, effect));
+
+/**
+ * Whether a write whose answer was lost landed, as `readBack` says (a read that throws says 'unknown'); a
+ * PostgresDatabase's pass reads its writes back through this too (core/database/execute.ts).
+ */
+export async function landedAfterAll(readBack: () => Promise<boolean | 'unknown'>): Promise<boolean> {
   // A read that fails (each port read is already tried a few times) is tried again: a write that landed but
   // is counted as failed loses its event for good, since the next pass finds the object there.
   for (let attempt = 1; ; attempt++) {
-    const answer = await readBack(cachedOrDirect, effect);
+    const answer = await readBack().catch(() => 'unknown' as const);
     if (answer !== 'unknown' || attempt === LANDED_READS) return answer === true;
   }
 }
@@ -142,10 +148,12 @@ function driftLeft(effect: Extract<Write, { type: 'apply' }>, read: KubeObject |
   }
 }
 
+/** An error that leaves open whether its write happened: the API server did not answer it. */
+export const answerMayBeLost = (error: unknown) => !ANSWERED.has(classOf(error));
+
 /** A write that failed in a way that leaves open whether it happened, and that a read can settle. */
 const mayHaveLanded = (effect: Write, error: unknown) =>
-  (effect.type === 'createSecret' || effect.type === 'apply' || effect.type === 'setOwner') &&
-  !ANSWERED.has(classOf(error));
+  (effect.type === 'createSecret' || effect.type === 'apply' || effect.type === 'setOwner') && answerMayBeLost(error);
 
 /** What the shell knows of the world besides the cluster itself, to judge a destructive write. */
 export interface WorldFacts {

@@ -4,9 +4,11 @@
  * pass (event-delivery.ts). `pgfsm run` (operator.ts) and the simulation (src/tools/simulation) both run
  * exactly this, so that what the simulation shows is what the operator does.
  */
+
+import type { PostgresDatabase } from '../api/schema.ts';
 import { Announcements } from '../core/announcements.ts';
 import type { DatabasePorts } from '../core/database/ports.ts';
-import { reconcileDatabase } from '../core/database/reconcile.ts';
+import { type DatabaseReconcileOptions, reconcileDatabase } from '../core/database/reconcile.ts';
 import { type ClusterKey, keyString, type Ports } from '../core/ports.ts';
 import { type ReconcileOutcome, reconcile } from '../core/reconcile.ts';
 import type { Settings } from '../domain/observation.ts';
@@ -70,6 +72,8 @@ export function processPasses(ports: Ports, settings: Settings, options: Process
     options.limits ?? DEFAULT_DELIVERY_LIMITS,
   );
   const databaseOutbox = new DatabaseOutbox(ports.events);
+  // The databases' held announcements apart from the clusters': a database may have its cluster's name.
+  const databaseAnnouncements = new Announcements<PostgresDatabase>();
   /** A database whose Events wait is looked at again soon, as a cluster's is (the `transient` retry). */
   const onUnsent = (key: ClusterKey) => controller?.queue.addRetry(databaseKeyString(key), 'transient');
   return {
@@ -90,7 +94,13 @@ export function processPasses(ports: Ports, settings: Settings, options: Process
         followWrites: options.followWrites ?? true,
       }),
     ...(options.databasePorts
-      ? { databasePass: databasePassOf(options.databasePorts, settings, databaseOutbox, onUnsent) }
+      ? {
+          databasePass: databasePassOf(
+            { ports: options.databasePorts, settings, announcements: databaseAnnouncements },
+            databaseOutbox,
+            onUnsent,
+          ),
+        }
       : {}),
     attach: (c) => {
       controller = c;
@@ -104,10 +114,10 @@ export function processPasses(ports: Ports, settings: Settings, options: Process
  * outcome names those sent, the ones its earlier passes left included.
  */
 const databasePassOf =
-  (ports: DatabasePorts, settings: Settings, outbox: DatabaseOutbox, onUnsent: (key: ClusterKey) => void) =>
+  (options: DatabaseReconcileOptions, outbox: DatabaseOutbox, onUnsent: (key: ClusterKey) => void) =>
   async (key: ClusterKey): Promise<ReconcileOutcome> => {
     const { sink, parcels } = outbox.collector();
-    const outcome = await reconcileDatabase(key, { ports: { ...ports, events: sink }, settings });
+    const outcome = await reconcileDatabase(key, { ...options, ports: { ...options.ports, events: sink } });
     const { sent, waiting } = await outbox.send(databaseKeyString(key), parcels);
     if (waiting) onUnsent(key);
     return { ...outcome, events: sent };

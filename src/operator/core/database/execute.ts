@@ -1,8 +1,13 @@
 /** Executes the writes a PostgresDatabase's machine asked for, in order, through the ports; stops at the first failure. */
-import type { PostgresDatabase } from '../../api/schema.ts';
+import type { OwnerReference, PostgresDatabase } from '../../api/schema.ts';
+import { cnpgDatabaseDrift } from '../../domain/database/cnpg-database.ts';
+import { secretDrift } from '../../domain/database/connection.ts';
 import type { DatabaseEffect, DatabaseWrite } from '../../domain/database/effects.ts';
 import { joinsLast, type KubeEvent } from '../../domain/effects.ts';
+import { holds } from '../../domain/holds.ts';
+import { refOf } from '../../domain/objects.ts';
 import { FINALIZER } from '../../domain/vocabulary.ts';
+import { answerMayBeLost, landedAfterAll } from '../execute.ts';
 import type { DatabasePorts } from './ports.ts';
 
 export interface DatabaseExecution {
@@ -45,6 +50,35 @@ async function write(
   }
 }
 
+const ownedBy = (object: { metadata: { ownerReferences?: OwnerReference[] } }, owner: OwnerReference) =>
+  (object.metadata.ownerReferences ?? []).some((o) => holds(o, owner));
+
+/**
+ * After a write whose answer was lost (a timeout, a connection cut): whether the object read back is what the
+ * write meant to leave, as the cluster's pass asks (core/execute.ts). Counted as done, the write says its Event
+ * (`SecretsCreated`, `CNPGDatabaseCreated`, …); counted as failed, the next pass finds it done and says nothing.
+ * These ports read the API itself (their values are in no cache), so what just landed is there to see. The
+ * grants are not read back: their digest is recorded after them, so a grant whose answer was lost is made again.
+ */
+async function readBack(ports: DatabasePorts, effect: DatabaseWrite): Promise<boolean> {
+  switch (effect.type) {
+    case 'applySecret': {
+      const secret = await ports.connectionSecrets.get(effect.secret.ref);
+      return !!secret && ownedBy(secret, effect.secret.owner) && secretDrift(secret, effect.secret).length === 0;
+    }
+    case 'applyDatabase': {
+      const owner = effect.object.metadata.ownerReferences?.[0];
+      const stored = await ports.cnpgDatabases.get(refOf(effect.object));
+      return !!stored && !!owner && ownedBy(stored, owner) && cnpgDatabaseDrift(stored, effect.object).length === 0;
+    }
+    default:
+      return false;
+  }
+}
+
+const mayHaveLanded = (effect: DatabaseWrite, error: unknown) =>
+  (effect.type === 'applySecret' || effect.type === 'applyDatabase') && answerMayBeLost(error);
+
 export async function executeDatabaseEffects(
   ports: DatabasePorts,
   database: PostgresDatabase,
@@ -66,16 +100,19 @@ export async function executeDatabaseEffects(
         current = { ...current, metadata: { ...current.metadata, resourceVersion: version } };
         execution.resourceVersion = version;
       }
-      execution.writes++;
-      // Writes planned together are one report when each of them was made (domain/effects.ts, joinReports).
-      if (effect.joins && joinsLast(effect, execution.events.at(-1))) {
-        execution.events[execution.events.length - 1] = effect.joins.event;
-      } else if (effect.event) {
-        execution.events.push(effect.event);
-      }
     } catch (error) {
-      execution.failed = { write: effect, error };
-      break;
+      // A lost answer is no failure when a read shows the write landed: done, with its Event.
+      if (!(mayHaveLanded(effect, error) && (await landedAfterAll(() => readBack(ports, effect))))) {
+        execution.failed = { write: effect, error };
+        break;
+      }
+    }
+    execution.writes++;
+    // Writes planned together are one report when each of them was made (domain/effects.ts, joinReports).
+    if (effect.joins && joinsLast(effect, execution.events.at(-1))) {
+      execution.events[execution.events.length - 1] = effect.joins.event;
+    } else if (effect.event) {
+      execution.events.push(effect.event);
     }
   }
   return execution;

@@ -3,10 +3,13 @@
  * when the world agrees, as for the cluster) → one tick → execute its writes in order → project the status →
  * write it if it changed → emit the events → the requeue decision.
  *
- * Exactly once: the Events of writes are sent once the write succeeded (the next pass finds the write done
- * and does not make it again); the machine's announcements (`Ready`, a failure's Warning) only once the
- * status that records the transition is stored, because a pass whose status write failed is taken again from
- * the old state and announces again.
+ * Exactly once, by the cluster's rules: the Events of writes are sent once the write succeeded, or once a read
+ * shows that a write whose answer was lost landed (execute.ts; the next pass finds the write done and does not
+ * make it again); the machine's announcements (`Ready`, a failure's Warning) only once the status that records
+ * the transition is stored. A pass whose status write failed holds its status and announcements for the next
+ * pass (core/announcements.ts), which goes on from that status and makes them once its own is stored: that pass
+ * may not take the transition again (this one may have changed the world), and a write that landed late
+ * leaves it nothing to announce.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { transition } from 'xstate';
@@ -22,7 +25,7 @@ import { DATABASE_FINALIZER_STEP } from '../../../../machines/database-states.ts
 import { postgresDatabaseMachine } from '../../../../machines/postgres-database.ts';
 import { encodeState } from '../../../../machines/state-codec.ts';
 import { deadlineAt } from '../../../../machines/summary.ts';
-import type { PostgresDatabase } from '../../api/schema.ts';
+import type { PostgresDatabase, PostgresDatabaseStatus } from '../../api/schema.ts';
 import { assessDatabase } from '../../domain/database/assessment.ts';
 import type { DatabaseEffect, DatabaseWrite } from '../../domain/database/effects.ts';
 import { databaseEvent } from '../../domain/database/effects.ts';
@@ -30,7 +33,8 @@ import type { DatabaseTick } from '../../domain/database/observation.ts';
 import { DatabaseReason } from '../../domain/database/vocabulary.ts';
 import type { KubeEvent } from '../../domain/effects.ts';
 import type { Settings } from '../../domain/observation.ts';
-import { messageOf, worstError } from '../errors.ts';
+import { type Announcements, notIn } from '../announcements.ts';
+import { classOf, messageOf, worstError } from '../errors.ts';
 import type { ClusterKey } from '../ports.ts';
 import { type ReconcileOutcome, type Requeue, requeueAfterError } from '../reconcile.ts';
 import { executeDatabaseEffects } from './execute.ts';
@@ -47,6 +51,12 @@ export type DatabaseOutcome = Pick<
 export interface DatabaseReconcileOptions {
   ports: DatabasePorts;
   settings: Settings;
+  /**
+   * Where a pass whose status write failed leaves its status and announcements for the database's next pass:
+   * one per process, apart from the clusters' (a database may have its cluster's name). Without it they are lost
+   * whenever the next pass does not take the same transition again.
+   */
+  announcements?: Announcements<PostgresDatabase>;
 }
 
 type MachineAction = { type: string; params?: unknown };
@@ -110,16 +120,33 @@ function requeueOf(error: unknown, snapshot: DatabaseSnapshot, since: number, ev
   return { kind: 'after', ms: wait };
 }
 
+/**
+ * The database as stored, and the one the pass works on: with the status a pass before it computed from this same
+ * stored status but could not store, when one is held and fits (core/announcements.ts, as core/reconcile.ts reads).
+ */
+function withHandover(stored: PostgresDatabase, memory: Announcements<PostgresDatabase> | undefined) {
+  const handover = memory?.pending(stored);
+  const status = handover?.status;
+  const fits =
+    handover && databaseStateMisfit(status?.state, { ...stored, ...(status ? { status } : {}) }) === undefined;
+  const database: PostgresDatabase = fits ? { ...stored, ...(status ? { status } : {}) } : stored;
+  return { database, ...(handover ? { handover } : {}) };
+}
+
 export async function reconcileDatabase(key: ClusterKey, options: DatabaseReconcileOptions): Promise<DatabaseOutcome> {
-  const { ports, settings } = options;
+  const { ports, settings, announcements: memory } = options;
   const outcome = (rest: Omit<DatabaseOutcome, 'key' | 'found'>): DatabaseOutcome => ({ key, found: true, ...rest });
-  let database: PostgresDatabase | undefined;
+  let stored: PostgresDatabase | undefined;
   try {
-    database = await ports.databases.get(key);
+    stored = await ports.databases.get(key);
   } catch (error) {
     return outcome({ requeue: requeueAfterError(error, settings), error, statusWritten: false, writes: 0, events: [] });
   }
-  if (!database) return { key, found: false, requeue: { kind: 'none' }, statusWritten: false, writes: 0, events: [] };
+  if (!stored) {
+    memory?.forget(key);
+    return { key, found: false, requeue: { kind: 'none' }, statusWritten: false, writes: 0, events: [] };
+  }
+  const { database, handover } = withHandover(stored, memory);
   const now = ports.clock.now();
   let event: DatabaseTick;
   try {
@@ -134,10 +161,13 @@ export async function reconcileDatabase(key: ClusterKey, options: DatabaseReconc
   const announcements = effectsOf(actions as MachineAction[]).flatMap((e) => (e.type === 'event' ? [e.event] : []));
   const writeEvents = execution.events.filter((e) => !announcements.includes(e));
   const errors: unknown[] = execution.failed ? [execution.failed.error] : [];
+  // What the pass before could not announce, as far as this pass does not say it itself.
+  const earlier = notIn(handover?.events ?? [], [...(discarded ? [discarded] : []), ...announcements]);
 
   // The final state: the finalizer is gone and the object with it; nothing to store.
   if (next.status === 'done') {
-    const sent = await emitAll(ports, database, [...writeEvents, ...announcements], errors);
+    memory?.forget(key);
+    const sent = await emitAll(ports, database, [...earlier, ...writeEvents, ...announcements], errors);
     return outcome({
       from,
       to: DATABASE_FINALIZER_STEP,
@@ -163,21 +193,9 @@ export async function reconcileDatabase(key: ClusterKey, options: DatabaseReconc
     settings,
     ...(failure ? { failure } : {}),
   });
-  let statusWritten = false;
-  let stored = true;
-  if (!isDeepStrictEqual(status, database.status)) {
-    const current = execution.resourceVersion
-      ? { ...database, metadata: { ...database.metadata, resourceVersion: execution.resourceVersion } }
-      : database;
-    try {
-      await ports.databases.writeStatus(current, status);
-      statusWritten = true;
-    } catch (error) {
-      errors.push(error);
-      stored = false;
-    }
-  }
-  const due = [...(discarded && stored ? [discarded] : []), ...writeEvents, ...(stored ? announcements : [])];
+  const written = await storeStatus(ports, stored, execution.resourceVersion, status);
+  if (written.error !== undefined) errors.push(written.error);
+  const due = wordsOf(written, memory, { stored, status }, { earlier, discarded, writeEvents, announcements });
   const sent = await emitAll(ports, database, due, errors);
   const error = worstError(errors);
   return outcome({
@@ -185,10 +203,58 @@ export async function reconcileDatabase(key: ClusterKey, options: DatabaseReconc
     to,
     requeue: requeueOf(error, next, since, event),
     ...(error !== undefined ? { error } : {}),
-    statusWritten,
+    statusWritten: written.written,
     writes: execution.writes,
     events: sent,
   });
+}
+
+/**
+ * What the pass says now: its writes' Events, and once its status is stored (or needed no write) the announcements,
+ * its own and those of the pass before. Not stored, they are held with the status for the next pass
+ * (core/announcements.ts) — unless the API server refused the status at admission (it refuses it again) or this
+ * replica lost the lease: the next leader decides again, and held words of a status another replica stores too
+ * would be said twice.
+ */
+function wordsOf(
+  written: { stored: boolean; hold?: boolean },
+  memory: Announcements<PostgresDatabase> | undefined,
+  pass: { stored: PostgresDatabase; status: PostgresDatabaseStatus },
+  words: {
+    earlier: KubeEvent[];
+    discarded: KubeEvent | undefined;
+    writeEvents: KubeEvent[];
+    announcements: KubeEvent[];
+  },
+): KubeEvent[] {
+  const { earlier, discarded, writeEvents, announcements } = words;
+  const announced = [...(discarded ? [discarded] : []), ...announcements];
+  if (written.hold) memory?.hold(pass.stored, pass.status, [...earlier, ...announced]);
+  else memory?.forget(pass.stored.metadata);
+  if (!written.stored) return writeEvents;
+  return [...earlier, ...(discarded ? [discarded] : []), ...writeEvents, ...announcements];
+}
+
+/**
+ * The status write, made only when the status differs from the stored one: conditional on the version the pass
+ * read (moved on only by its own finalizer writes), the patch computed against the status as stored, not a
+ * handed-over one. `hold`: a failure whose words wait for the next pass.
+ */
+async function storeStatus(
+  ports: DatabasePorts,
+  stored: PostgresDatabase,
+  resourceVersion: string | undefined,
+  status: PostgresDatabaseStatus,
+): Promise<{ stored: boolean; written: boolean; hold?: boolean; error?: unknown }> {
+  if (isDeepStrictEqual(status, stored.status)) return { stored: true, written: false };
+  const current = resourceVersion ? { ...stored, metadata: { ...stored.metadata, resourceVersion } } : stored;
+  try {
+    await ports.databases.writeStatus(current, status);
+    return { stored: true, written: true };
+  } catch (error) {
+    const hold = classOf(error) !== 'rejected' && classOf(error) !== 'notLeader';
+    return { stored: false, written: false, hold, error };
+  }
 }
 
 /** Sends the events in order; one the sink refuses is dropped and logged by the caller's outcome, not retried. */
