@@ -158,7 +158,9 @@ describe("the cluster pushes a database's role only with a password Secret its h
   it('a role already pushed whose Secret is replaced by a planted one keeps its password: no passwordSecret', () => {
     const d = database('app', {});
     const o = clusterObservation([d], { 'app-app-owner': secret('app-app-owner') });
-    o.cnpg!.spec.managed = {
+    const cnpg = o.cnpg;
+    if (!cnpg) throw new Error('the observation has a CNPG Cluster');
+    cnpg.spec.managed = {
       roles: [{ name: 'app_owner', ensure: 'present', login: true, passwordSecret: { name: 'app-app-owner' } }],
     };
     expect(desiredRoles(o, config.config).roles).toContainEqual({ name: 'app_owner', ensure: 'present', login: true });
@@ -197,7 +199,8 @@ describe('a database that does not hold its name creates nothing and drops nothi
 
   it('deleting it under Delete sets its CNPG Database to retain first, and deletes it only once it is', () => {
     const t = tick({ claims: 'database', deletion: true, policy: 'Delete' });
-    const seen = t.observation.cnpgDatabase!;
+    const seen = t.observation.cnpgDatabase;
+    if (!seen) throw new Error('the sample has a CNPG Database');
     expect(seen.spec.databaseReclaimPolicy).toBe('delete');
     const first = planCnpgDatabaseDeletion(t.observation);
     expect(first).toHaveLength(1);

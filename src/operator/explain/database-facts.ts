@@ -70,7 +70,7 @@ function secretFacts(o: DatabaseObservation, a: DatabaseAssessment): ConnectionS
 }
 
 function roleFacts(o: DatabaseObservation, a: DatabaseAssessment): DatabaseRoleFact[] {
-  const { cluster, cnpg } = o;
+  const { cnpg } = o;
   const refused = new Map((a.refusals ?? []).filter((r) => r.kind === 'role').map((r) => [r.name, r.heldBy] as const));
   const pushed = new Map((cnpg?.spec.managed?.roles ?? []).map((r) => [r.name, r]));
   const cannot = cnpg?.status?.managedRolesStatus?.cannotReconcile ?? {};

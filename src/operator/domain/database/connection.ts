@@ -69,11 +69,11 @@ function ownServices(cluster: PostgresCluster): RegExp {
   const services = [`${names.cnpgCluster}-rw`, `${names.cnpgCluster}-ro`, names.poolerRw, names.poolerRo];
   const namespace = cluster.metadata.namespace ?? '';
   return new RegExp(
-    `^(${services.map(escape).join('|')})\\.${escape(namespace)}\\.svc(\\.[a-z0-9]([a-z0-9.-]*[a-z0-9])?)?$`,
+    `^(${services.map(escapeRegExp).join('|')})\\.${escapeRegExp(namespace)}\\.svc(\\.[a-z0-9]([a-z0-9.-]*[a-z0-9])?)?$`,
   );
 }
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export const secretRefOf = (database: PostgresDatabase, role: DatabaseRole): ObjectRef => ({
   apiVersion: 'v1',
