@@ -16,13 +16,16 @@
  * - Secret hygiene over all of it, at debug log level: no password appears in a log line, an Event, a
  *   status or a ConfigMap.
  * CNPG's pods cannot run here: the CNPG simulator plays CNPG's controller, against the API server directly.
+ * - Databases too (issue 37): each seed also gives three untouched clusters a PostgresDatabase, created in the
+ *   faults; each ends Ready announcing exactly what a fault-free one of the same spec does. No PostgreSQL runs
+ *   here, so the process records the grants instead (src/tools/sandbox/recorded-grants.ts, as the sandbox's does).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CustomObjectsApi, EventsV1Api } from '@kubernetes/client-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { PostgresCluster } from '../../src/operator/api/schema.ts';
+import type { PostgresCluster, PostgresDatabase } from '../../src/operator/api/schema.ts';
 import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 import type { ApiProxy } from '../../src/tools/faults/api-proxy.ts';
 import { seededRandom } from '../../src/tools/simulation/virtual-timers.ts';
@@ -60,6 +63,8 @@ const proxies: ApiProxy[] = [];
 const operators: OperatorProcess[] = [];
 /** What a cluster of the fault test's spec announces without faults, measured once. */
 let calmReasons: string[] | undefined;
+/** What a PostgresDatabase of the fault test's spec announces without faults, measured once. */
+let calmDatabaseReasons: string[] | undefined;
 const summary = {
   injected: 0,
   /** Of `injected`, the watches answered with an in-band 410. */
@@ -68,6 +73,8 @@ const summary = {
   seeds: 0,
   converged: 0,
   clusters: 0,
+  databases: 0,
+  databasesReady: 0,
   convergeMs: 0,
   duplicates: 0,
   /** Which seed and cluster got which event too many, for the issue's evidence. */
@@ -75,6 +82,33 @@ const summary = {
   lost: 0,
   hits: undefined as number | undefined,
 };
+
+/** A PostgresDatabase of the fault test's spec (an owner and a read-only user) on cluster `cluster`. */
+async function createDatabase(name: string, cluster: string): Promise<void> {
+  const spec = { cluster, name: 'app', owner: 'app', users: [{ name: 'reader', access: 'readOnly' }] };
+  await world.custom.createNamespacedCustomObject({
+    ...GROUP,
+    namespace: NS,
+    plural: 'postgresdatabases',
+    body: { apiVersion: 'pgfsm.io/v1alpha1', kind: 'PostgresDatabase', metadata: { name, namespace: NS }, spec },
+  });
+}
+
+/** The database's uid once it is Ready with its spec observed, or undefined. */
+async function readyDatabase(name: string): Promise<string | undefined> {
+  try {
+    const database = (await world.custom.getNamespacedCustomObject({
+      ...GROUP,
+      namespace: NS,
+      plural: 'postgresdatabases',
+      name,
+    })) as PostgresDatabase;
+    const { status, metadata } = database;
+    return status?.state === 'Ready' && status.observedGeneration === metadata.generation ? metadata.uid : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 async function deleteCluster(name: string): Promise<void> {
   await world.custom.deleteNamespacedCustomObject({ ...GROUP, namespace: NS, plural: 'postgresclusters', name });
@@ -130,11 +164,14 @@ const settledReasons = (uid: string) => settled(async () => normalReasons(await 
 const normalReasons = (events: Array<{ type: string; reason: string; note: string }>) =>
   events
     .filter((e) => e.type === 'Normal')
-    .flatMap((e) =>
-      e.reason === 'PoolersCreated'
-        ? (e.note.match(/\S+-pooler-r[wo]\b/g) ?? ['?']).map((pooler) => `PoolersCreated ${pooler}`)
-        : [e.reason],
-    )
+    .flatMap((e) => {
+      if (e.reason === 'PoolersCreated')
+        return (e.note.match(/\S+-pooler-r[wo]\b/g) ?? ['?']).map((pooler) => `PoolersCreated ${pooler}`);
+      // A database's Secrets created together are one event, or several when a fault cuts them: one per role.
+      if (e.reason === 'SecretsCreated')
+        return (e.note.match(/for role \w+/g) ?? ['?']).map((role) => `SecretsCreated ${role}`);
+      return [e.reason];
+    })
     .sort();
 
 /** Every child a cluster named `name` has in the namespace, by kind, and whether it still names an owner. */
@@ -223,7 +260,8 @@ afterAll(async () => {
     `faults: ${summary.injected + summary.kills} injected (${summary.injected} API faults of which ` +
       `${summary.inBand} in-band 410s, ${summary.kills} kills), ` +
       `watch lag up to ${WATCH_LAG_MS} ms (${lagged} events), seeds ${summary.seeds}, ` +
-      `clusters converged ${summary.converged}/${summary.clusters} in ${(summary.convergeMs / 1000).toFixed(1)}s, ` +
+      `clusters converged ${summary.converged}/${summary.clusters}, ` +
+      `databases Ready ${summary.databasesReady}/${summary.databases} in ${(summary.convergeMs / 1000).toFixed(1)}s, ` +
       `duplicates ${summary.duplicates}, lost events ${summary.lost}, secret hits ${summary.hits ?? 'n/a'}` +
       summary.duplicated.map((d) => `\n  duplicated: ${d}`).join(''),
   );
@@ -245,6 +283,7 @@ describe('under API faults and watch lag', () => {
       const operator = new OperatorProcess({
         kubeconfig,
         identity: `under-faults-${seed}`,
+        preload: ['src/tools/sandbox/recorded-grants.ts'],
         args: [
           ...['--requeue-delay', '2s', '--lease-namespace', 'pgfsm-system'],
           // Short lease timings, so that the Lease outage below makes the leader step down within seconds.
@@ -265,9 +304,14 @@ describe('under API faults and watch lag', () => {
         // The Events go out after the pass that stores Ready (driver/event-delivery.ts), and through a lagging
         // proxy: read them once they have stopped coming, or the last one counts as a duplicate everywhere.
         calmReasons = await settledReasons(calm.metadata.uid ?? '');
+        await createDatabase('calm-db', 'calm');
+        const uid = await waitFor('calm-db Ready', () => readyDatabase('calm-db'), 120_000);
+        calmDatabaseReasons = await settledReasons(uid);
       }
       const expected = calmReasons;
       expect(expected.length).toBeGreaterThan(3);
+      const expectedOfDatabases = calmDatabaseReasons ?? [];
+      expect(expectedOfDatabases).toContain('Ready');
 
       proxy.startFaults(FAULT_RATE);
       // And watches answered as the API server's watch cache answers one from a version it no longer holds:
@@ -284,6 +328,8 @@ describe('under API faults and watch lag', () => {
           clusterDeletionPolicy: i < 3 ? 'Delete' : 'Retain',
         });
       }
+      const databases = untouched.slice(0, 3).map((cluster) => ({ name: `${cluster}-db`, cluster }));
+      for (const { name, cluster } of databases) await createDatabase(name, cluster);
       // The Lease cannot be renewed for longer than the renew deadline: the leader steps down with Events on
       // their way, then takes the Lease back as the same term (nobody else led) and sends them.
       proxy.startOutage(/\/leases\//);
@@ -331,6 +377,10 @@ describe('under API faults and watch lag', () => {
           name,
         ).toBe(true);
       }
+      const databaseUids = new Map<string, string>();
+      for (const { name } of databases) {
+        databaseUids.set(name, await waitFor(`${name} Ready`, () => readyDatabase(name), CONVERGE_WITHIN_MS));
+      }
       const convergeMs = Date.now() - calmAt;
       summary.convergeMs = Math.max(summary.convergeMs, convergeMs);
       const log = operator.lines.join('\n');
@@ -338,6 +388,8 @@ describe('under API faults and watch lag', () => {
       expect(log).toMatch(/"continued":true[^\n]*acquired the lease/);
       summary.clusters += names.length;
       summary.converged += names.length;
+      summary.databases += databases.length;
+      summary.databasesReady += databases.length;
       expect(convergeMs).toBeLessThanOrEqual(CONVERGE_WITHIN_MS);
       expect(injected).toBeGreaterThan(20);
       expect(proxy.laggedEvents).toBeGreaterThan(0);
@@ -350,10 +402,13 @@ describe('under API faults and watch lag', () => {
 
       // The last Events of the last clusters to converge may still be on their way.
       await settled(() => Promise.all(untouched.map((name) => eventsOf(uids.get(name) ?? ''))));
+      const hosts = new Set(databases.map(({ cluster }) => cluster));
       for (const name of untouched) {
-        // Exactly what the fault-free cluster announced: nothing missing, nothing twice.
+        // Exactly what the fault-free cluster announced: nothing missing, nothing twice. A cluster with a database
+        // pushes its roles besides, in one push or in steps as its Secrets come
+        // (test/contract/support/fleet-story.ts): the same role list twice is what `duplicatesIn` catches.
         const events = await eventsOf(uids.get(name) ?? '');
-        const got = normalReasons(events);
+        const got = normalReasons(events).filter((r) => !(hosts.has(name) && r === 'ManagedRolesApplied'));
         const missing = without(expected, got);
         const extra = without(got, expected);
         summary.lost += missing.length;
@@ -361,6 +416,25 @@ describe('under API faults and watch lag', () => {
         if (extra.length + duplicatesIn(events).length > 0)
           summary.duplicated.push(`seed ${seed} ${name}: ${[...extra, ...duplicatesIn(events)].join(', ')}`);
         // Soft: every cluster's account is wanted, not only the first one's that is wrong.
+        expect.soft({ missing, extra, duplicates: duplicatesIn(events) }, name).toEqual({
+          missing: [],
+          extra: [],
+          duplicates: [],
+        });
+      }
+      await settled(() => Promise.all(databases.map(({ name }) => eventsOf(databaseUids.get(name) ?? ''))));
+      for (const { name } of databases) {
+        // A database too: exactly what the fault-free one announced.
+        const events = await eventsOf(databaseUids.get(name) ?? '');
+        const got = normalReasons(events);
+        const missing = without(expectedOfDatabases, got);
+        const extra = without(got, expectedOfDatabases);
+        summary.lost += missing.length;
+        summary.duplicates += extra.length + duplicatesIn(events).length;
+        if (missing.length + extra.length + duplicatesIn(events).length > 0)
+          summary.duplicated.push(
+            `seed ${seed} ${name}: ${[...missing.map((m) => `-${m}`), ...extra, ...duplicatesIn(events)].join(', ')}`,
+          );
         expect.soft({ missing, extra, duplicates: duplicatesIn(events) }, name).toEqual({
           missing: [],
           extra: [],

@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 const CLI = ['--conditions=development', '--import', 'tsx', join(ROOT, 'src', 'operator', 'cli', 'main.ts')];
@@ -15,6 +16,11 @@ export interface OperatorProcessOptions {
   /** More `pgfsm run` flags, e.g. `--leader-elect false`. */
   args?: string[];
   logLevel?: string;
+  /**
+   * Modules loaded before the command line (`node --import`), from the repository's root: e.g.
+   * src/tools/sandbox/recorded-grants.ts where no PostgreSQL runs, as the sandbox's `pgfsm run` loads it.
+   */
+  preload?: string[];
 }
 
 export class OperatorProcess {
@@ -32,7 +38,9 @@ export class OperatorProcess {
     const child = spawn(
       process.execPath,
       [
-        ...CLI,
+        ...CLI.slice(0, -1),
+        ...(this.options.preload ?? []).flatMap((module) => ['--import', pathToFileURL(join(ROOT, module)).href]),
+        ...CLI.slice(-1),
         'run',
         '--kubeconfig',
         this.options.kubeconfig,

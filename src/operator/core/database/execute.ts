@@ -3,6 +3,7 @@ import type { OwnerReference, PostgresDatabase } from '../../api/schema.ts';
 import { cnpgDatabaseDrift } from '../../domain/database/cnpg-database.ts';
 import { secretDrift } from '../../domain/database/connection.ts';
 import type { DatabaseEffect, DatabaseWrite } from '../../domain/database/effects.ts';
+import { PRIVILEGES_ANNOTATION } from '../../domain/database/vocabulary.ts';
 import { joinsLast, type KubeEvent } from '../../domain/effects.ts';
 import { holds } from '../../domain/holds.ts';
 import { refOf } from '../../domain/objects.ts';
@@ -57,8 +58,9 @@ const ownedBy = (object: { metadata: { ownerReferences?: OwnerReference[] } }, o
  * After a write whose answer was lost (a timeout, a connection cut): whether the object read back is what the
  * write meant to leave, as the cluster's pass asks (core/execute.ts). Counted as done, the write says its Event
  * (`SecretsCreated`, `CNPGDatabaseCreated`, …); counted as failed, the next pass finds it done and says nothing.
- * These ports read the API itself (their values are in no cache), so what just landed is there to see. The
- * grants are not read back: their digest is recorded after them, so a grant whose answer was lost is made again.
+ * These ports read the API itself (their values are in no cache), so what just landed is there to see. The grants
+ * are known by the digest recorded on the CNPG Database after them: recorded, the grants ran (a grant whose own
+ * answer was lost, with no digest after it, is made again by the next pass, and said then).
  */
 async function readBack(ports: DatabasePorts, effect: DatabaseWrite): Promise<boolean> {
   switch (effect.type) {
@@ -71,13 +73,18 @@ async function readBack(ports: DatabasePorts, effect: DatabaseWrite): Promise<bo
       const stored = await ports.cnpgDatabases.get(refOf(effect.object));
       return !!stored && !!owner && ownedBy(stored, owner) && cnpgDatabaseDrift(stored, effect.object).length === 0;
     }
+    case 'grantPrivileges': {
+      const stored = await ports.cnpgDatabases.get(effect.database);
+      return stored?.metadata.annotations?.[PRIVILEGES_ANNOTATION] === effect.digest;
+    }
     default:
       return false;
   }
 }
 
 const mayHaveLanded = (effect: DatabaseWrite, error: unknown) =>
-  (effect.type === 'applySecret' || effect.type === 'applyDatabase') && answerMayBeLost(error);
+  (effect.type === 'applySecret' || effect.type === 'applyDatabase' || effect.type === 'grantPrivileges') &&
+  answerMayBeLost(error);
 
 export async function executeDatabaseEffects(
   ports: DatabasePorts,
