@@ -212,12 +212,12 @@ export async function reconcileDatabase(key: ClusterKey, options: DatabaseReconc
 /**
  * What the pass says now: its writes' Events, and once its status is stored (or needed no write) the announcements,
  * its own and those of the pass before. Not stored, they are held with the status for the next pass
- * (core/announcements.ts) — unless the API server refused the status at admission (it refuses it again) or this
- * replica lost the lease: the next leader decides again, and held words of a status another replica stores too
- * would be said twice.
+ * (core/announcements.ts) — unless the API server refused the status at admission (it refuses it again, and they
+ * are dropped) or this replica lost the lease: the next leader decides again, so this pass holds nothing (held
+ * words of a status another replica stores too would be said twice), and what earlier passes hold stays.
  */
 function wordsOf(
-  written: { stored: boolean; hold?: boolean },
+  written: { stored: boolean; failed?: 'hold' | 'drop' | 'lostLease' },
   memory: Announcements<PostgresDatabase> | undefined,
   pass: { stored: PostgresDatabase; status: PostgresDatabaseStatus },
   words: {
@@ -229,8 +229,9 @@ function wordsOf(
 ): KubeEvent[] {
   const { earlier, discarded, writeEvents, announcements } = words;
   const announced = [...(discarded ? [discarded] : []), ...announcements];
-  if (written.hold) memory?.hold(pass.stored, pass.status, [...earlier, ...announced]);
-  else memory?.forget(pass.stored.metadata);
+  if (written.failed === 'hold') memory?.hold(pass.stored, pass.status, [...earlier, ...announced]);
+  // Without the lease, what earlier passes hold stays, as the cluster's does: one of their writes may land yet.
+  else if (written.failed !== 'lostLease') memory?.forget(pass.stored.metadata);
   if (!written.stored) return writeEvents;
   return [...earlier, ...(discarded ? [discarded] : []), ...writeEvents, ...announcements];
 }
@@ -238,22 +239,22 @@ function wordsOf(
 /**
  * The status write, made only when the status differs from the stored one: conditional on the version the pass
  * read (moved on only by its own finalizer writes), the patch computed against the status as stored, not a
- * handed-over one. `hold`: a failure whose words wait for the next pass.
+ * handed-over one. `failed`: what a failure leaves of the pass's words (`wordsOf`).
  */
 async function storeStatus(
   ports: DatabasePorts,
   stored: PostgresDatabase,
   resourceVersion: string | undefined,
   status: PostgresDatabaseStatus,
-): Promise<{ stored: boolean; written: boolean; hold?: boolean; error?: unknown }> {
+): Promise<{ stored: boolean; written: boolean; failed?: 'hold' | 'drop' | 'lostLease'; error?: unknown }> {
   if (isDeepStrictEqual(status, stored.status)) return { stored: true, written: false };
   const current = resourceVersion ? { ...stored, metadata: { ...stored.metadata, resourceVersion } } : stored;
   try {
     await ports.databases.writeStatus(current, status);
     return { stored: true, written: true };
   } catch (error) {
-    const hold = classOf(error) !== 'rejected' && classOf(error) !== 'notLeader';
-    return { stored: false, written: false, hold, error };
+    const failed = classOf(error) === 'rejected' ? 'drop' : classOf(error) === 'notLeader' ? 'lostLease' : 'hold';
+    return { stored: false, written: false, failed, error };
   }
 }
 
