@@ -7,7 +7,7 @@
 
 import type { DatabaseAssessment } from '../domain/database/assessment.ts';
 import { privilegePlanOf } from '../domain/database/assessment.ts';
-import { claimsOn } from '../domain/database/claims.ts';
+import { claimsOfDatabase } from '../domain/database/claims.ts';
 import { cnpgDatabaseDrift, cnpgDatabaseRef, desiredCnpgDatabase } from '../domain/database/cnpg-database.ts';
 import { desiredSecret, publishedEndpoints, secretDrift } from '../domain/database/connection.ts';
 import type { DatabaseObservation } from '../domain/database/observation.ts';
@@ -97,10 +97,7 @@ function roleFacts(o: DatabaseObservation, a: DatabaseAssessment): DatabaseRoleF
 
 function claimFacts(o: DatabaseObservation, a: DatabaseAssessment): DatabaseObservedFacts['claims'] {
   // With a spec that cannot be acted on, whatever can be read, judged as the passes would.
-  const scope = o.cluster ?? {
-    metadata: { name: String(o.database.spec?.cluster), namespace: o.database.metadata.namespace },
-  };
-  const claims = a.specProblem ? claimsOn(scope, o.databases) : undefined;
+  const claims = a.specProblem ? claimsOfDatabase(o) : undefined;
   const name = o.database.metadata.name;
   const held = a.held ?? claims?.held.get(name);
   return {

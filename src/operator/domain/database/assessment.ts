@@ -11,7 +11,14 @@ import { joinReports, type KubeEvent } from '../effects.ts';
 import { isRecord } from '../records.ts';
 import { type Judgment, judgment, type Verdict, verdict } from '../verdict.ts';
 import { ADOPT_ANNOTATION, describeOwner } from '../vocabulary.ts';
-import { type Claims, claimsOn, describeRefusal, type HeldNames, holdsDatabaseName, type Refusal } from './claims.ts';
+import {
+  type Claims,
+  claimsOfDatabase,
+  describeRefusal,
+  type HeldNames,
+  holdsDatabaseName,
+  type Refusal,
+} from './claims.ts';
 import { cnpgApplied, cnpgDatabaseDrift, cnpgDatabaseRef, cnpgRefused, desiredCnpgDatabase } from './cnpg-database.ts';
 import { desiredSecret, type Endpoints, followedEndpoints, secretDrift } from './connection.ts';
 import { type DatabaseEffect, databaseEvent } from './effects.ts';
@@ -373,7 +380,7 @@ function assess(o: DatabaseObservation): DatabaseAssessment {
   }
   const roles = rolesOf(o.database);
   const { endpoints, refused } = followedEndpoints(o.endpoints, o.cluster);
-  const claims = claimsOn(o.cluster ?? clusterScope(o.database), o.databases);
+  const claims = claimsOfDatabase(o);
   const judged: Partial<Record<DatabaseComponent, DatabaseJudgment>> = { cluster: judgeCluster(o, endpoints, refused) };
   judged.claims = judgeClaims(o, claims);
   if (endpoints) judged.secrets = judgeSecrets(o, roles, endpoints);
@@ -397,11 +404,6 @@ function assess(o: DatabaseObservation): DatabaseAssessment {
     ...(refusals ? { refusals } : {}),
   };
 }
-
-/** The cluster a database names, when that PostgresCluster does not exist: claims among databases alone. */
-const clusterScope = (database: PostgresDatabase) => ({
-  metadata: { name: database.spec.cluster, namespace: database.metadata.namespace },
-});
 
 export const isDatabaseComponentReady = (a: DatabaseAssessment, c: DatabaseComponent) => a.health[c].state === 'Ready';
 export const isDatabaseComponentFailed = (a: DatabaseAssessment, c: DatabaseComponent) =>

@@ -19,6 +19,7 @@
 import type { PostgresCluster, PostgresDatabase } from '../../api/schema.ts';
 import { isRecord } from '../records.ts';
 import { childNames } from '../vocabulary.ts';
+import type { DatabaseObservation } from './observation.ts';
 import { type DatabaseRole, ensureOf, namesCluster, rolesOf } from './roles.ts';
 
 export type ClaimKind = 'database' | 'role' | 'secret';
@@ -59,6 +60,16 @@ export interface Claims {
 
 /** The cluster a claim is judged on: a PostgresCluster, or only its name when it does not exist (yet). */
 export type ClaimScope = Pick<PostgresCluster, 'metadata'> & { spec?: unknown };
+
+/**
+ * The claims a database's pass judges by: on its PostgresCluster, or — when that does not exist (yet) — on the
+ * cluster name its spec gives, among databases alone. The spec is read defensively (it may be anything).
+ */
+export function claimsOfDatabase(o: Pick<DatabaseObservation, 'database' | 'cluster' | 'databases'>): Claims {
+  const spec: unknown = o.database.spec;
+  const name = isRecord(spec) && typeof spec.cluster === 'string' ? spec.cluster : '';
+  return claimsOn(o.cluster ?? { metadata: { name, namespace: o.database.metadata.namespace } }, o.databases);
+}
 
 const byAge = (a: PostgresDatabase, b: PostgresDatabase) =>
   (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '') ||

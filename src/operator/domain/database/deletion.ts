@@ -5,7 +5,7 @@
  * under Delete, released under Retain: they hold the passwords of roles that still exist).
  */
 import type { PostgresDatabase } from '../../api/schema.ts';
-import { claimsOn, holdsDatabaseName } from './claims.ts';
+import { claimsOfDatabase, claimsOn, holdsDatabaseName } from './claims.ts';
 import { cnpgDatabaseRef, cnpgRefused, desiredCnpgDatabase } from './cnpg-database.ts';
 import { secretRefOf } from './connection.ts';
 import { type DatabaseEffect, databaseEvent } from './effects.ts';
@@ -55,11 +55,7 @@ const dropsOnlyItsOwn = (o: DatabaseObservation, seen: NonNullable<DatabaseObser
   holdsItsName(o) && !cnpgRefused(seen);
 
 /** Whether it holds its database name on its cluster (claims.ts). */
-function holdsItsName(o: DatabaseObservation): boolean {
-  const name = typeof o.database.spec?.cluster === 'string' ? o.database.spec.cluster : '';
-  const scope = o.cluster ?? { metadata: { name, namespace: o.database.metadata.namespace } };
-  return holdsDatabaseName(claimsOn(scope, o.databases), o.database);
-}
+const holdsItsName = (o: DatabaseObservation) => holdsDatabaseName(claimsOfDatabase(o), o.database);
 
 export const cnpgDatabaseGone = (o: DatabaseObservation) => !ourCnpgDatabase(o);
 
