@@ -38,10 +38,31 @@ import { type Log, stderrLog } from './log.ts';
 
 const execFileAsync = promisify(execFile);
 
-export const KUBERNETES_VERSION = 'v1.34.4';
+/**
+ * The versions pgfsm is tested on (docs/compatibility.md), each with its wrapper module. The first of each list is
+ * the default; `PGFSM_KUBERNETES_VERSION` / `PGFSM_CNPG_VERSION` pick another for `npm run test:compat`. Pinned
+ * exactly: the Go module proxy refuses version lists, so nothing may ask for "latest".
+ */
+export const SUPPORTED_KUBERNETES = { 'v1.36.3': 'kube', 'v1.34.4': 'kube-v1.34' } as const;
+export const SUPPORTED_CNPG = { 'v1.30.1': 'cnpg', 'v1.29.2': 'cnpg-v1.29', 'v1.28.2': 'cnpg-v1.28' } as const;
+export type KubernetesVersion = keyof typeof SUPPORTED_KUBERNETES;
+export type CnpgVersion = keyof typeof SUPPORTED_CNPG;
+
+/** A version chosen by environment variable, or the default; an unknown one is an error naming the choices. */
+function chosenVersion<V extends string>(variable: string, supported: Record<V, string>): V {
+  const versions = Object.keys(supported) as V[];
+  const wanted = process.env[variable];
+  if (wanted === undefined || wanted === '') return versions[0] as V;
+  const normalised = (wanted.startsWith('v') ? wanted : `v${wanted}`) as V;
+  if (!versions.includes(normalised)) {
+    throw new Error(`${variable}=${wanted} is not one pgfsm is tested on; choose one of ${versions.join(', ')}`);
+  }
+  return normalised;
+}
+
+export const KUBERNETES_VERSION: KubernetesVersion = chosenVersion('PGFSM_KUBERNETES_VERSION', SUPPORTED_KUBERNETES);
 export const ETCD_VERSION = 'v3.6.16';
-/** CloudNativePG, pinned exactly: the Go module proxy refuses version lists, so nothing may ask for "latest". */
-export const CNPG_VERSION = 'v1.28.0';
+export const CNPG_VERSION: CnpgVersion = chosenVersion('PGFSM_CNPG_VERSION', SUPPORTED_CNPG);
 export const CNPG_MODULE = 'github.com/cloudnative-pg/cloudnative-pg';
 /** CoreDNS for a real node's cluster DNS; its own wrapper module (it brings client-go v0.32.3). */
 export const COREDNS_VERSION = 'v1.12.1';
@@ -106,7 +127,7 @@ const SPECS: Record<Component, ComponentSpec> = {
   'kube-apiserver': {
     component: 'kube-apiserver',
     version: KUBERNETES_VERSION,
-    moduleDir: join(wrappers, 'kube'),
+    moduleDir: join(wrappers, SUPPORTED_KUBERNETES[KUBERNETES_VERSION]),
     pkg: 'k8s.io/kubernetes/cmd/kube-apiserver',
     ldflags: kubeLdflags,
     envVar: 'TEST_ASSET_KUBE_APISERVER',
@@ -125,7 +146,7 @@ const SPECS: Record<Component, ComponentSpec> = {
   'kube-controller-manager': {
     component: 'kube-controller-manager',
     version: KUBERNETES_VERSION,
-    moduleDir: join(wrappers, 'kube'),
+    moduleDir: join(wrappers, SUPPORTED_KUBERNETES[KUBERNETES_VERSION]),
     pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager',
     ldflags: kubeLdflags,
     envVar: 'TEST_ASSET_KUBE_CONTROLLER_MANAGER',
@@ -133,7 +154,7 @@ const SPECS: Record<Component, ComponentSpec> = {
   'cnpg-manager': {
     component: 'cnpg-manager',
     version: CNPG_VERSION,
-    moduleDir: join(wrappers, 'cnpg'),
+    moduleDir: join(wrappers, SUPPORTED_CNPG[CNPG_VERSION]),
     pkg: `${CNPG_MODULE}/cmd/manager`,
     // CNPG's version is a constant in its pkg/versions; no -X needed.
     ldflags: '-s -w',
@@ -143,7 +164,7 @@ const SPECS: Record<Component, ComponentSpec> = {
   kubelet: {
     component: 'kubelet',
     version: KUBERNETES_VERSION,
-    moduleDir: join(wrappers, 'kube'),
+    moduleDir: join(wrappers, SUPPORTED_KUBERNETES[KUBERNETES_VERSION]),
     pkg: 'k8s.io/kubernetes/cmd/kubelet',
     ldflags: kubeLdflags,
     envVar: 'TEST_ASSET_KUBELET',
@@ -151,7 +172,7 @@ const SPECS: Record<Component, ComponentSpec> = {
   'kube-scheduler': {
     component: 'kube-scheduler',
     version: KUBERNETES_VERSION,
-    moduleDir: join(wrappers, 'kube'),
+    moduleDir: join(wrappers, SUPPORTED_KUBERNETES[KUBERNETES_VERSION]),
     pkg: 'k8s.io/kubernetes/cmd/kube-scheduler',
     ldflags: kubeLdflags,
     envVar: 'TEST_ASSET_KUBE_SCHEDULER',
@@ -159,7 +180,7 @@ const SPECS: Record<Component, ComponentSpec> = {
   'kube-proxy': {
     component: 'kube-proxy',
     version: KUBERNETES_VERSION,
-    moduleDir: join(wrappers, 'kube'),
+    moduleDir: join(wrappers, SUPPORTED_KUBERNETES[KUBERNETES_VERSION]),
     pkg: 'k8s.io/kubernetes/cmd/kube-proxy',
     ldflags: kubeLdflags,
     envVar: 'TEST_ASSET_KUBE_PROXY',
@@ -167,7 +188,7 @@ const SPECS: Record<Component, ComponentSpec> = {
   kubectl: {
     component: 'kubectl',
     version: KUBERNETES_VERSION,
-    moduleDir: join(wrappers, 'kube'),
+    moduleDir: join(wrappers, SUPPORTED_KUBERNETES[KUBERNETES_VERSION]),
     pkg: 'k8s.io/kubernetes/cmd/kubectl',
     ldflags: kubeLdflags,
     // envtest's own variable; its bundles carry kubectl, but we never insist on it there.
