@@ -15,12 +15,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import pg from 'pg';
+import { POSTGRES_REF as POSTGRES_IMAGE } from '../src/tools/node/images/recipes.ts';
 import { startRealNode, stopRealNode } from '../src/tools/node/index.ts';
 import type { RealNode } from '../src/tools/node/node.ts';
 import { writeSection } from './results-section.ts';
 import { formatSpread, spread } from './stats.ts';
 
-const POSTGRES_IMAGE = 'ghcr.io/cloudnative-pg/postgresql:17';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface NodeBenchOptions {
@@ -148,7 +148,7 @@ export async function runRealNodeBench(options: NodeBenchOptions, command: strin
         metadata: { name: 'bench' },
         spec: {
           provisioner: 'postgresql.cnpg.io',
-          config: { instances: 1, storage: '1Gi', postgresVersion: '17' },
+          config: { instances: 1, storage: '1Gi', postgresVersion: '18' },
           cnpg: { connectionPooler: { instances: 1, mode: 'transaction' } },
         },
       },
@@ -174,7 +174,7 @@ export async function runRealNodeBench(options: NodeBenchOptions, command: strin
     `Written by the last run of \`${command}\` on ${new Date().toISOString()}.`,
     '',
     `- machine: ${cpus().length} cores (\`os.cpus().length\`), ${cpus()[0]?.model.trim() ?? 'unknown CPU'}; Node ${process.version}; load average at the start ${load.map((l) => l.toFixed(1)).join(' / ')}`,
-    `- node: kubelet ${world.binaries.versions.kubelet}, containerd from Debian, CloudNativePG ${world.binaries.versions.cnpg} (its operator as a Deployment), PostgreSQL 17 and PgBouncer images built from Debian; pgfsm's image ${world.images.pgfsm.ref}, two replicas`,
+    `- node: kubelet ${world.binaries.versions.kubelet}, containerd from Debian, CloudNativePG ${world.binaries.versions.cnpg} (its operator as a Deployment), PostgreSQL 18 (and 17) and PgBouncer images built from Debian; pgfsm's image ${world.images.pgfsm.ref}, two replicas`,
     '- each: one instance, 1 Gi, one rw PgBouncer Pod in transaction mode; a client that knows the Service name tries `SELECT 1` every 250 ms from the create on; the two kinds alternate in order',
     `- cells: median (min–max) of ${options.reps}`,
     '',

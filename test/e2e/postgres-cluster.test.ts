@@ -1,6 +1,6 @@
 /**
  * A PostgresCluster on the real node, as a team uses it: pgfsm's own image runs the operator, CloudNativePG's
- * real operator runs PostgreSQL 17 and PgBouncer, and an application connects by the names and Secrets pgfsm
+ * real operator runs PostgreSQL 18 (the default) and PgBouncer, and an application connects by the names and Secrets pgfsm
  * publishes. Then a real failure (the primary's Pod is killed), a real change (2 → 3 instances and a
  * parameter) and deletion with `Delete`. The steps share one cluster and run in order.
  */
@@ -22,6 +22,7 @@ import {
   query,
   queryOne,
   secretValue,
+  serverVersion,
   untilReadyRecorded,
   waitFor,
 } from './support/node.ts';
@@ -111,8 +112,8 @@ describe('a PostgresCluster on real PostgreSQL', () => {
     );
     const poolerIps = await poolerPodIps(e2e, NS, `${NAME}-pooler-rw`);
     expect(poolerIps).toContain(serverSawClient);
-    const { server_version: version } = await queryOne<{ server_version: string }>(rw, 'SHOW server_version');
-    expect(version).toMatch(/^17(\.|$)/);
+    const version = await serverVersion(rw);
+    expect(version).toMatch(/^18\.\d+$/);
 
     const ro = await open(su.endpoints.CLUSTER_POOLER_RO_ENDPOINT ?? '', su.user, su.password, su.port);
     const rows = await waitFor('the rows on the replica', async () => {

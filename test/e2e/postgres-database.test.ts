@@ -1,6 +1,6 @@
 /**
  * A PostgresDatabase on the real node: pgfsm's own image, CloudNativePG's real operator (managed roles, its
- * Database controller), real PostgreSQL 17 and PgBouncer, and the grants made over SQL by the operator's Pod
+ * Database controller), real PostgreSQL 18 and PgBouncer, and the grants made over SQL by the operator's Pod
  * through the cluster's `-rw` Service. An application is given nothing but its Secret's `uri`; a read-only
  * user reads what it wrote and is refused a write; the pooler is turned off and the Secrets follow; a database
  * under `Delete` is dropped with its roles. The steps share one cluster and run in order.
@@ -23,10 +23,12 @@ import {
   patchSpec,
   query,
   secretValue,
+  serverVersion,
   untilDatabaseState,
   untilReadyRecorded,
   waitFor,
 } from './support/node.ts';
+import { recordResult } from './support/results.ts';
 
 const NS = 'books';
 const CLUSTER = 'library';
@@ -86,6 +88,9 @@ describe('a PostgresDatabase on real PostgreSQL', () => {
     const uri = await secretValue(e2e, NS, 'library-app-librarian', 'uri');
     expect(new URL(uri).hostname).toBe(`${CLUSTER}-pooler-rw.${NS}.svc.cluster.local`);
     const owner = await byUri('library-app-librarian');
+    const version = await serverVersion(owner);
+    expect(version).toMatch(/^18\.\d+$/);
+    recordResult({ cluster: `${NS}/${CLUSTER}`, ready: true, serverVersion: version });
     expect(
       (await query<{ db: string; me: string }>(owner, 'SELECT current_database() AS db, current_user AS me'))[0],
     ).toEqual({

@@ -1,7 +1,8 @@
 /**
  * Deletion under `Retain` on real PostgreSQL: the PostgresCluster goes, the database keeps running with its
  * data, and a new PostgresCluster of the same name adopts it (pgfsm stamped the adopt annotation when it let
- * go) and reads the old rows with the old superuser Secret.
+ * go) and reads the old rows with the old superuser Secret. This is the suite's PostgreSQL 17 cluster (the
+ * others run 18, the default): 17 stays supported, and adoption must keep the major it found.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -16,9 +17,11 @@ import {
   getCluster,
   query,
   secretValue,
+  serverVersion,
   untilReadyRecorded,
   waitFor,
 } from './support/node.ts';
+import { recordResult } from './support/results.ts';
 
 const NS = 'ledger';
 const NAME = 'books';
@@ -43,7 +46,7 @@ describe('Retain on real PostgreSQL', () => {
   beforeAll(async () => {
     e2e = await attach();
     await createNamespace(e2e, NS);
-    await createClass(e2e, CLASS);
+    await createClass(e2e, CLASS, { postgresVersion: '17' });
     await create();
   });
   afterAll(async () => {
@@ -53,6 +56,9 @@ describe('Retain on real PostgreSQL', () => {
   it('keeps the database when the PostgresCluster goes, and a new one of the same name adopts it', async () => {
     await untilReadyRecorded(e2e, NS, NAME);
     const first = await superuserClient();
+    const version = await serverVersion(first);
+    expect(version).toMatch(/^17\.\d+$/);
+    recordResult({ cluster: `${NS}/${NAME}`, ready: true, serverVersion: version });
     await query(first, 'CREATE TABLE entries (id int PRIMARY KEY, amount numeric NOT NULL)');
     await query(first, 'INSERT INTO entries VALUES (1, 10.50), (2, -3.25)');
     await first.end();
@@ -80,7 +86,10 @@ describe('Retain on real PostgreSQL', () => {
     expect(await secretValue(e2e, NS, `${NAME}-superuser`, 'password')).toBe(password);
     const second = await superuserClient();
     const rows = await query<{ amount: string }>(second, 'SELECT amount FROM entries ORDER BY id');
+    const adopted = await serverVersion(second);
     await second.end();
+    expect(adopted).toBe(version);
+    recordResult({ cluster: `${NS}/${NAME} (adopted)`, ready: true, serverVersion: adopted });
     expect(rows.map((r) => r.amount)).toEqual(['10.50', '-3.25']);
   });
 });

@@ -44,17 +44,21 @@ describe('npm start -- --real', () => {
       expect(sandbox.output).toMatch(new RegExp(`team-a/${database}\\s+Ready\\s+Ready\\s`));
     // Real PostgreSQL: nothing is said to be simulated, nothing recorded instead of granted.
     expect(sandbox.output).not.toMatch(/PostgreSQL is simulated|recorded, not run/);
-    for (const cluster of ['team-a/inventory', 'team-a/orders']) recordResult({ cluster, ready: true });
 
     const printed = sandbox.output
       .split('\n')
       .map((line) => line.trim())
       .filter((line) => line.startsWith('PGPASSWORD='));
     expect(printed).toHaveLength(2);
-    for (const command of printed) {
+    // The examples' class asks for PostgreSQL 18, the default; each printed command names its cluster.
+    for (const cluster of ['inventory', 'orders']) {
+      const command = printed.find((line) => line.includes(`-n team-a ${cluster}-superuser `)) ?? '';
+      expect(command, printed.join('\n')).not.toBe('');
       const psql = await run('sh', ['-c', command], 60_000);
       expect(psql.code, psql.output).toBe(0);
-      expect(psql.output).toMatch(/PostgreSQL 17\.\d+/);
+      const version = /PostgreSQL (\d+\.\d+)/.exec(psql.output)?.[1] ?? '';
+      expect(version, psql.output).toMatch(/^18\./);
+      recordResult({ cluster: `team-a/${cluster}`, ready: true, serverVersion: version });
     }
 
     // As the application: psql given the owner Secret's uri alone (PGHOSTADDR: the address of the host it names).

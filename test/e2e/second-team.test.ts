@@ -35,11 +35,12 @@ import {
   getDatabase,
   query,
   secretValue,
+  serverVersion,
   untilDatabaseState,
   untilReadyRecorded,
   waitFor,
 } from './support/node.ts';
-import { recordLine } from './support/results.ts';
+import { recordLine, recordResult } from './support/results.ts';
 
 const NS = 'market';
 const CLUSTER = 'stalls';
@@ -295,6 +296,9 @@ describe('a second team on the same cluster', () => {
       secrets: ['first-shop-owner'],
     });
     const owner = await byUri('first-shop-owner');
+    const version = await serverVersion(owner);
+    expect(version).toMatch(/^18\.\d+$/);
+    recordResult({ cluster: `${NS}/${CLUSTER}`, ready: true, serverVersion: version });
     await query(owner, 'CREATE TABLE orders (id int PRIMARY KEY, item text NOT NULL)');
     await query(owner, "INSERT INTO orders VALUES (1, 'apples'), (2, 'pears'), (3, 'plums')");
     await owner.end();

@@ -4,9 +4,12 @@
  * `ctr -n k8s.io images import` reads):
  *
  *   registry.k8s.io/pause:3.10                    Debian's catatonit (`-P`), the Pod sandbox
- *   ghcr.io/cloudnative-pg/postgresql:17           postgresql-17 from Debian trixie (mmdebstrap), uid/gid 26
- *   ghcr.io/cloudnative-pg/pgbouncer:1.25.1        pgbouncer from Debian trixie (1.24.x), under CNPG's default name
- *   ghcr.io/cloudnative-pg/cloudnative-pg:1.28.0   CloudNativePG's manager binary, laid out as upstream's image
+ *   ghcr.io/cloudnative-pg/postgresql:18           postgresql-18 from Debian forky (mmdebstrap), uid/gid 26: the default
+ *   ghcr.io/cloudnative-pg/postgresql:17           postgresql-17 from Debian trixie, the same way
+ *   ghcr.io/cloudnative-pg/pgbouncer:1.25.2        pgbouncer from Debian trixie (1.24.x), under CNPG's default name
+ *   ghcr.io/cloudnative-pg/cloudnative-pg:1.30.1   CloudNativePG's manager binary, laid out as upstream's image
+ *
+ * (the PgBouncer and operator tags are those of the chosen CloudNativePG, PGFSM_CNPG_VERSION).
  *   localhost/pgfsm/pgfsm:<version>                the project's Dockerfile, built by buildah (ensurePgfsmImage)
  *
  * A key hashes all that decides an image's content: the recipe's text (images/recipes.ts), the Debian package
@@ -27,6 +30,7 @@ import {
   pauseRecipe,
   pgbouncerRecipe,
   postgresRecipe,
+  postgresRecipeFor,
 } from './images/recipes.ts';
 
 export { defaultImageCacheDir } from './images/cache.ts';
@@ -37,6 +41,7 @@ export {
   NODE_RUNTIME_REF,
   PAUSE_REF,
   PGBOUNCER_REF,
+  POSTGRES_17_REF,
   POSTGRES_REF,
 } from './images/recipes.ts';
 
@@ -50,7 +55,9 @@ export interface NodeImage {
 
 export interface NodeImages {
   pause: NodeImage;
+  /** The default major (18). */
   postgres: NodeImage;
+  postgres17: NodeImage;
   pgbouncer: NodeImage;
   cnpgOperator: NodeImage;
 }
@@ -58,7 +65,7 @@ export interface NodeImages {
 export interface EnsureNodeImagesOptions {
   /** Default `${XDG_CACHE_HOME:-~/.cache}/pgfsm/node-images` (or $PGFSM_NODE_IMAGE_CACHE). */
   cacheDir?: string;
-  /** CloudNativePG v1.28.0's manager binary (control-plane/build.ts builds it). */
+  /** The chosen CloudNativePG's manager binary (control-plane/build.ts builds it). */
   cnpgManager: string;
   log?: Log;
 }
@@ -75,7 +82,7 @@ function requireRoot(what: string): void {
 }
 
 /**
- * The pause, PostgreSQL, PgBouncer and CloudNativePG operator images, each from the cache or built (one at a
+ * The pause, PostgreSQL (18 and 17), PgBouncer and CloudNativePG operator images, each from the cache or built (one at a
  * time; concurrent callers wait on a per-image lock). One log line per image, with its duration.
  */
 export async function ensureNodeImages(options: EnsureNodeImagesOptions): Promise<NodeImages> {
@@ -102,10 +109,12 @@ export async function ensureNodeImages(options: EnsureNodeImagesOptions): Promis
     note: `CloudNativePG manager ${cnpgVersion}`,
   });
   const postgres = await ensureDebianImage(postgresRecipe, ctx);
+  const postgres17 = await ensureDebianImage(postgresRecipeFor('17'), ctx);
   const pgbouncer = await ensureDebianImage(pgbouncerRecipe, ctx);
   return {
     pause: image(pause),
     postgres: image(postgres),
+    postgres17: image(postgres17),
     pgbouncer: image(pgbouncer),
     cnpgOperator: image(cnpgOperator),
   };

@@ -34,7 +34,13 @@ export const NODE_PACKAGES = [
 export interface RealNodeWorld {
   node: RealNode;
   binaries: NodeBinaries;
-  images: { postgres: ImageArchive; pgbouncer: ImageArchive; cnpgOperator: ImageArchive; pgfsm: ImageArchive };
+  images: {
+    postgres: ImageArchive;
+    postgres17: ImageArchive;
+    pgbouncer: ImageArchive;
+    cnpgOperator: ImageArchive;
+    pgfsm: ImageArchive;
+  };
   /** Seconds each stage took: what the closing note and the benchmark report. */
   timings: Record<string, number>;
 }
@@ -62,6 +68,7 @@ export async function startRealNode(options: StartRealNodeOptions = {}): Promise
   const pgfsm = await timed('pgfsm image', () => ensurePgfsmImage({ projectDir: PACKAGE_ROOT, log }));
   const images = {
     postgres: built.postgres,
+    postgres17: built.postgres17,
     pgbouncer: built.pgbouncer,
     cnpgOperator: built.cnpgOperator,
     pgfsm,

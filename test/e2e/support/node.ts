@@ -48,7 +48,10 @@ export async function attach(): Promise<E2e> {
   };
 }
 
-/** A class whose clusters are small enough for one node: 1 Gi, PostgreSQL 17 (the image built here). */
+/**
+ * A class whose clusters are small enough for one node: 1 Gi, PostgreSQL 18, the default (the images built here
+ * are 18 and 17; `config` may ask for 17).
+ */
 export async function createClass(e2e: E2e, name: string, config: Record<string, unknown> = {}) {
   await e2e.custom.createClusterCustomObject({
     ...GROUP,
@@ -59,7 +62,7 @@ export async function createClass(e2e: E2e, name: string, config: Record<string,
       metadata: { name },
       spec: {
         provisioner: 'postgresql.cnpg.io',
-        config: { instances: 1, storage: '1Gi', postgresVersion: '17', ...config },
+        config: { instances: 1, storage: '1Gi', postgresVersion: '18', ...config },
         cnpg: { primaryUpdateMethod: 'switchover', connectionPooler: { instances: 1, mode: 'transaction' } },
       },
     },
@@ -177,6 +180,14 @@ export async function connect(e2e: E2e, login: Login, timeoutMs = 120_000): Prom
     },
     timeoutMs,
   );
+}
+
+/** `SHOW server_version` (e.g. `18.6 (Debian 18.6-3)` is cut to `18.6`), for the summary line. */
+export async function serverVersion(client: pg.Client): Promise<string> {
+  const [row] = await query<{ server_version: string }>(client, 'SHOW server_version');
+  const version = row?.server_version.split(' ')[0];
+  if (!version) throw new Error('SHOW server_version answered nothing');
+  return version;
 }
 
 export async function query<T extends pg.QueryResultRow = pg.QueryResultRow>(

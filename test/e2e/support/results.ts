@@ -53,6 +53,25 @@ export function readResults(): ClusterResult[] {
   }
 }
 
+/**
+ * `18.6 on 5 clusters, 17.12 on ledger/books and ledger/books (adopted)`: each version queried, with its clusters
+ * (named when there are one or two), and how many clusters no test asked.
+ */
+export function versionsSaid(results: ClusterResult[]): string {
+  const byCluster = new Map<string, string>();
+  for (const r of results) if (r.serverVersion) byCluster.set(r.cluster, r.serverVersion);
+  if (byCluster.size === 0) return 'not queried';
+  const byVersion = new Map<string, string[]>();
+  for (const [cluster, version] of byCluster) byVersion.set(version, [...(byVersion.get(version) ?? []), cluster]);
+  const said = [...byVersion]
+    .sort(([a], [b]) => b.localeCompare(a, 'en', { numeric: true }))
+    .map(([version, clusters]) =>
+      clusters.length <= 2 ? `${version} on ${clusters.join(' and ')}` : `${version} on ${clusters.length} clusters`,
+    );
+  const unasked = new Set(results.map((r) => r.cluster).filter((c) => !byCluster.has(c))).size;
+  return `${said.join(', ')}${unasked > 0 ? ` (${unasked} not queried)` : ''}`;
+}
+
 export function summaryLine(
   world: {
     binaries: { versions: { kubelet: string; cnpg: string } };
@@ -60,7 +79,6 @@ export function summaryLine(
   },
   results: ClusterResult[],
 ): string {
-  const version = results.find((r) => r.serverVersion)?.serverVersion ?? 'not queried';
   // A cluster may be recorded more than once (Ready first, then what was queried): its last word counts.
   const clusters = new Map(results.map((r) => [r.cluster, r]));
   const ready = [...clusters.values()].filter((r) => r.ready).length;
@@ -69,8 +87,8 @@ export function summaryLine(
     ? `${world.images.pgfsm.ref}@${world.images.pgfsm.digest}`
     : world.images.pgfsm.ref;
   return (
-    `real node: kubelet ${world.binaries.versions.kubelet}, CloudNativePG ${world.binaries.versions.cnpg}, ` +
-    `PostgreSQL ${version}, pgfsm image ${image}; ${ready}/${clusters.size} clusters Ready; ` +
-    `queried through the pooler: ${pooled ? 'yes' : 'no'}`
+    `real node: Kubernetes ${world.binaries.versions.kubelet} (kubelet), ` +
+    `CloudNativePG ${world.binaries.versions.cnpg}, PostgreSQL ${versionsSaid(results)}, pgfsm image ${image}; ` +
+    `${ready}/${clusters.size} clusters Ready; queried through the pooler: ${pooled ? 'yes' : 'no'}`
   );
 }

@@ -2,23 +2,43 @@
  * What each image of the real node is made of. The text of a recipe (its packages, hook scripts and image
  * configuration) is part of its cache key: editing a recipe rebuilds that image, and only that one.
  *
- * Image references: CloudNativePG v1.28.0's defaults (pkg/versions/versions.go of its module:
- * DefaultOperatorImageName and DefaultPgbouncerImage; test/unit/node checks them against the module when it is
- * on the machine), and the PostgreSQL image name pgfsm sets on every Cluster. These names are served from the
+ * Image references: the chosen CloudNativePG's defaults (pkg/versions/versions.go of its module:
+ * DefaultOperatorImageName and DefaultPgbouncerImage; test/integration/cnpg-image-names.test.ts checks them
+ * against the module), and the PostgreSQL image names pgfsm sets on Clusters. These names are served from the
  * node's own image store; kubelet never pulls a non-`latest` tag that is present.
  */
+import { CNPG_VERSION, type CnpgVersion } from '../../control-plane/build.ts';
 import type { ImageConfig } from '../image-archive.ts';
 
 export const PAUSE_REF = 'registry.k8s.io/pause:3.10';
-/** pgfsm sets exactly this imageName on CloudNativePG Clusters; the tag starts with the major, as CNPG requires. */
-export const POSTGRES_REF = 'ghcr.io/cloudnative-pg/postgresql:17';
+
 /**
- * CloudNativePG v1.28.0's DefaultPgbouncerImage. The name says 1.25.1; the content is Debian trixie's PgBouncer
- * (1.24.x), the newest Debian has: CNPG 1.28 needs ≥ 1.19 (`auth_dbname`), which 1.24 is.
+ * The PostgreSQL majors the node carries, the default first: Debian forky's postgresql-18 (CloudNativePG's own
+ * default major since 1.27.2) and trixie's postgresql-17, which pgfsm keeps supporting.
  */
-export const PGBOUNCER_REF = 'ghcr.io/cloudnative-pg/pgbouncer:1.25.1';
-/** CloudNativePG v1.28.0's DefaultOperatorImageName (its release manifests use the same). */
-export const CNPG_OPERATOR_REF = 'ghcr.io/cloudnative-pg/cloudnative-pg:1.28.0';
+export const POSTGRES_MAJORS = ['18', '17'] as const;
+export type PostgresMajor = (typeof POSTGRES_MAJORS)[number];
+export const DEFAULT_POSTGRES_MAJOR: PostgresMajor = '18';
+/** Debian's newest PostgreSQL of each major: 18 only in forky (testing), 17 in trixie (stable). */
+const POSTGRES_SUITE: Record<PostgresMajor, string> = { '18': 'forky', '17': 'trixie' };
+
+/** pgfsm sets exactly `ghcr.io/cloudnative-pg/postgresql:<postgresVersion>` on CloudNativePG Clusters. */
+export const postgresRef = (major: PostgresMajor) => `ghcr.io/cloudnative-pg/postgresql:${major}`;
+/** The default major's image: the examples' class and the e2e classes ask for it. */
+export const POSTGRES_REF = postgresRef(DEFAULT_POSTGRES_MAJOR);
+export const POSTGRES_17_REF = postgresRef('17');
+
+/**
+ * CloudNativePG's DefaultPgbouncerImage of each version pgfsm is tested on. The name is CNPG's; the content is
+ * Debian trixie's PgBouncer (1.24.x): CNPG needs ≥ 1.19 (`auth_dbname`), and 1.29/1.30 write no PgBouncer
+ * setting 1.28 did not (their pgbouncer.ini template only escapes more), so forky's 1.26 is not needed.
+ */
+const PGBOUNCER_TAG: Record<CnpgVersion, string> = { 'v1.30.1': '1.25.2', 'v1.29.2': '1.25.1', 'v1.28.2': '1.25.1' };
+export const pgbouncerRef = (cnpg: CnpgVersion) => `ghcr.io/cloudnative-pg/pgbouncer:${PGBOUNCER_TAG[cnpg]}`;
+export const PGBOUNCER_REF = pgbouncerRef(CNPG_VERSION);
+/** CloudNativePG's DefaultOperatorImageName: its own version as the tag (its release manifests use the same). */
+export const cnpgOperatorRef = (cnpg: CnpgVersion) => `ghcr.io/cloudnative-pg/cloudnative-pg:${cnpg.slice(1)}`;
+export const CNPG_OPERATOR_REF = cnpgOperatorRef(CNPG_VERSION);
 /** The bases the project's Dockerfile is built on here (its BUILD_IMAGE and RUNTIME_IMAGE build arguments). */
 export const NODE_BUILD_REF = 'localhost/pgfsm-base/node-build:20-trixie';
 export const NODE_RUNTIME_REF = 'localhost/pgfsm-base/nodejs-runtime:20-trixie';
@@ -71,21 +91,21 @@ export const DPKG_OPTIONS = [
 ];
 
 /**
- * PostgreSQL 17 as CloudNativePG runs it: the `postgres` user and group are 26 (CNPG's pods run as 26:26; in
+ * PostgreSQL as CloudNativePG runs it: the `postgres` user and group are 26 (CNPG's pods run as 26:26; in
  * Debian 26 is the `tape` group, dropped), the server's binaries on PATH (CNPG calls initdb, postgres, pg_ctl,
  * pg_controldata, pg_basebackup by name), C.UTF-8, and no `main` cluster from the package's postinst.
  */
-export const postgresRecipe: DebianRecipe = {
+export const postgresRecipeFor = (major: PostgresMajor): DebianRecipe => ({
   kind: 'debian',
-  name: 'postgresql',
-  ref: POSTGRES_REF,
-  suite: 'trixie',
+  name: `postgresql-${major}`,
+  ref: postgresRef(major),
+  suite: POSTGRES_SUITE[major],
   variant: 'essential',
-  include: ['postgresql-17'],
-  mainPackage: 'postgresql-17',
+  include: [`postgresql-${major}`],
+  mainPackage: `postgresql-${major}`,
   customize: [
     `chroot "$1" sh -euc '
-      pg_dropcluster 17 main
+      pg_dropcluster ${major} main
       old_uid=$(id -u postgres); old_gid=$(id -g postgres)
       groupdel tape
       groupmod -g 26 postgres
@@ -96,51 +116,58 @@ export const postgresRecipe: DebianRecipe = {
     '`,
   ],
   expect: [
-    'usr/lib/postgresql/17/bin/postgres',
-    'usr/lib/postgresql/17/bin/initdb',
-    'usr/lib/postgresql/17/bin/pg_ctl',
+    `usr/lib/postgresql/${major}/bin/postgres`,
+    `usr/lib/postgresql/${major}/bin/initdb`,
+    `usr/lib/postgresql/${major}/bin/pg_ctl`,
   ],
   config: {
-    env: [`PATH=/usr/lib/postgresql/17/bin:${PATH}`, 'LANG=C.UTF-8'],
+    env: [`PATH=/usr/lib/postgresql/${major}/bin:${PATH}`, 'LANG=C.UTF-8'],
     cmd: ['postgres'],
     user: '26',
     workingDir: '/',
     exposedPorts: ['5432/tcp'],
   },
-  title: 'PostgreSQL 17 for CloudNativePG',
-};
+  title: `PostgreSQL ${major} for CloudNativePG`,
+});
+
+/** The default major's image (forky's PostgreSQL 18). */
+export const postgresRecipe = postgresRecipeFor(DEFAULT_POSTGRES_MAJOR);
 
 /**
  * PgBouncer for CloudNativePG's Poolers: CNPG execs `/usr/bin/pgbouncer` (Debian installs /usr/sbin/pgbouncer)
  * and runs the Pod as 998:996, given a `pgbouncer` user here.
  */
-export const pgbouncerRecipe: DebianRecipe = {
-  kind: 'debian',
-  name: 'pgbouncer',
-  ref: PGBOUNCER_REF,
-  suite: 'trixie',
-  variant: 'essential',
-  include: ['pgbouncer'],
-  mainPackage: 'pgbouncer',
-  customize: [
-    `chroot "$1" sh -euc '
+export const pgbouncerRecipe: DebianRecipe = pgbouncerRecipeFor(CNPG_VERSION);
+
+export function pgbouncerRecipeFor(cnpg: CnpgVersion): DebianRecipe {
+  return {
+    kind: 'debian',
+    name: 'pgbouncer',
+    ref: pgbouncerRef(cnpg),
+    suite: 'trixie',
+    variant: 'essential',
+    include: ['pgbouncer'],
+    mainPackage: 'pgbouncer',
+    customize: [
+      `chroot "$1" sh -euc '
       ln -sf /usr/sbin/pgbouncer /usr/bin/pgbouncer
       if getent group 996 || getent passwd 998; then echo "uid 998 or gid 996 already taken" >&2; exit 1; fi
       groupadd --gid 996 pgbouncer
       useradd --uid 998 --gid 996 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin pgbouncer
     '`,
-  ],
-  expect: ['usr/sbin/pgbouncer', 'usr/bin/pgbouncer'],
-  config: {
-    env: [`PATH=${PATH}`, 'LANG=C.UTF-8'],
-    entrypoint: ['/usr/bin/pgbouncer'],
-    cmd: ['/etc/pgbouncer/pgbouncer.ini'],
-    user: '998:996',
-    workingDir: '/',
-    exposedPorts: ['5432/tcp'],
-  },
-  title: 'PgBouncer for CloudNativePG Poolers',
-};
+    ],
+    expect: ['usr/sbin/pgbouncer', 'usr/bin/pgbouncer'],
+    config: {
+      env: [`PATH=${PATH}`, 'LANG=C.UTF-8'],
+      entrypoint: ['/usr/bin/pgbouncer'],
+      cmd: ['/etc/pgbouncer/pgbouncer.ini'],
+      user: '998:996',
+      workingDir: '/',
+      exposedPorts: ['5432/tcp'],
+    },
+    title: 'PgBouncer for CloudNativePG Poolers',
+  };
+}
 
 /** The Dockerfile's build stage base: Node.js 20 and npm (trixie; bookworm's Node is 18), root, a shell. */
 export const nodeBuildRecipe: DebianRecipe = {
@@ -206,12 +233,12 @@ export const pauseRecipe = (catatonit: string): FilesRecipe => ({
 });
 
 /** CloudNativePG's operator image as upstream lays it out: /operator/manager_amd64 and /manager → it. */
-export const cnpgOperatorRecipe = (manager: string): FilesRecipe => ({
+export const cnpgOperatorRecipe = (manager: string, cnpg: CnpgVersion = CNPG_VERSION): FilesRecipe => ({
   kind: 'files',
   name: 'cnpg-operator',
-  ref: CNPG_OPERATOR_REF,
+  ref: cnpgOperatorRef(cnpg),
   files: [{ path: 'operator/manager_amd64', source: manager, mode: 0o755 }],
   symlinks: [{ path: 'manager', target: 'operator/manager_amd64' }],
   config: { env: [`PATH=${PATH}`], entrypoint: ['/manager'], user: '65532:65532', workingDir: '/' },
-  title: 'CloudNativePG operator 1.28.0',
+  title: `CloudNativePG operator ${cnpg.slice(1)}`,
 });
