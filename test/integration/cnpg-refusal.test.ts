@@ -1,6 +1,6 @@
 /**
  * What pgfsm does not judge stays CloudNativePG's to judge, and its refusal is reported plainly: here the real
- * validating webhook of CNPG v1.28.0 refuses the CNPG Cluster pgfsm applies, and the PostgresCluster ends in one
+ * validating webhook of CNPG (CNPG_VERSION) refuses the CNPG Cluster pgfsm applies, and the PostgresCluster ends in one
  * Stalled condition (`ClusterSpecRejected`) carrying CNPG's own words, remembered in `status.rejectedWrites`.
  *
  * pgfsm's CRD and merge check refuse everything of CNPG's that pgfsm writes (docs/cnpg-admission.md), so the
@@ -17,7 +17,7 @@ import {
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CNPG_WEBHOOK_CONFIGURATIONS } from '../../src/tools/control-plane/cnpg.ts';
-import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
+import { CNPG_VERSION, type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 import {
   conditions,
   createClass,
@@ -129,5 +129,31 @@ describe("CloudNativePG's webhook refuses what pgfsm applies", () => {
     };
     expect(applied.spec.postgresql?.parameters?.max_connections).toBe('160');
     expect((await getCluster(world, 'ledger'))?.status?.rejectedWrites).toBeUndefined();
+  });
+
+  /**
+   * A field pgfsm does write, where pgfsm's CRD does not yet judge what CNPG 1.29 added: a `${podselector:NAME}`
+   * reference in a pg_hba line (docs/cnpg-admission.md, C67). From 1.29 on CNPG refuses it, since pgfsm writes no
+   * selectors, and the refusal is reported; 1.28 takes the line as it is.
+   */
+  it('a pg_hba line with a podselector reference: refused and reported from CNPG 1.29 on, accepted by 1.28', async () => {
+    const [major = 0, minor = 0] = CNPG_VERSION.slice(1).split('.').map(Number);
+    const expandsReferences = major > 1 || (major === 1 && minor >= 29);
+    await createCluster(world, 'hba-ref', {
+      class: 'standard',
+      pgHBA: ['host all all \u0024{podselector:app} scram-sha-256'],
+    });
+    if (!expandsReferences) {
+      await untilState(world, 'hba-ref', 'Ready', 60_000);
+      return;
+    }
+    await waitFor(
+      'the refusal reported',
+      async () => (await conditions(world, 'hba-ref')).Stalled === 'True/ClusterSpecRejected' || undefined,
+      60_000,
+    );
+    const stalled = (await getCluster(world, 'hba-ref'))?.status?.conditions?.find((c) => c.type === 'Stalled');
+    expect(stalled?.message).toContain('admission webhook "vcluster.cnpg.io" denied the request');
+    expect(stalled?.message).toContain('pod selector not found: app');
   });
 });

@@ -1,7 +1,7 @@
 /**
  * A change CloudNativePG's real webhook accepts only in parts, end to end: a new PostgreSQL version (the image)
- * and new parameters under `primaryUpdateMethod: switchover`. CNPG v1.28 refuses the two in one update
- * (`validateConfigurationChange`); pgfsm rolls the parameters out first and the image once CNPG is healthy
+ * and new parameters under `primaryUpdateMethod: switchover`. CNPG (every supported version, 1.28 to 1.30)
+ * refuses the two in one update (`validateConfigurationChange`); pgfsm rolls the parameters out first and the image once CNPG is healthy
  * again, and the real webhook accepts both steps. The simulator plays CNPG's controller in this namespace.
  */
 import { ApiException, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';

@@ -1,5 +1,5 @@
 /**
- * Real CloudNativePG v1.28.0 in the loop (the control plane runs it by default):
+ * Real CloudNativePG (CNPG_VERSION) in the loop (the control plane runs it by default):
  * - its real CRDs, from its Go module: every status field the simulator writes and pgfsm reads survives them
  *   (a structural schema silently prunes unknown fields);
  * - its real admission webhooks judge every Cluster and Pooler written anywhere;

@@ -24,6 +24,7 @@ import {
   type ControlPlane,
   describeControlPlane,
   ensureBinaries,
+  KUBERNETES_VERSION,
   MissingBinariesError,
   startControlPlane,
 } from '../../src/tools/control-plane/index.ts';
@@ -103,6 +104,9 @@ describe('real control plane', () => {
   it('runs the kube-apiserver binary it was given, on loopback', async () => {
     expect(cp().serverVersion).toBe(cp().binaries.versions.kubeApiserver);
     expect(cp().serverVersion).toMatch(/^v1\.\d+\.\d+$/);
+    // The version a compat row picks (PGFSM_KUBERNETES_VERSION) is the one that runs, unless binaries were handed in.
+    const handedIn = Boolean(process.env.TEST_ASSET_KUBE_APISERVER || process.env.KUBEBUILDER_ASSETS);
+    expect(cp().serverVersion).toBe(handedIn ? cp().binaries.versions.kubeApiserver : KUBERNETES_VERSION);
     expect(cp().url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
     expect(existsSync(cp().kubeconfigPath)).toBe(true);
   });

@@ -7,13 +7,14 @@
 import https from 'node:https';
 import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasPgHbaReference } from '../../src/operator/api/cnpg-rules.ts';
 import type { PostgresClusterSpec } from '../../src/operator/api/schema.ts';
 import { GROUP, VERSION } from '../../src/operator/api/schema.ts';
 import { desiredCnpgCluster } from '../../src/operator/domain/components/cluster.ts';
 import { desiredPooler } from '../../src/operator/domain/components/pooler.ts';
 import { type MergedConfig, mergeConfig } from '../../src/operator/domain/config.ts';
 import type { Observation } from '../../src/operator/domain/observation.ts';
-import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
+import { CNPG_VERSION, type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 import { healthyFacts, makeClass, observe } from '../../src/tools/fixtures/observations.ts';
 import { installCrds, PGFSM_CRDS } from '../../src/tools/install/manifests.ts';
 
@@ -850,7 +851,7 @@ describe('pgfsm CRDs on a real API server', () => {
 });
 
 /**
- * The rules above and the merge check copy CNPG's; here CNPG's own webhooks (v1.28.0, run by the control plane) judge
+ * The rules above and the merge check copy CNPG's; here CNPG's own webhooks (CNPG_VERSION, run by the control plane) judge
  * the very objects pgfsm would write, and pgfsm's merge check judges the same config: they must agree, case by case,
  * except where docs/cnpg-admission.md says pgfsm is stricter.
  */
@@ -1071,6 +1072,33 @@ describe("pgfsm's merge check against CloudNativePG's real webhooks", () => {
       refused === undefined,
     );
   });
+
+  /**
+   * CNPG 1.29 added `${podselector:NAME}` references to pg_hba lines (expanded to the addresses of the Pods a
+   * selector of `spec.podSelectorRefs` picks) and refuses a line whose reference it cannot expand; pgfsm writes no
+   * selectors, so from 1.29 on every such line is refused. 1.28 copies it into pg_hba.conf as it is. pgfsm's CRD
+   * lets the line through today (docs/cnpg-admission.md, C67): the refusal is reported as ClusterSpecRejected.
+   */
+  it.each([
+    ['host all all \u0024{podselector:app} scram-sha-256', true],
+    ['host all all \u0024{node:a} md5', true],
+    ['host all all 10.0.0.0/8 scram-sha-256', false],
+    ['host all $user 10.0.0.0/8 md5', false],
+  ])(
+    'the CNPG Cluster for pg_hba line %j: refused by CNPG 1.29 and later when it holds a reference',
+    async (line, reference) => {
+      const config = { ...BASE, pgHBA: [line] };
+      const cluster = desiredCnpgCluster(observationOf(unique('hba'), config), config);
+      cluster.metadata.ownerReferences = [];
+      expect(cluster.spec.postgresql?.pg_hba).toEqual([line]);
+      expect(hasPgHbaReference(line)).toBe(reference);
+      const [major = 0, minor = 0] = CNPG_VERSION.slice(1).split('.').map(Number);
+      const expands = major > 1 || (major === 1 && minor >= 29);
+      const refused = await cnpgRefusal('clusters', cluster);
+      if (reference && expands) expect(refused).toMatch(/spec\.postgresql\.pg_hba\[0\]/);
+      else expect(refused, `CNPG ${CNPG_VERSION} accepts it`).toBeUndefined();
+    },
+  );
 });
 
 describe('PostgresDatabase create and update', () => {

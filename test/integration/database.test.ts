@@ -1,7 +1,7 @@
 /**
  * PostgresDatabase against a real kube-apiserver and etcd, with CloudNativePG's real CRDs and admission
  * webhooks (the CNPG Cluster, its managed roles and the CNPG Database objects pgfsm writes are defaulted and
- * validated by CNPG v1.28.0's own code). CNPG's controller is simulated (src/tools/simulation: roles reconciled,
+ * validated by CNPG's own code, CNPG_VERSION). CNPG's controller is simulated (src/tools/simulation: roles reconciled,
  * Databases applied), and there is no PostgreSQL here, so the grants go to a stand-in that records them; the
  * e2e suite (test/e2e/postgres-database.test.ts) runs all of it on a real node with a real PostgreSQL.
  */

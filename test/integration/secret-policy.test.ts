@@ -1,6 +1,6 @@
 /**
- * A child Secret refused by a ValidatingAdmissionPolicy, on the real API server (v1.34, admissionregistration.k8s.io/v1
- * policies), with the operator running as its ServiceAccount: the PostgresCluster's conditions and Warning name the
+ * A child Secret refused by a ValidatingAdmissionPolicy, on the real API server (KUBERNETES_VERSION,
+ * admissionregistration.k8s.io/v1 policies), with the operator running as its ServiceAccount: the PostgresCluster's conditions and Warning name the
  * policy and its binding (not only `HTTP 422 Invalid`), and repeat nothing the policy said. The policy's message is
  * a messageExpression that prints the Secret's password, as a careless policy could: none of its words may appear
  * (src/operator/kubernetes/errors.ts, `refuserOf`).

@@ -1,11 +1,13 @@
 /**
- * What CloudNativePG v1.28.0 refuses at admission in the fields pgfsm writes, kept as data: the CRDs' CEL rules
- * (schema.ts) and the merge check (domain/config.ts) both read these lists, so the early refusal and the late one
- * can never disagree. docs/cnpg-admission.md lists every rule of CNPG's webhooks and where pgfsm handles it.
+ * What CloudNativePG refuses at admission in the fields pgfsm writes, kept as data: the CRDs' CEL rules (schema.ts)
+ * and the merge check (domain/config.ts) both read these lists, so the early refusal and the late one can never
+ * disagree. docs/cnpg-admission.md lists every rule of CNPG's webhooks and where pgfsm handles it.
  *
- * The lists are facts about CNPG (the names it reserves), read from its v1.28.0 sources: reserved roles in
- * pkg/postgres/roles.go, fixed parameters in pkg/postgres/configuration.go, PgBouncer parameters in
- * internal/webhook/v1/pooler_webhook.go. When CNPG is upgraded, re-read them there.
+ * pgfsm supports CloudNativePG 1.28.2, 1.29.2 and 1.30.1 (docs/compatibility.md), and a list here holds what every
+ * one of them accepts: a name one version refuses is refused for all. The lists are facts about CNPG (the names it
+ * reserves), read from its sources: reserved roles in pkg/postgres/roles.go, fixed parameters in
+ * pkg/postgres/configuration.go, PgBouncer parameters in internal/webhook/v1/pooler_webhook.go. Where the versions
+ * differ, the comment on the list says how. When CNPG is upgraded, re-read them there.
  *
  * Beside them, a few inputs CNPG's webhook lets through that fail only on a node (a volume too small for
  * PostgreSQL, a resource no Pod can have, a role name PostgreSQL refuses or cuts short), refused just as early.
@@ -45,6 +47,8 @@ export const isPostgresReservedRole = (name: string): boolean =>
 /**
  * PostgreSQL parameters CNPG sets itself or blocks. CNPG lets one through only when its value equals the one CNPG
  * would write anyway, so setting it can never change anything: pgfsm refuses the key outright.
+ * The same list in 1.28.2 and 1.29.2; 1.30 no longer fixes `ssl_ecdh_curve`, which stays refused here while 1.28
+ * and 1.29 are supported.
  */
 export const FIXED_PARAMETERS = [
   'allow_system_table_mods',
@@ -142,7 +146,11 @@ export const WAL_SIZE_DEFAULTS = { min_wal_size: '80MB', max_wal_size: '1GB' } a
 /** Parameter namespace of the pg_failover_slots extension: using it requires `hot_standby_feedback` on. */
 export const FAILOVER_SLOTS_PREFIX = 'pg_failover_slots.';
 
-/** The only PgBouncer parameters CNPG lets a Pooler set; every other one is reserved or unknown to it. */
+/**
+ * The only PgBouncer parameters CNPG lets a Pooler set; every other one is reserved or unknown to it. This is
+ * 1.28.0's list, which every supported version accepts: 1.28.2 and 1.29.2 also allow `client_tls_ciphers`,
+ * `client_tls13_ciphers` and `server_tls13_ciphers`, and 1.30 `auth_user` besides; pgfsm does not offer them yet.
+ */
 export const PGBOUNCER_PARAMETERS = [
   'application_name_add_host',
   'auth_type',
@@ -215,6 +223,17 @@ export const isParameterName = (key: string): boolean => new RegExp(PARAMETER_NA
  * written at all. Tabs stay allowed: pg_hba.conf separates its fields with them.
  */
 export const SINGLE_LINE_PATTERN = '^[^\\r\\n\\x00]*$';
+
+/**
+ * A reference such as `${podselector:name}` in a pg_hba line: CloudNativePG 1.29 and later expand it to the addresses
+ * of the Pods a selector of the Cluster's `podSelectorRefs` picks, and refuse a line whose reference names no such
+ * selector, names another kind, or is not the only one (`pkg/postgres/hba`, `ValidateLine`). pgfsm writes no
+ * `podSelectorRefs`, so any such reference is refused by 1.29 and 1.30; 1.28 copies the line into pg_hba.conf as it
+ * is, where PostgreSQL refuses the address at start-up.
+ */
+export const PG_HBA_REFERENCE_PATTERN = '[$][{][^:]+:[^}]+[}]';
+const PG_HBA_REFERENCE = new RegExp(PG_HBA_REFERENCE_PATTERN);
+export const hasPgHbaReference = (line: string): boolean => PG_HBA_REFERENCE.test(line);
 
 /** A role name without control characters, which no client can type and which break the files CNPG writes. */
 export const ROLE_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]*$';

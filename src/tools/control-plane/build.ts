@@ -49,9 +49,13 @@ export type KubernetesVersion = keyof typeof SUPPORTED_KUBERNETES;
 export type CnpgVersion = keyof typeof SUPPORTED_CNPG;
 
 /** A version chosen by environment variable, or the default; an unknown one is an error naming the choices. */
-function chosenVersion<V extends string>(variable: string, supported: Record<V, string>): V {
+export function chosenVersion<V extends string>(
+  variable: string,
+  supported: Record<V, string>,
+  env: NodeJS.ProcessEnv = process.env,
+): V {
   const versions = Object.keys(supported) as V[];
-  const wanted = process.env[variable];
+  const wanted = env[variable];
   if (wanted === undefined || wanted === '') return versions[0] as V;
   const normalised = (wanted.startsWith('v') ? wanted : `v${wanted}`) as V;
   if (!versions.includes(normalised)) {
@@ -311,7 +315,7 @@ function componentVersion(component: Component, path: string): Promise<string> {
   return binaryVersion(path, SPECS[component].versionArgs);
 }
 
-/** CNPG's `manager version` prints e.g. `Build: {Version:1.28.0 Commit:… Date:…}`. */
+/** CNPG's `manager version` prints e.g. `Build: {Version:1.30.1 Commit:… Date:…}`. */
 export async function cnpgBinaryVersion(path: string): Promise<string> {
   const { stdout } = await execFileAsync(path, ['version'], { timeout: 30_000 });
   const match = /Version:\s*"?v?(\d+\.\d+\.\d+[^\s"}]*)/.exec(stdout);

@@ -41,7 +41,7 @@ export const CNPG_WEBHOOK_CONFIGURATIONS = {
 } as const;
 
 export interface RunningCnpg {
-  /** e.g. `v1.28.0`, from the binary itself. */
+  /** e.g. `v1.30.1`, from the binary itself. */
   readonly version: string;
   readonly watchNamespace: string;
   readonly operatorNamespace: string;

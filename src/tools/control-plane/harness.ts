@@ -35,7 +35,7 @@ export interface StartControlPlaneOptions {
    */
   controllerManager?: boolean;
   /**
-   * Run CloudNativePG v1.28.0 with it: its real CRDs, its mutating and validating webhooks registered for the
+   * Run CloudNativePG (CNPG_VERSION: v1.30.1 unless PGFSM_CNPG_VERSION picks another) with it: its real CRDs, its mutating and validating webhooks registered for the
    * whole cluster, and its controllers acting in namespace `cnpg-controlled` only. Default true.
    */
   cnpg?: boolean;
@@ -75,7 +75,7 @@ export interface ControlPlane {
   /** Admin kubeconfig (client certificate in system:masters); deleted by `stop()`. */
   readonly kubeconfigPath: string;
   readonly kubeConfig: KubeConfig;
-  /** `gitVersion` reported by the running API server, e.g. `v1.34.4`. */
+  /** `gitVersion` reported by the running API server, e.g. `v1.36.3`. */
   readonly serverVersion: string;
   readonly binaries: Binaries;
   /** Whether kube-controller-manager runs (ownerReference GC and namespace deletion really happen). */
@@ -405,8 +405,8 @@ function parseServiceAccount(ref: string): ServiceAccountRef {
 }
 
 /**
- * One line naming what runs, for test output: `kube-apiserver v1.34.4 at https://127.0.0.1:…, CloudNativePG
- * v1.28.0 webhooks active`.
+ * One line naming what runs, for test output: `kube-apiserver v1.36.3 at https://127.0.0.1:…, CloudNativePG
+ * v1.30.1 webhooks active`.
  */
 export function describeControlPlane(cp: ControlPlane): string {
   const cnpg = cp.cnpg ? `, CloudNativePG ${cp.cnpg.version} webhooks active` : ', no CloudNativePG';

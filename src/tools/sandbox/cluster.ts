@@ -2,8 +2,8 @@
  * The cluster the sandbox runs against, ready for the operator: the CRDs and the RBAC of deploy/ are
  * installed, and the operator has its identity.
  * - Local (the default): a throw-away control plane with CloudNativePG's real CRDs and admission webhooks
- *   (v1.28.0, built from its Go module); CNPG's controller is simulated (its real one acts only in a namespace
- *   of its own, which the simulator leaves alone); the operator authenticates as the pgfsm ServiceAccount, so
+ *   (CNPG_VERSION of src/tools/control-plane/build.ts, built from its Go module); CNPG's controller is
+ *   simulated (its real one acts only in a namespace of its own, which the simulator leaves alone); the operator authenticates as the pgfsm ServiceAccount, so
  *   the API server enforces deploy/rbac.
  * - The current kubeconfig context (opt-in, confirmed): real CloudNativePG must already be there, because a
  *   simulator has no place in a real cluster; the operator uses your credentials.

@@ -1,7 +1,7 @@
 /**
  * End-to-end support: a real control plane with our CRDs and the RBAC of deploy/rbac, and CloudNativePG's
  * real CRDs and admission webhooks (the control plane's default: every Cluster and Pooler anyone writes is
- * defaulted and validated by CNPG v1.28.0's own code); the CNPG simulator playing CNPG's controller in every
+ * defaulted and validated by CNPG's own code, CNPG_VERSION); the CNPG simulator playing CNPG's controller in every
  * namespace but the one CNPG's real controller watches; and pgfsm operators started in-process with the
  * ServiceAccount token the RBAC binds, so the API server enforces the role on every call.
  */
