@@ -427,6 +427,17 @@ export async function startNode(options: StartNodeOptions): Promise<RealNode> {
 }
 
 /**
+ * Imports archives into the containerd of a node that runs already (e.g. another CloudNativePG release's
+ * operator and PgBouncer images, for an upgrade), the way a start imports its own.
+ */
+export async function importIntoNode(images: ImageArchive[], options: { dirs?: NodeDirs; log?: Log } = {}) {
+  const dirs = options.dirs ?? nodeDirs();
+  const ctr = (...args: string[]) =>
+    command('ctr', ['--address', dirs.containerdSocket, '--namespace', 'k8s.io', ...args], 300_000);
+  await importImages(ctr, images, dirs, options.log ?? stderrLog);
+}
+
+/**
  * Imports each archive unless containerd already holds that reference from the same archive (same path,
  * size and time): a warm start then costs a listing, not an unpack.
  */
