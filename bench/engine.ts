@@ -244,7 +244,7 @@ export function runEngine(options: EngineOptions, log: (line: string) => void = 
     };
     const assessment: Body = (i) => {
       const base = pool[i % POOL] as TickEvent;
-      assess({ ...base.observation }, base.settings);
+      assess({ ...base.observation }, base.settings, base.now);
     };
     const warmStart = Date.now();
     let last = Number.NaN;

@@ -5,6 +5,8 @@
  * has pointed it at pgfsm's Secret.
  */
 import { describe, expect, it } from 'vitest';
+import { isReadyState } from '../../machines/states.ts';
+import { CNPG_TAKE_UP_MS, SPEC_WRITTEN_AT_ANNOTATION } from '../../src/operator/domain/components/cluster.ts';
 import type { CnpgCluster } from '../../src/operator/domain/objects.ts';
 import {
   clusterObject,
@@ -63,5 +65,40 @@ describe('adopting a CNPG Cluster that uses another superuser Secret', () => {
     const uid = getCluster(sim, 'orders')?.metadata.uid;
     expect(cnpgOf(sim)?.metadata.ownerReferences?.map((o) => o.uid)).toEqual([uid]);
     expect(actionsOf(sim)).toContain('AdoptCNPGCluster');
+  });
+});
+
+describe('adopting a CNPG Cluster whose spec pgfsm then changes', () => {
+  it('is not Ready on the healthy status CNPG wrote before the change, and is Ready once the wait runs out, without a flap', async () => {
+    const sim = simulationWith([clusterObject('orders', { clusterDeletionPolicy: 'Retain' })]);
+    await untilReady(sim, 'orders');
+    sim.api.delete({ kind: 'PostgresCluster', namespace: NS, name: 'orders' });
+    await sim.run(60_000);
+    expect(getCluster(sim, 'orders')).toBeUndefined();
+    // The released CNPG Cluster runs with one instance too many: adopting it writes the spec back to 3.
+    const released = cnpgOf(sim);
+    if (!released) throw new Error('no CNPG cluster');
+    sim.api.put({ ...released, spec: { ...released.spec, instances: 4 } } as unknown as StoredObject);
+
+    sim.api.create(clusterObject('orders', { clusterDeletionPolicy: 'Retain' }));
+    const states: { at: number; state: string | undefined }[] = [];
+    const until = sim.clock.now() + 60_000;
+    while (sim.clock.now() < until) {
+      await sim.run(250);
+      states.push({ at: sim.clock.now(), state: getCluster(sim, 'orders')?.status?.state });
+    }
+    const adopted = eventsOf(sim, 'orders').find((e) => e.action === 'AdoptCNPGCluster');
+    expect(adopted).toBeDefined();
+    const writtenAt = Number(cnpgOf(sim)?.metadata.annotations?.[SPEC_WRITTEN_AT_ANNOTATION]);
+    expect(writtenAt).toBeGreaterThanOrEqual(adopted?.time ?? Number.NaN);
+    const firstReady = states.find((s) => s.at > (adopted?.time ?? 0) && isReadyState(s.state));
+    // Not before CNPG had its time to take the change up (the simulated CNPG also scales in meanwhile), and
+    // before the state's 15 s requeue: the pass looks again when the wait ends.
+    expect(firstReady?.at).toBeGreaterThanOrEqual(writtenAt + CNPG_TAKE_UP_MS);
+    expect(firstReady?.at).toBeLessThan(writtenAt + 15_000);
+    // Once Ready, it stays so: no Ready, then not, then Ready again.
+    const after = states.filter((s) => s.at >= (firstReady?.at ?? 0));
+    expect(after.every((s) => isReadyState(s.state))).toBe(true);
+    expect(reasonsOf(sim, 'orders').filter((r) => r === 'ClusterReady' || r === 'Ready').length).toBeLessThanOrEqual(2);
   });
 });

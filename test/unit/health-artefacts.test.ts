@@ -73,7 +73,7 @@ function withoutStatus(resource: Resource): Omit<Resource, 'status'> {
 }
 
 const clusterObservation = observe(healthyFacts);
-const clusterAssessment = assess(clusterObservation, settings);
+const clusterAssessment = assess(clusterObservation, settings, 0);
 const cluster: Subject = {
   kind: 'PostgresCluster',
   machine: postgresClusterMachine,

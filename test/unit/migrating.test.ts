@@ -181,7 +181,7 @@ function projectedConditions(): Condition[] {
   const now = Date.parse('2026-11-30T12:00:00Z');
   const settings = defaultSettings;
   const out: Condition[] = [];
-  const assessments = WORLDS.map((w) => assess(observe({ ...healthyFacts, ...w }), settings));
+  const assessments = WORLDS.map((w) => assess(observe({ ...healthyFacts, ...w }), settings, 0));
   const project = (state: string, input: Omit<StatusInput, 'state' | 'meta' | 'previous' | 'now' | 'settings'>) => {
     const snapshot = restoreState(state);
     if (!snapshot) throw new Error(`cannot restore ${state}`);
@@ -195,7 +195,7 @@ function projectedConditions(): Condition[] {
     }
     // A failed write, in the healthy world: reported on its component's condition, or on Ready.
     for (const failure of FAILURES)
-      project(state, { assessment: assessments[0] ?? assess(observe(healthyFacts), settings), since: now, failure });
+      project(state, { assessment: assessments[0] ?? assess(observe(healthyFacts), settings, 0), since: now, failure });
   }
   return out;
 }
@@ -434,7 +434,7 @@ describe('docs/migrating.md: names', () => {
     const rows = tableUnder('## Endpoints ConfigMap');
     expect(rows.map((r) => tokens(r.Key)[0])).toEqual(Object.values(EndpointKey));
     const observation = observe(healthyFacts);
-    const config = assess(observation, defaultSettings).config;
+    const config = assess(observation, defaultSettings, 0).config;
     if (!config) throw new Error('fixture config invalid');
     const data = desiredConfigMap(observation, config, defaultSettings).data ?? {};
     expect(Object.keys(data).sort()).toEqual(Object.values(EndpointKey).sort());

@@ -39,12 +39,12 @@ describe('the adapter classifies a refusal at admission as rejected, keeping wha
 
 describe('a stored refusal', () => {
   const drifted = observe({ ...healthyFacts, cnpg: 'drifted' });
-  const write = assess(drifted, defaultSettings).plans.cluster[0];
+  const write = assess(drifted, defaultSettings, 0).plans.cluster[0];
   if (write?.type !== 'apply') throw new Error('the drifted world must ask for an apply');
 
   it('fails the component with the refusal and takes the refused write out', () => {
     const refused = remembering(drifted, rejectionOf('cluster', write.object, DENIED));
-    const x = assess(refused, defaultSettings);
+    const x = assess(refused, defaultSettings, 0);
     expect(x.health.cluster).toMatchObject({ state: 'Failed', reason: 'ClusterSpecRejected' });
     expect(x.health.cluster?.message).toContain(DENIED);
     expect(x.plans.cluster).toEqual([]);
@@ -53,11 +53,11 @@ describe('a stored refusal', () => {
 
   it('is forgotten once pgfsm would send another object, or nothing', () => {
     const other = rejectionOf('cluster', { ...write.object, metadata: { ...write.object.metadata, labels: {} } }, 'no');
-    const x = assess(remembering(drifted, other), defaultSettings);
+    const x = assess(remembering(drifted, other), defaultSettings, 0);
     expect(x.health.cluster?.reason).toBe('CNPGClusterUpdating');
     expect(x.rejections).toEqual([]);
     const healthy = remembering(observe(healthyFacts), rejectionOf('cluster', write.object, DENIED));
-    expect(assess(healthy, defaultSettings).rejections).toEqual([]);
+    expect(assess(healthy, defaultSettings, 0).rejections).toEqual([]);
   });
 
   it('names the object by a digest that ignores key order', () => {

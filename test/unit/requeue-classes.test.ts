@@ -5,8 +5,11 @@
  * for a while is back within seconds, not at the next resync.
  */
 import { describe, expect, it } from 'vitest';
+import { stepMeta } from '../../machines/meta.ts';
 import { type ErrorClass, PortError, retryFor, worstError } from '../../src/operator/core/errors.ts';
+import { requeueOf } from '../../src/operator/core/outcome.ts';
 import type { Ports } from '../../src/operator/core/ports.ts';
+import { defaultSettings } from '../../src/operator/domain/observation.ts';
 import { clusterObject, NS, simulationWith, statusOf, untilReady } from '../../src/tools/fixtures/simulation.ts';
 
 const key = { namespace: NS, name: 'inventory' };
@@ -107,5 +110,22 @@ describe('recovery from short API trouble on the shipped driver', () => {
     await sim.run(36_000);
     expect(statusOf(sim, 'inventory').state).toBeDefined();
     await untilReady(sim, 'inventory', 60_000);
+  });
+});
+
+describe('the requeue of a waiting state with a verdict that changes by time alone', () => {
+  const meta = stepMeta('waits for CNPG', 'cluster');
+  const facts = { error: undefined, refusedOnly: false, cutShort: false, meta, since: 0, settings: defaultSettings };
+
+  it('looks again when the wait ends, when that comes before the state’s own delay', () => {
+    expect(requeueOf({ ...facts, now: 1_000, recheckAt: 5_000 })).toEqual({ kind: 'after', ms: 4_100 });
+  });
+
+  it('keeps the state’s own delay when the wait ends later, and never looks again in the past', () => {
+    expect(requeueOf({ ...facts, now: 1_000, recheckAt: 60_000 })).toEqual({
+      kind: 'after',
+      ms: defaultSettings.requeueDelayMs,
+    });
+    expect(requeueOf({ ...facts, now: 9_000, recheckAt: 5_000 })).toEqual({ kind: 'after', ms: 100 });
   });
 });

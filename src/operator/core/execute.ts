@@ -1,5 +1,5 @@
 import type { OwnerReference, PostgresCluster } from '../api/schema.ts';
-import { cnpgDrift } from '../domain/components/cluster.ts';
+import { cnpgDrift, SPEC_WRITTEN_AT_ANNOTATION } from '../domain/components/cluster.ts';
 import { configMapDrift } from '../domain/components/configmap.ts';
 import { poolerDrift } from '../domain/components/pooler.ts';
 import { type Effect, joinsLast, type KubeEvent, type Write, warning } from '../domain/effects.ts';
@@ -34,6 +34,18 @@ function childPort(ports: Ports, ref: Pick<ObjectRef, 'kind'>): ChildPort<KubeOb
   }
 }
 
+/**
+ * The CNPG Cluster as written, with when (SPEC_WRITTEN_AT_ANNOTATION): the shell's clock, since the core has
+ * none, and the only fact by which a later pass can tell CNPG's status may still describe the spec before it.
+ */
+const stamped = (object: CnpgCluster, now: number): CnpgCluster => ({
+  ...object,
+  metadata: {
+    ...object.metadata,
+    annotations: { ...object.metadata.annotations, [SPEC_WRITTEN_AT_ANNOTATION]: String(now) },
+  },
+});
+
 /** Performs one write; a finalizer write answers the resourceVersion the cluster is at after it. */
 async function write(ports: Ports, cluster: PostgresCluster, effect: Write): Promise<unknown> {
   switch (effect.type) {
@@ -46,6 +58,7 @@ async function write(ports: Ports, cluster: PostgresCluster, effect: Write): Pro
     case 'apply':
       switch (effect.component) {
         case 'cluster':
+          return ports.cnpgClusters.apply(stamped(effect.object as CnpgCluster, ports.clock.now()), 'cluster');
         case 'managedRoles':
           return ports.cnpgClusters.apply(effect.object as CnpgCluster, effect.component);
         case 'pooler':

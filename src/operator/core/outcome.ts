@@ -90,6 +90,8 @@ export interface RequeueFacts {
   since: number;
   now: number;
   settings: Settings;
+  /** When a verdict changes by time alone (Assessment.recheckAt): look again then if that comes first. */
+  recheckAt?: number;
 }
 
 export function requeueOf(facts: RequeueFacts): Requeue {
@@ -107,5 +109,6 @@ export function requeueOf(facts: RequeueFacts): Requeue {
     deadline !== undefined && now <= deadline
       ? Math.min(settings.requeueDelayMs, Math.max(deadline - now + 1000, 1000))
       : settings.requeueDelayMs;
-  return { kind: 'after', ms };
+  const recheck = facts.recheckAt !== undefined ? Math.max(facts.recheckAt - now + 100, 100) : undefined;
+  return { kind: 'after', ms: recheck !== undefined && recheck < ms ? recheck : ms };
 }

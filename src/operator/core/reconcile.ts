@@ -131,6 +131,7 @@ export async function reconcile(key: ClusterKey, options: ReconcileOptions): Pro
     since: projected.since,
     now,
     settings,
+    ...recheckOf(end.event),
   });
   return outcomeOf(key, {
     ...(from !== undefined ? { from } : {}),
@@ -200,6 +201,12 @@ function startOf(cluster: PostgresCluster, event: TickEvent) {
   );
   return { event, snapshot: impliedState(event), discarded };
 }
+
+/** When the last tick's verdicts change by time alone, for the requeue. */
+const recheckOf = (event: TickEvent): { recheckAt?: number } => {
+  const at = assessTick(event).recheckAt;
+  return at === undefined ? {} : { recheckAt: at };
+};
 
 /** Where the pass ended, and what its writes' failure means. */
 interface Conclusion {

@@ -3,7 +3,7 @@
  * observation. Guards, actions and the status projection all read it, so they can never disagree about the world.
  */
 
-import { desiredCnpgCluster, judgeCnpgCluster } from './components/cluster.ts';
+import { desiredCnpgCluster, judgeCnpgCluster, takeUpEndsAt } from './components/cluster.ts';
 import { desiredConfigMap, judgeConfigMap } from './components/configmap.ts';
 import {
   type DesiredRoles,
@@ -36,26 +36,28 @@ export interface Assessment {
   rejections: RejectedWrite[];
   /** The push of PostgresDatabases' roles, when only theirs differ (components/managed-roles.ts). */
   databaseRolesPush: Effect[];
+  /** When a verdict will change by time alone (the wait for CNPG to take up pgfsm's write): look again then. */
+  recheckAt?: number;
 }
 
-const cache = new WeakMap<Observation, Map<Settings, Assessment>>();
+const cache = new WeakMap<Observation, Map<Settings, { now: number; assessment: Assessment }>>();
 
-/** Memoised per (observation, settings) object pair: guards call it many times per tick. */
+/** Memoised per (observation, settings) object pair and tick time: guards call it many times per tick. */
 export function assessTick(event: TickEvent): Assessment {
   let bySettings = cache.get(event.observation);
   if (!bySettings) {
     bySettings = new Map();
     cache.set(event.observation, bySettings);
   }
-  let result = bySettings.get(event.settings);
-  if (!result) {
-    result = assess(event.observation, event.settings);
-    bySettings.set(event.settings, result);
-  }
-  return result;
+  const known = bySettings.get(event.settings);
+  if (known && known.now === event.now) return known.assessment;
+  const assessment = assess(event.observation, event.settings, event.now);
+  bySettings.set(event.settings, { now: event.now, assessment });
+  return assessment;
 }
 
-export function assess(observation: Observation, settings: Settings): Assessment {
+/** `now`: the tick's time, which only the wait for CNPG to take up pgfsm's own write reads. */
+export function assess(observation: Observation, settings: Settings, now: number): Assessment {
   const merge = mergeConfig(observation);
   const secret = judgeSecret(observation);
   if (!merge.ok) {
@@ -75,7 +77,7 @@ export function assess(observation: Observation, settings: Settings): Assessment
   const roles = desiredRoles(observation, config);
   const judged: Record<Component, Judgment> = {
     secret,
-    cluster: judgeCnpgCluster(observation, desiredCnpgCluster(observation, config)),
+    cluster: judgeCnpgCluster(observation, desiredCnpgCluster(observation, config), now),
     managedRoles: judgeManagedRoles(observation, roles),
     pooler: judgePoolers(observation, config),
     configMap: judgeConfigMap(
@@ -103,8 +105,11 @@ export function assess(observation: Observation, settings: Settings): Assessment
     poolersServing: config.pooler !== undefined && judged.pooler.verdict.state === 'Ready',
     rejections,
     databaseRolesPush: judgments.managedRoles.verdict.state === 'Failed' ? [] : databaseRolesPush(observation, roles),
+    ...recheck(observation.cnpg ? takeUpEndsAt(observation.cnpg, now) : undefined),
   };
 }
+
+const recheck = (at: number | undefined) => (at === undefined ? {} : { recheckAt: at });
 
 const mapComponents = <T>(
   judgments: Record<Component, Judgment>,

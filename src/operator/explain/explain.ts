@@ -198,7 +198,7 @@ function explainResource<E, F, O, C extends string>(
 export function explain(input: ExplainInput): Explanation {
   const { observation, settings } = input;
   const event: TickEvent = { type: 'tick', now: input.now, observation, settings };
-  const assessment = assess(observation, settings);
+  const assessment = assess(observation, settings, input.now);
   const facts = observedFacts(observation, assessment, settings);
   const { resource, body } = explainResource({
     ...input,

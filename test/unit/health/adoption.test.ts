@@ -69,7 +69,7 @@ describe('adopt only what is ours to adopt', () => {
   it.each(CASES)(
     '$component: an unmarked orphan is Failed / $reason, the message names the annotation, no write',
     ({ component, facts, reason, command }) => {
-      const { health, plans } = assess(world(facts), defaultSettings);
+      const { health, plans } = assess(world(facts), defaultSettings, 0);
       expect(health[component]).toMatchObject({ state: 'Failed', reason });
       expect(health[component]?.message).toContain(command);
       expect(health[component]?.message).toContain('was not created by pgfsm');
@@ -87,14 +87,14 @@ describe('adopt only what is ours to adopt', () => {
     '$component: handed over with pgfsm.io/adopt=true, it is adopted ($adopted)',
     ({ component, facts, objects, adopted }) => {
       const observation = world(facts);
-      const { health, plans } = assess(handedOver(observation, objects(observation)), defaultSettings);
+      const { health, plans } = assess(handedOver(observation, objects(observation)), defaultSettings, 0);
       expect(health[component]?.state).toBe('Provisioning');
       expect(plans[component].map((e) => e.event?.reason)).toContain(adopted);
     },
   );
 
   it('the ConfigMap message promises no resync: ConfigMaps are watched without a label selector', () => {
-    const { health } = assess(world({ configMap: 'unmarked' }), defaultSettings);
+    const { health } = assess(world({ configMap: 'unmarked' }), defaultSettings, 0);
     expect(health.configMap?.message).not.toContain('resync');
   });
 
@@ -102,7 +102,7 @@ describe('adopt only what is ours to adopt', () => {
     const observation = world({ configMap: 'unmarked' });
     if (!observation.configMap) throw new Error('no ConfigMap');
     observation.configMap.metadata.annotations = { [ADOPT_ANNOTATION]: 'yes' };
-    expect(assess(observation, defaultSettings).health.configMap?.reason).toBe(Reason.ConfigMapNotAdoptable);
+    expect(assess(observation, defaultSettings, 0).health.configMap?.reason).toBe(Reason.ConfigMapNotAdoptable);
   });
 
   it('only the hand-over annotation adopts: pgfsm’s labels, which anyone may copy, do not', () => {
@@ -117,11 +117,12 @@ describe('adopt only what is ours to adopt', () => {
     const { health, plans } = assess(
       world({ secret: 'released', cnpg: 'released', configMap: 'released' }),
       defaultSettings,
+      0,
     );
     expect(health.secret?.state).toBe('Provisioning');
     expect(plans.secret.map((e) => e.event?.reason)).toEqual(['SuperuserSecretAdopted']);
     // Later steps wait for the Secret; their own judgments adopt when they run.
-    const later = assess(world({ cnpg: 'released', configMap: 'released' }), defaultSettings);
+    const later = assess(world({ cnpg: 'released', configMap: 'released' }), defaultSettings, 0);
     expect(later.plans.cluster.map((e) => e.event?.reason)).toEqual(['CNPGClusterAdopted']);
   });
 
@@ -131,12 +132,12 @@ describe('adopt only what is ours to adopt', () => {
       return o;
     };
     const unmarked = off(world({ poolers: 'unmarked' }));
-    expect(assess(unmarked, defaultSettings).plans.pooler).toEqual([]);
-    expect(assess(unmarked, defaultSettings).health.pooler?.reason).toBe(Reason.PoolerDisabled);
+    expect(assess(unmarked, defaultSettings, 0).plans.pooler).toEqual([]);
+    expect(assess(unmarked, defaultSettings, 0).health.pooler?.reason).toBe(Reason.PoolerDisabled);
     const rw = unmarked.poolers.rw?.pooler;
     const handed = handedOver(unmarked, [rw]);
     expect(
-      assess(handed, defaultSettings).plans.pooler.map((e) => (e.type === 'delete' ? e.ref.name : e.type)),
+      assess(handed, defaultSettings, 0).plans.pooler.map((e) => (e.type === 'delete' ? e.ref.name : e.type)),
     ).toEqual(['orders-pooler-rw']);
   });
 

@@ -4,9 +4,11 @@ import { assess, isBusy } from '../../../src/operator/domain/assessment.ts';
 import {
   cnpgDrift,
   desiredCnpgCluster,
+  CNPG_TAKE_UP_MS,
   judgeCnpgCluster,
   OWNED_PARAMETERS_ANNOTATION,
   POSTGRES_IMAGE,
+  SPEC_WRITTEN_AT_ANNOTATION,
 } from '../../../src/operator/domain/components/cluster.ts';
 import { CnpgPhase } from '../../../src/operator/domain/components/cnpg-phases.ts';
 import type { Effect } from '../../../src/operator/domain/effects.ts';
@@ -41,23 +43,23 @@ describe('CNPG cluster health', () => {
   it('a healthy phase with every instance ready is Ready / CNPGClusterHealthy and plans nothing', () => {
     const observation = world();
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).verdict;
+    const h = judgeCnpgCluster(observation, desired, 0).verdict;
     expect(h.state).toBe('Ready');
     expect(h.reason).toBe(Reason.CNPGClusterHealthy);
     expect(h.message).toContain('3/3');
-    expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
+    expect(judgeCnpgCluster(observation, desired, 0).effects).toEqual([]);
   });
 
   it('a healthy phase with fewer ready instances than requested is not Ready (CNPGClusterScaling, n/m)', () => {
     const observation = world({ cnpg: 'scaling' });
     expect(observation.cnpg?.status?.phase).toBe(CnpgPhase.Healthy);
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).verdict;
+    const h = judgeCnpgCluster(observation, desired, 0).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterScaling);
     expect(h.message).toContain('1/3');
     // Scaling is CNPG's work, not ours: nothing to write.
-    expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
+    expect(judgeCnpgCluster(observation, desired, 0).effects).toEqual([]);
   });
 
   it.each([
@@ -68,7 +70,7 @@ describe('CNPG cluster health', () => {
     const observation = withCnpg((cnpg) => {
       if (cnpg.status) cnpg.status.readyInstances = ready;
     });
-    const h = judgeCnpgCluster(observation, desiredOf(observation)).verdict;
+    const h = judgeCnpgCluster(observation, desiredOf(observation), 0).verdict;
     expect(h.state).not.toBe('Ready');
     expect(h.reason).toBe(Reason.CNPGClusterScaling);
     expect(h.message).toContain(`${ready ?? 0}/3`);
@@ -78,7 +80,7 @@ describe('CNPG cluster health', () => {
     const observation = withCnpg((cnpg) => {
       if (cnpg.status) cnpg.status.readyInstances = 4;
     });
-    const h = judgeCnpgCluster(observation, desiredOf(observation)).verdict;
+    const h = judgeCnpgCluster(observation, desiredOf(observation), 0).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterScaling);
     expect(h.message).toContain('4/3');
@@ -92,7 +94,7 @@ describe('CNPG cluster health', () => {
     const desired = desiredOf(observation);
     if (!observation.cnpg) throw new Error('fixture has no CNPG cluster');
     expect(cnpgDrift(observation.cnpg, desired)).toEqual([]);
-    const { verdict, effects } = judgeCnpgCluster(observation, desired);
+    const { verdict, effects } = judgeCnpgCluster(observation, desired, 0);
     expect(verdict.state).toBe('Provisioning');
     // An update in progress, not a loss: the machine waits in its updating course.
     expect(verdict.reason).toBe(Reason.CNPGClusterUpdating);
@@ -105,18 +107,62 @@ describe('CNPG cluster health', () => {
   it('is Ready once CNPG names the new image, and believes a status that names none (an older CNPG)', () => {
     const taken = world();
     expect(taken.cnpg?.status?.image).toBe(desiredOf(taken).spec.imageName);
-    expect(judgeCnpgCluster(taken, desiredOf(taken)).verdict.state).toBe('Ready');
+    expect(judgeCnpgCluster(taken, desiredOf(taken), 0).verdict.state).toBe('Ready');
     const unnamed = withCnpg((cnpg) => {
       if (cnpg.status) delete cnpg.status.image;
     });
-    expect(judgeCnpgCluster(unnamed, desiredOf(unnamed)).verdict.reason).toBe(Reason.CNPGClusterHealthy);
+    expect(judgeCnpgCluster(unnamed, desiredOf(unnamed), 0).verdict.reason).toBe(Reason.CNPGClusterHealthy);
+  });
+
+  describe('after its own write, pgfsm waits for CNPG to take the change up (CNPG reports no generation)', () => {
+    const WRITTEN = Date.parse('2026-12-07T10:00:00Z');
+    const writtenAt = (at: number) =>
+      withCnpg((cnpg) => {
+        cnpg.metadata.annotations = { ...cnpg.metadata.annotations, [SPEC_WRITTEN_AT_ANNOTATION]: String(at) };
+      });
+
+    it('a healthy status read within the wait is not Ready, names when the wait ends, and asks to look again then', () => {
+      const observation = writtenAt(WRITTEN);
+      const h = judgeCnpgCluster(observation, desiredOf(observation), WRITTEN + 38).verdict;
+      expect(h.state).toBe('Provisioning');
+      expect(h.reason).toBe(Reason.CNPGClusterUpdating);
+      expect(h.message).toContain(new Date(WRITTEN + CNPG_TAKE_UP_MS).toISOString());
+      expect(judgeCnpgCluster(observation, desiredOf(observation), WRITTEN + 38).effects).toEqual([]);
+      expect(assess(observation, defaultSettings, WRITTEN + 38).recheckAt).toBe(WRITTEN + CNPG_TAKE_UP_MS);
+    });
+
+    it('the same status is Ready once the wait has run out, with nothing left to look again for', () => {
+      const observation = writtenAt(WRITTEN);
+      const after = WRITTEN + CNPG_TAKE_UP_MS;
+      expect(judgeCnpgCluster(observation, desiredOf(observation), after).verdict.state).toBe('Ready');
+      expect(assess(observation, defaultSettings, after).recheckAt).toBeUndefined();
+    });
+
+    it('a status CNPG reports as busy within the wait says what CNPG says, not the wait', () => {
+      const observation = withCnpg((cnpg) => {
+        cnpg.metadata.annotations = { ...cnpg.metadata.annotations, [SPEC_WRITTEN_AT_ANNOTATION]: String(WRITTEN) };
+        cnpg.status = { ...cnpg.status, phase: CnpgPhase.ApplyingConfiguration };
+      });
+      const h = judgeCnpgCluster(observation, desiredOf(observation), WRITTEN + 1_000).verdict;
+      expect(h.message).toContain(CnpgPhase.ApplyingConfiguration);
+      expect(h.message).not.toContain('Ready waits until');
+    });
+
+    it('a stamp that is no number, or lies in the future (a clock or a hand), is ignored rather than waited on', () => {
+      for (const stamp of ['soon', String(WRITTEN + 60_000)]) {
+        const observation = withCnpg((cnpg) => {
+          cnpg.metadata.annotations = { ...cnpg.metadata.annotations, [SPEC_WRITTEN_AT_ANNOTATION]: stamp };
+        });
+        expect(judgeCnpgCluster(observation, desiredOf(observation), WRITTEN).verdict.state).toBe('Ready');
+      }
+    });
   });
 
   it('a non-healthy phase reports the phase and its phaseReason in the message', () => {
     const observation = withCnpg((cnpg) => {
       cnpg.status = { ...cnpg.status, phase: CnpgPhase.WaitingForUser, phaseReason: 'PVC pgdata is missing' };
     });
-    const h = judgeCnpgCluster(observation, desiredOf(observation)).verdict;
+    const h = judgeCnpgCluster(observation, desiredOf(observation), 0).verdict;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.CNPGWaitingForUser);
     expect(h.message).toContain(CnpgPhase.WaitingForUser);
@@ -127,13 +173,13 @@ describe('CNPG cluster health', () => {
     const observation = withCnpg((cnpg) => {
       cnpg.status = {};
     });
-    const h = judgeCnpgCluster(observation, desiredOf(observation)).verdict;
+    const h = judgeCnpgCluster(observation, desiredOf(observation), 0).verdict;
     expect(h.state).toBe('Pending');
     expect(h.reason).toBe(Reason.CNPGClusterPending);
   });
 
   it('CNPG is busy during a switchover, not when healthy, failed, missing, or with a change still to roll out', () => {
-    const busy = (observation: Observation) => isBusy(assess(observation, defaultSettings), 'cluster');
+    const busy = (observation: Observation) => isBusy(assess(observation, defaultSettings, 0), 'cluster');
     expect(busy(world({ cnpg: CnpgPhase.Switchover }))).toBe(true);
     expect(busy(world({ cnpg: CnpgPhase.InplacePrimaryRestart }))).toBe(true);
     expect(busy(world())).toBe(false);
@@ -285,12 +331,12 @@ describe('CNPG cluster drift', () => {
     expect(observation.cnpg).toBeDefined();
     expect(cnpgDrift(observation.cnpg as CnpgCluster, desired)).toContain(field);
 
-    const h = judgeCnpgCluster(observation, desired).verdict;
+    const h = judgeCnpgCluster(observation, desired, 0).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterUpdating);
     expect(h.message).toContain(field);
 
-    const apply = singleApply(judgeCnpgCluster(observation, desired).effects);
+    const apply = singleApply(judgeCnpgCluster(observation, desired, 0).effects);
     expect(apply.object).toEqual(desired);
     const event = eventOf(apply);
     expect(event.type).toBe('Normal');
@@ -304,7 +350,7 @@ describe('CNPG cluster drift', () => {
       cnpg.spec.postgresql = { parameters: { max_connections: '200', work_mem: '64MB' }, pg_hba: [] };
     });
     const desired = desiredOf(observation);
-    const apply = singleApply(judgeCnpgCluster(observation, desired).effects);
+    const apply = singleApply(judgeCnpgCluster(observation, desired, 0).effects);
     const object = apply.object as CnpgCluster;
     expect(object.spec.postgresql?.parameters).toEqual({ max_connections: '200' });
     expect(object.metadata.annotations?.[OWNED_PARAMETERS_ANNOTATION]).toBe('max_connections');
@@ -323,8 +369,8 @@ describe('CNPG cluster drift', () => {
     const desired = desiredOf(observation);
     expect(desired.spec.postgresql?.parameters).not.toHaveProperty('shared_buffers');
     expect(cnpgDrift(observation.cnpg as CnpgCluster, desired)).toEqual([]);
-    expect(judgeCnpgCluster(observation, desired).verdict.state).toBe('Ready');
-    expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
+    expect(judgeCnpgCluster(observation, desired, 0).verdict.state).toBe('Ready');
+    expect(judgeCnpgCluster(observation, desired, 0).effects).toEqual([]);
   });
 
   it.each([
@@ -339,7 +385,7 @@ describe('CNPG cluster drift', () => {
     const desired = desiredOf(observation);
     expect(desired.spec.storage?.size).toBe(wanted);
     expect(cnpgDrift(observation.cnpg as CnpgCluster, desired)).not.toContain('storage.size');
-    expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
+    expect(judgeCnpgCluster(observation, desired, 0).effects).toEqual([]);
   });
 
   it('resources written in another unit of the same quantity are not drift', () => {
@@ -364,7 +410,7 @@ describe('CNPG cluster drift', () => {
     const observation = withCnpg((cnpg) => {
       cnpg.spec.instances = 1;
     });
-    const apply = singleApply(judgeCnpgCluster(observation, desiredOf(observation)).effects);
+    const apply = singleApply(judgeCnpgCluster(observation, desiredOf(observation), 0).effects);
     expect((apply.object as CnpgCluster).spec).not.toHaveProperty('managed');
   });
 
@@ -377,19 +423,19 @@ describe('CNPG cluster drift', () => {
     );
     expect(observation.cnpg?.status?.phase).toBe(CnpgPhase.Unrecoverable);
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).verdict;
+    const h = judgeCnpgCluster(observation, desired, 0).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterUpdating);
-    expect(eventOf(singleApply(judgeCnpgCluster(observation, desired).effects)).reason).toBe('CNPGClusterUpdated');
+    expect(eventOf(singleApply(judgeCnpgCluster(observation, desired, 0).effects)).reason).toBe('CNPGClusterUpdated');
   });
 
   it('the same failed phase without drift stays Failed and plans nothing', () => {
     const observation = world({ cnpg: CnpgPhase.Unrecoverable });
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).verdict;
+    const h = judgeCnpgCluster(observation, desired, 0).verdict;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.CNPGUnrecoverable);
-    expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
+    expect(judgeCnpgCluster(observation, desired, 0).effects).toEqual([]);
   });
 });
 
@@ -417,10 +463,10 @@ describe('CNPG cluster existence and ownership', () => {
     const observation = world({ cnpg: 'missing' });
     expect(observation.cnpg).toBeUndefined();
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).verdict;
+    const h = judgeCnpgCluster(observation, desired, 0).verdict;
     expect(h.state).toBe('Pending');
     expect(h.reason).toBe(Reason.CNPGClusterPending);
-    const apply = singleApply(judgeCnpgCluster(observation, desired).effects);
+    const apply = singleApply(judgeCnpgCluster(observation, desired, 0).effects);
     expect(apply.object).toEqual(desired);
     expect(eventOf(apply).reason).toBe('CNPGClusterCreated');
     const owners = apply.object.metadata.ownerReferences ?? [];
@@ -432,10 +478,10 @@ describe('CNPG cluster existence and ownership', () => {
     const observation = world({ cnpg: 'released' });
     expect(observation.cnpg?.metadata.ownerReferences).toEqual([]);
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).verdict;
+    const h = judgeCnpgCluster(observation, desired, 0).verdict;
     expect(h.state).toBe('Provisioning');
     expect(h.reason).toBe(Reason.CNPGClusterUpdating);
-    const apply = singleApply(judgeCnpgCluster(observation, desired).effects);
+    const apply = singleApply(judgeCnpgCluster(observation, desired, 0).effects);
     expect(eventOf(apply).reason).toBe('CNPGClusterAdopted');
     expect(apply.object.metadata.ownerReferences?.[0]).toMatchObject({ uid: CLUSTER_UID, controller: true });
   });
@@ -446,7 +492,7 @@ describe('CNPG cluster existence and ownership', () => {
       cnpg.metadata.annotations = { ...cnpg.metadata.annotations, [ADOPT_ANNOTATION]: 'true' };
     });
     const desired = desiredOf(observation);
-    expect(eventOf(singleApply(judgeCnpgCluster(observation, desired).effects)).reason).toBe('CNPGClusterAdopted');
+    expect(eventOf(singleApply(judgeCnpgCluster(observation, desired, 0).effects)).reason).toBe('CNPGClusterAdopted');
   });
 
   it('a cluster controlled by someone else is Failed / ClusterOwnedByOther and never written', () => {
@@ -463,11 +509,11 @@ describe('CNPG cluster existence and ownership', () => {
       cnpg.spec.instances = 1; // even with drift: not ours to repair
     });
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).verdict;
+    const h = judgeCnpgCluster(observation, desired, 0).verdict;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.ClusterOwnedByOther);
     expect(h.message).toContain('PostgresCluster/billing');
-    expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
+    expect(judgeCnpgCluster(observation, desired, 0).effects).toEqual([]);
   });
 
   it('an orphan that authenticates with another superuser Secret is not adopted: its password would change', () => {
@@ -477,12 +523,12 @@ describe('CNPG cluster existence and ownership', () => {
       cnpg.spec.superuserSecret = { name: 'orders-secret' };
     });
     const desired = desiredOf(observation);
-    const h = judgeCnpgCluster(observation, desired).verdict;
+    const h = judgeCnpgCluster(observation, desired, 0).verdict;
     expect(h.state).toBe('Failed');
     expect(h.reason).toBe(Reason.ClusterSuperuserSecretMismatch);
     expect(h.message).toContain('uses superuser secret orders-secret, not orders-superuser');
     expect(h.message).toContain('spec.superuserSecret.name');
-    expect(judgeCnpgCluster(observation, desired).effects).toEqual([]);
+    expect(judgeCnpgCluster(observation, desired, 0).effects).toEqual([]);
   });
 
   it('an orphan with our superuser Secret, or none named, is adopted', () => {
@@ -493,8 +539,8 @@ describe('CNPG cluster existence and ownership', () => {
         cnpg.spec.superuserSecret = superuserSecret;
       });
       const desired = desiredOf(observation);
-      expect(judgeCnpgCluster(observation, desired).verdict.reason).toBe(Reason.CNPGClusterUpdating);
-      expect(eventOf(singleApply(judgeCnpgCluster(observation, desired).effects)).reason).toBe('CNPGClusterAdopted');
+      expect(judgeCnpgCluster(observation, desired, 0).verdict.reason).toBe(Reason.CNPGClusterUpdating);
+      expect(eventOf(singleApply(judgeCnpgCluster(observation, desired, 0).effects)).reason).toBe('CNPGClusterAdopted');
     }
   });
 });

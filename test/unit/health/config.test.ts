@@ -197,7 +197,7 @@ describe('invalid input names the field', () => {
     it('an orphan not handed over: the merge passes, and the cluster step says whose it is', () => {
       const o = withCnpg(unowned);
       expect(mergeConfig(o).ok).toBe(true);
-      const health = assess(o, defaultSettings).health.cluster;
+      const health = assess(o, defaultSettings, 0).health.cluster;
       expect(health?.reason).toBe(Reason.ClusterNotAdoptable);
       expect(health?.message).toContain('pgfsm.io/adopt=true');
     });
@@ -205,7 +205,7 @@ describe('invalid input names the field', () => {
     it("another controller's: the merge passes, and the cluster step says who controls it", () => {
       const o = withCnpg((m) => ({ ...m, ownerReferences: [FOREIGN_OWNER] }));
       expect(mergeConfig(o).ok).toBe(true);
-      expect(assess(o, defaultSettings).health.cluster?.reason).toBe(Reason.ClusterOwnedByOther);
+      expect(assess(o, defaultSettings, 0).health.cluster?.reason).toBe(Reason.ClusterOwnedByOther);
     });
 
     it('an orphan handed over (pgfsm.io/adopt) is about to be ours: what it runs bounds the spec', () => {

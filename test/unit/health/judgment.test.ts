@@ -41,7 +41,7 @@ describe('one judgment per component', () => {
   it('a writing verdict comes with a write, a write never with Ready, an adoption only with Provisioning', () => {
     let judged = 0;
     for (const facts of worlds()) {
-      const a = assess(world(facts), defaultSettings);
+      const a = assess(world(facts), defaultSettings, 0);
       for (const c of COMPONENTS) {
         const h = a.health[c];
         const effects = a.plans[c];

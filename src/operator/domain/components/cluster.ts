@@ -27,6 +27,32 @@ import { meaningOfPhase } from './cnpg-phases.ts';
 
 export const POSTGRES_IMAGE = 'ghcr.io/cloudnative-pg/postgresql';
 
+/**
+ * When pgfsm last changed the CNPG Cluster's spec: the shell stamps it on every write of the cluster component
+ * (core/execute.ts), with its own clock, as milliseconds since the epoch.
+ *
+ * Why: CloudNativePG (1.28 to 1.30.1) says nothing about which generation of a Cluster its status describes —
+ * no `status.observedGeneration`, and its `Ready` condition is set without one — so right after a write its
+ * status is the old spec's, often "healthy". Believing it gave a Ready 38 ms after an adoption that CNPG then
+ * undid with "Applying configuration".
+ */
+export const SPEC_WRITTEN_AT_ANNOTATION = 'pgfsm.io/spec-written-at';
+
+/**
+ * How long after its own write pgfsm does not believe a healthy CNPG status. CNPG's instance manager reports
+ * "Applying configuration" within about 2 s of a change it must apply (measured on the real node); a change
+ * it takes up without a word (a resource it only records) ends the wait when it runs out.
+ */
+export const CNPG_TAKE_UP_MS = 5_000;
+
+/** When the wait for CNPG to take up pgfsm's last write ends, if it has not yet; a stamp from the future is ignored. */
+export function takeUpEndsAt(cnpg: CnpgCluster, now: number): number | undefined {
+  const stamp = Number(cnpg.metadata.annotations?.[SPEC_WRITTEN_AT_ANNOTATION]);
+  if (!Number.isFinite(stamp) || stamp > now + CNPG_TAKE_UP_MS) return undefined;
+  const ends = stamp + CNPG_TAKE_UP_MS;
+  return ends > now ? ends : undefined;
+}
+
 export const cnpgRef = (observation: Observation): ObjectRef => ({
   apiVersion: CNPG_API_VERSION,
   kind: 'Cluster',
@@ -185,7 +211,7 @@ function adoptionBlocker(cnpg: CnpgCluster, desired: CnpgCluster): string | unde
  * or by the Retain deletion that released it): adopt it. Drifted: repair it. Otherwise CNPG's phase and
  * ready instances tell how it is.
  */
-export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster): Judgment {
+export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster, now: number): Judgment {
   const { cnpg, cluster } = observation;
   const name = desired.metadata.name;
   const apply = (event: KubeEvent): Effect => ({ type: 'apply', component: 'cluster', object: desired, event });
@@ -221,7 +247,7 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
   // Our own pending change comes first: it may be the user's fix for a failure CNPG still reports.
   const drift = cnpgDrift(cnpg, desired);
   const steps = drift.length > 0 ? stepsOf(cnpg, desired, drift) : undefined;
-  if (steps) return judgeSteps(cnpg, desired, steps);
+  if (steps) return judgeSteps(cnpg, desired, steps, now);
   if (drift.length > 0) {
     return judgment(
       verdict('Provisioning', Reason.CNPGClusterUpdating, `Updating CNPG cluster ${name}: ${drift.join(', ')}`),
@@ -234,11 +260,11 @@ export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster)
       ),
     );
   }
-  return judgment(runningHealth(cnpg, desired));
+  return judgment(runningHealth(cnpg, desired, now));
 }
 
 /** An update CNPG accepts only in parts (cluster-steps.ts): the step that is due, and its write. */
-function judgeSteps(cnpg: CnpgCluster, desired: CnpgCluster, steps: Steps): Judgment {
+function judgeSteps(cnpg: CnpgCluster, desired: CnpgCluster, steps: Steps, now: number): Judgment {
   const name = desired.metadata.name;
   const why =
     'CNPG refuses a new image and new PostgreSQL parameters in one update under primaryUpdateMethod switchover';
@@ -264,19 +290,19 @@ function judgeSteps(cnpg: CnpgCluster, desired: CnpgCluster, steps: Steps): Judg
       },
     );
   }
-  const now = runningHealth(cnpg, { ...cnpg, spec: { ...cnpg.spec, instances: cnpg.spec?.instances ?? 1 } });
+  const current = runningHealth(cnpg, { ...cnpg, spec: { ...cnpg.spec, instances: cnpg.spec?.instances ?? 1 } }, now);
   return judgment(
     verdict(
       'Provisioning',
       Reason.CNPGClusterUpdatingInSteps,
       `Updating CNPG cluster ${name} in two steps (${why}): step 2 of 2, the image ${image} waits until CNPG is ` +
-        `healthy with every instance ready (${now.message})`,
+        `healthy with every instance ready (${current.message})`,
     ),
   );
 }
 
 /** How a CNPG cluster that is ours and as we want it is doing: what CNPG reports, nothing to write. */
-function runningHealth(cnpg: CnpgCluster, desired: CnpgCluster): Verdict {
+function runningHealth(cnpg: CnpgCluster, desired: CnpgCluster, now: number): Verdict {
   const name = desired.metadata.name;
   const phase = cnpg.status?.phase;
   const meaning = meaningOfPhase(phase);
@@ -302,6 +328,16 @@ function runningHealth(cnpg: CnpgCluster, desired: CnpgCluster): Verdict {
       'Provisioning',
       Reason.CNPGClusterScaling,
       `CNPG cluster ${name} has ${ready}/${wanted} ready instances${phaseText}`,
+    );
+  }
+  const waitEnds = takeUpEndsAt(cnpg, now);
+  if (waitEnds !== undefined) {
+    return verdict(
+      'Provisioning',
+      Reason.CNPGClusterUpdating,
+      `CNPG cluster ${name} reports healthy, but pgfsm changed it less than ${CNPG_TAKE_UP_MS / 1000}s ago and ` +
+        `CloudNativePG does not say which generation its status describes: Ready waits until ` +
+        `${new Date(waitEnds).toISOString()} for CNPG to take the change up`,
     );
   }
   return verdict('Ready', Reason.CNPGClusterHealthy, `CNPG cluster is healthy with ${ready}/${wanted} ready instances`);
