@@ -420,6 +420,8 @@ describe('applyPrivileges against a fake server on 127.0.0.1', () => {
       database: 'app',
       application_name: 'pgfsm',
       statement_timeout: '10000',
+      // Pinned in the startup message, so a search_path the database's owner set cannot reorder name lookup.
+      options: '-c search_path=pg_catalog,pg_temp',
     });
     expect(conversation?.queries).toEqual(['BEGIN', ...privilegeStatements(plan), 'COMMIT']);
     await vi.waitFor(() => expect(conversation?.terminated).toBe(true));

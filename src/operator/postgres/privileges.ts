@@ -197,6 +197,9 @@ export function planDigest(plan: PrivilegePlan): string {
   return createHash('sha256').update(JSON.stringify(normalised)).digest('hex').slice(0, 16);
 }
 
+/** The only schemas a pgfsm session resolves names in: the catalog, then its own temporary schema. */
+export const PINNED_SEARCH_PATH = 'pg_catalog,pg_temp';
+
 export function clientFor(target: SuperuserTarget, database: string, options: ApplyOptions): Client {
   const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
   return new Client({
@@ -206,6 +209,11 @@ export function clientFor(target: SuperuserTarget, database: string, options: Ap
     password: target.password,
     database,
     application_name: 'pgfsm',
+    // The team that owns the database may set its search_path (ALTER DATABASE … SET search_path) and plant
+    // functions or operators in a schema it owns, which a superuser session would then resolve before the
+    // built-ins (CVE-2018-1058's class; CloudNativePG 1.30 pins its own probes for the same reason,
+    // CVE-2026-55769). Sent in the startup message, this setting wins over any per-database or per-role one.
+    options: `-c search_path=${PINNED_SEARCH_PATH}`,
     connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     statement_timeout: statementTimeoutMs,
     query_timeout: statementTimeoutMs + CLIENT_WAIT_MARGIN_MS,
