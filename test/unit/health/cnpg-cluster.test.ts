@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { assess, isBusy } from '../../../src/operator/domain/assessment.ts';
 import {
+  CNPG_TAKE_UP_MS,
   cnpgDrift,
   desiredCnpgCluster,
-  CNPG_TAKE_UP_MS,
   judgeCnpgCluster,
   OWNED_PARAMETERS_ANNOTATION,
   POSTGRES_IMAGE,
