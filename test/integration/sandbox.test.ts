@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
+import { CNPG_VERSION, type ControlPlane, startControlPlane } from '../../src/tools/control-plane/index.ts';
 import type { Change } from '../../src/tools/memory/api-server.ts';
 import { parseCommand } from '../../src/tools/sandbox/commands.ts';
 import { createOutput } from '../../src/tools/sandbox/output.ts';
@@ -185,7 +185,11 @@ describe('pgfsm sandbox (npm start)', () => {
     expect(output).toContain(`not using KUBECONFIG=${PROD_KUBECONFIG}`);
     expect(output).not.toMatch(/127\.0\.0\.1:9(?!\d)|ECONNREFUSED/);
     // CloudNativePG's real webhooks judged the examples' Clusters and Poolers on their way to Ready.
-    expect(output).toMatch(/CloudNativePG v1\.28\.0 webhooks active at https:\/\/127\.0\.0\.1:\d+ \(pid \d+\)/);
+    expect(output).toMatch(
+      new RegExp(
+        `CloudNativePG ${CNPG_VERSION.replaceAll('.', '\\.')} webhooks active at https://127\\.0\\.0\\.1:\\d+ \\(pid \\d+\\)`,
+      ),
+    );
     for (const cluster of ['team-a/inventory', 'team-a/orders']) {
       const lines = transitionsOf(output, cluster);
       // The first pass adds the finalizer and follows it (core/follow.ts) to the Secret and the CNPG Cluster;
