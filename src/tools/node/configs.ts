@@ -90,7 +90,7 @@ export function kubeletConfig(dirs: NodeDirs): string {
   return stringify({
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',
-    // This machine has cgroup v1 (hybrid); kubelet 1.34 refuses it unless told not to.
+    // This machine has cgroup v1 (hybrid); kubelet (1.34 and 1.36) refuses it unless told not to.
     failCgroupV1: false,
     cgroupDriver: 'cgroupfs',
     // The pods' cgroups go to /kubepods of each hierarchy (KUBEPODS_CGROUP): global, so one node per machine.

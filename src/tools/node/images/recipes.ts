@@ -142,7 +142,8 @@ export const pgbouncerRecipe: DebianRecipe = pgbouncerRecipeFor(CNPG_VERSION);
 export function pgbouncerRecipeFor(cnpg: CnpgVersion): DebianRecipe {
   return {
     kind: 'debian',
-    name: 'pgbouncer',
+    // One cache entry per tag: the cache keeps one key per name, and an upgrade test needs two releases' tags.
+    name: `pgbouncer-${PGBOUNCER_TAG[cnpg]}`,
     ref: pgbouncerRef(cnpg),
     suite: 'trixie',
     variant: 'essential',
@@ -235,7 +236,8 @@ export const pauseRecipe = (catatonit: string): FilesRecipe => ({
 /** CloudNativePG's operator image as upstream lays it out: /operator/manager_amd64 and /manager → it. */
 export const cnpgOperatorRecipe = (manager: string, cnpg: CnpgVersion = CNPG_VERSION): FilesRecipe => ({
   kind: 'files',
-  name: 'cnpg-operator',
+  // One cache entry per version (the cache keeps one key per name): an upgrade test installs two.
+  name: `cnpg-operator-${cnpg.slice(1)}`,
   ref: cnpgOperatorRef(cnpg),
   files: [{ path: 'operator/manager_amd64', source: manager, mode: 0o755 }],
   symlinks: [{ path: 'manager', target: 'operator/manager_amd64' }],
