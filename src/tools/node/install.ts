@@ -24,10 +24,12 @@ async function rolledOut(node: RealNode, namespace: string, name: string, timeou
     async () => {
       const d = await apps.readNamespacedDeployment({ name, namespace });
       const want = d.spec?.replicas ?? 1;
+      // `replicas` too: mid-rollout the old Pod is still available while the new one is already counted updated.
       return (
         (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) &&
         (d.status?.updatedReplicas ?? 0) === want &&
-        (d.status?.availableReplicas ?? 0) === want
+        (d.status?.availableReplicas ?? 0) === want &&
+        (d.status?.replicas ?? 0) === want
       );
     },
     { timeoutMs, watch: [] },
