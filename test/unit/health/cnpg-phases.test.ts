@@ -1,4 +1,4 @@
-/** CNPG v1.28 `status.phase` sentences and what pgfsm makes of each (reference §3.4 and §8.1). */
+/** CNPG v1.28 to v1.30 `status.phase` sentences and what pgfsm makes of each (reference §3.4 and §8.1). */
 import { describe, expect, it } from 'vitest';
 import { CnpgPhase, meaningOfPhase } from '../../../src/operator/domain/components/cnpg-phases.ts';
 import type { VerdictState } from '../../../src/operator/domain/verdict.ts';
@@ -39,6 +39,7 @@ const TABLE: Array<[phase: string, state: VerdictState, reason: string]> = [
     'Failed',
     Reason.CNPGImageError,
   ],
+  ['Invalid cluster definition', 'Failed', Reason.CNPGProvisioningFailed],
 ];
 
 describe('CNPG phase meanings', () => {
@@ -55,8 +56,8 @@ describe('CNPG phase meanings', () => {
     expect(tablePhases).toEqual(Object.values(CnpgPhase).sort());
   });
 
-  it('CnpgPhase holds the 21 phase sentences of CNPG v1.28', () => {
-    expect(Object.keys(CnpgPhase)).toHaveLength(21);
+  it('CnpgPhase holds the 21 phase sentences of CNPG v1.28 and the one 1.30 added', () => {
+    expect(Object.keys(CnpgPhase)).toHaveLength(22);
   });
 
   it.each([[''], [undefined]])('an empty phase (%j) is Pending / CNPGClusterPending', (phase) => {
@@ -89,7 +90,7 @@ describe('CNPG phase meanings', () => {
   it('only failures that need a human are Failed; no operational phase is', () => {
     const failed = TABLE.filter(([, state]) => state === 'Failed').map(([phase]) => phase);
     for (const phase of failed) expect(meaningOfPhase(phase).state).toBe('Failed');
-    expect(failed).toHaveLength(7);
+    expect(failed).toHaveLength(8);
     expect(meaningOfPhase(CnpgPhase.Switchover).state).not.toBe('Failed');
     expect(meaningOfPhase(CnpgPhase.FailOver).state).not.toBe('Failed');
   });

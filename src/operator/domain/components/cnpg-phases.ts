@@ -1,5 +1,5 @@
 /**
- * CNPG v1.28 `Cluster.status.phase` sentences and what each means for pgfsm. CNPG publishes English
+ * CNPG v1.28 to v1.30 `Cluster.status.phase` sentences and what each means for pgfsm. CNPG publishes English
  * sentences, not codes; this table turns every one of them into a verdict state and a stable reason.
  */
 import type { VerdictState } from '../verdict.ts';
@@ -27,6 +27,8 @@ export const CnpgPhase = {
   FailurePlugin: 'Cluster cannot proceed to reconciliation due to an error while interacting with plugins',
   ImageCatalogError: 'Cluster has incomplete or invalid image catalog',
   ArchitectureBinaryMissing: 'Cluster cannot execute instance online upgrade due to missing architecture binary',
+  /** New in 1.30: CNPG's own validation, run while reconciling when its admission webhook was not asked. */
+  DefinitionInvalid: 'Invalid cluster definition',
 } as const;
 
 export interface PhaseMeaning {
@@ -79,6 +81,11 @@ const MEANINGS: Record<string, PhaseMeaning> = {
     'Failed',
     Reason.CNPGImageError,
     'CNPG is missing the binary for the instance architecture',
+  ),
+  [CnpgPhase.DefinitionInvalid]: m(
+    'Failed',
+    Reason.CNPGProvisioningFailed,
+    'CNPG finds the cluster definition invalid (its admission webhook did not judge it)',
   ),
 };
 
