@@ -449,7 +449,7 @@ describe("CloudNativePG's real controller on a pgfsm cluster (no kubelet: no pod
     expect(cnpgCluster.metadata.ownerReferences?.[0]).toMatchObject({ kind: 'PostgresCluster', name });
     // Written by CNPG's controller, not the simulator (which never writes here): it names its services.
     expect(cnpgCluster.status).toMatchObject({ writeService: `${name}-rw`, readService: `${name}-r` });
-    expect(cnpgCluster.status?.phaseReason).toMatch(/primary/i);
+    expect(String(cnpgCluster.status?.phaseReason), JSON.stringify(cnpgCluster.status)).toMatch(/primary/i);
     // The sign pgfsm waits for after it applies a new image (domain/components/cluster.ts): CNPG names the
     // image it has taken up, here the one pgfsm wrote.
     expect(cnpgCluster.status?.image).toBe(cnpgCluster.spec.imageName);
