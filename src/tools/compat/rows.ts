@@ -25,13 +25,15 @@ export interface CompatRow {
  * The integration files in which CloudNativePG's own code judges what pgfsm does: its real CRDs (every status field
  * pgfsm reads survives them), its admission webhooks against every object pgfsm builds (Cluster, Poolers, managed
  * roles, Database) and pgfsm's merge check, the refusals reported as Stalled, the staged roll-out its webhook
- * demands, and its real controller reconciling pgfsm's objects with the status mapping pgfsm reads from it.
+ * demands, and its real controller reconciling pgfsm's objects with the status mapping pgfsm reads from it (and
+ * every phase its module names mapped, cnpg-phases.test.ts).
  *
  * Left out: cnpg-image-names.test.ts, which checks the real node's image tags against the default CloudNativePG only
  * (the node builds the images of that one), and the files that do not depend on CloudNativePG's version.
  */
 export const CNPG_FILES = [
   'cnpg.test.ts',
+  'cnpg-phases.test.ts',
   'cnpg-refusal.test.ts',
   'cnpg-rollout.test.ts',
   'crds.test.ts',
