@@ -15,11 +15,11 @@
  * suite's release installed when it ends.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CNPG_VERSION, type CnpgVersion } from '../../src/tools/control-plane/build.ts';
-import { type CnpgRelease, cnpgRelease } from '../../src/tools/node/cnpg-release.ts';
-import { CNPG_DEPLOYMENT, CNPG_NAMESPACE, installCnpg } from '../../src/tools/node/install.ts';
-import { importIntoNode } from '../../src/tools/node/node.ts';
-import { type History, type KubeObject, recordHistory, type Version } from './support/history.ts';
+import { CNPG_VERSION, type CnpgVersion } from '../../../src/tools/control-plane/build.ts';
+import { type CnpgRelease, cnpgRelease } from '../../../src/tools/node/cnpg-release.ts';
+import { CNPG_DEPLOYMENT, CNPG_NAMESPACE, installCnpg } from '../../../src/tools/node/install.ts';
+import { importIntoNode } from '../../../src/tools/node/node.ts';
+import { type History, type KubeObject, recordHistory, type Version } from '../support/history.ts';
 import {
   attach,
   connectByUri,
@@ -37,8 +37,8 @@ import {
   untilDatabaseState,
   untilReadyRecorded,
   waitFor,
-} from './support/node.ts';
-import { recordLine, recordResult } from './support/results.ts';
+} from '../support/node.ts';
+import { recordLine, recordResult } from '../support/results.ts';
 
 const FROM: CnpgVersion = 'v1.28.2';
 const NS = 'upgrade';

@@ -14,15 +14,15 @@
  *
  * Each step asserts what was observed on CloudNativePG 1.30.1 (so a CNPG that behaves otherwise fails here) and
  * writes the raw observations (status JSON, timings, versions) to `<node dir>/database-role-evidence.json`, from
- * which docs/evidence/database-role-cnpg-1.30.1.md was written. Reproduce: `npx vitest run --project e2e
- * test/e2e/database-role-evidence.test.ts` as root.
+ * which docs/evidence/database-role-cnpg-1.30.1.md was written. Reproduce: `npx vitest run --project e2e-compat
+ * test/e2e/compat/database-role-evidence.test.ts` as root.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { nodeBaseDir } from '../../src/tools/node/layout.ts';
+import { nodeBaseDir } from '../../../src/tools/node/layout.ts';
 import {
   attach,
   connect,
@@ -32,8 +32,8 @@ import {
   secretValue,
   serverVersion,
   waitFor,
-} from './support/node.ts';
-import { recordLine, recordResult } from './support/results.ts';
+} from '../support/node.ts';
+import { recordLine, recordResult } from '../support/results.ts';
 
 const NS = 'role-evidence';
 const CLUSTER = 'roles';
