@@ -110,6 +110,7 @@ describe('npm run test:compat', () => {
       ...CNPG_FILES.map((file) => `test/integration/${file}`),
     ]);
     expect(rowVitestArgs({ ...row, files: [] })).toEqual(['run', '--project', 'integration']);
+    expect(rowVitestArgs({ ...row, project: 'e2e-compat', files: [] })).toEqual(['run', '--project', 'e2e-compat']);
   });
 
   it('reads vitest summary and prints durations', () => {

@@ -15,7 +15,9 @@ export interface CompatRow {
   id: string;
   kubernetes: KubernetesVersion;
   cnpg: CnpgVersion;
-  /** Integration files (under test/integration/), or every one of them when empty. */
+  /** The vitest project (default `integration`). */
+  project?: 'integration' | 'e2e-compat';
+  /** Files under the project's directory (test/integration/ or test/e2e/compat/), or all of them when empty. */
   files: readonly string[];
   /** What the row checks, for its line of output and the table. */
   scope: string;
@@ -67,6 +69,16 @@ export const COMPAT_ROWS: readonly CompatRow[] = [
     files: [],
     scope: 'the whole integration suite',
   },
+  {
+    // The real node's tests that npm test's budget has no room for (vitest.config.ts): upgrading CloudNativePG
+    // 1.28.2 → 1.30.1 under a running pgfsm, and the DatabaseRole evidence. Root only, like npm run test:e2e.
+    id: 'e2e-compat',
+    kubernetes: DEFAULT_KUBERNETES as KubernetesVersion,
+    cnpg: DEFAULT_CNPG as CnpgVersion,
+    project: 'e2e-compat',
+    files: [],
+    scope: 'the real node: CloudNativePG upgrade 1.28.2 → 1.30.1 under pgfsm, DatabaseRole evidence (root)',
+  },
 ];
 
 /** The environment a row's child processes run with: its versions chosen, nothing else changed. */
@@ -76,7 +88,9 @@ export function rowEnvironment(row: CompatRow, base: NodeJS.ProcessEnv = process
 
 /** The vitest arguments of a row. */
 export function rowVitestArgs(row: CompatRow): string[] {
-  return ['run', '--project', 'integration', ...row.files.map((file) => `test/integration/${file}`)];
+  const project = row.project ?? 'integration';
+  const dir = project === 'integration' ? 'test/integration' : 'test/e2e/compat';
+  return ['run', '--project', project, ...row.files.map((file) => `${dir}/${file}`)];
 }
 
 /** The command that reproduces a row by hand, as docs/compatibility.md prints it. */

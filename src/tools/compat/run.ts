@@ -2,8 +2,9 @@
  * `npm run test:compat` runs the rows of docs/compatibility.md that `npm test` does not (./rows.ts), one after the
  * other (each starts its own control planes; two cores have no room for two at once): for each row it builds the
  * binaries its versions need when they are not cached yet (`npm run control-plane -- build` with the row's
- * versions), then runs its integration files with vitest, and prints one line per row with the result and the
- * time it took. Exits non-zero when any row fails.
+ * versions), then runs its files with vitest (the integration project; the e2e-compat row the real node's compat
+ * project, which needs root), and prints one line per row with the result and the time it took. Exits non-zero
+ * when any row fails.
  *
  *   npm run test:compat                       every row
  *   npm run test:compat -- --row cnpg-1.28    one row (repeatable)
