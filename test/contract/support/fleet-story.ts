@@ -3,10 +3,11 @@
  * switched off, a class edit, deletion under both policies. The same story at every watch lag and under
  * faults, so that what each cluster announces can be held against a run with watches at once.
  *
- * Its edits are ones CNPG's status confirms (instances, roles, poolers), not an edit of PostgreSQL
- * parameters alone: CNPG publishes no observedGeneration, so a status written before it took up new
- * parameters cannot be told from one after (healthy either way), and the CNPG simulator answers an update
- * at the very instant it lands, which a lagging watch delivers after the update itself.
+ * Its edits include one of PostgreSQL parameters alone, which CNPG's status does not confirm: CNPG publishes
+ * no observedGeneration, so a healthy status written before it took up new parameters cannot be told from one
+ * after, and the CNPG simulator answers an update at the very instant it lands, which a lagging watch delivers
+ * after the update itself. pgfsm waits CNPG_TAKE_UP_MS after its own write before it believes "healthy"
+ * (domain/components/cluster.ts); with no wait, this edit repeats announcements at every lag.
  */
 import { DATABASE_READY_STATE } from '../../../machines/database-states.ts';
 import type { PostgresClusterClass, PostgresDatabase } from '../../../src/operator/api/schema.ts';
@@ -92,6 +93,8 @@ export async function liveTheStory(sim: Simulation, meanwhile: () => Promise<voi
   editSpec(sim, 'roles', (spec) => ({ ...spec, managedRoles: [role('app'), role('report')] }));
   editSpec(sim, 'pooled', (spec) => ({ ...spec, connectionPoolerEnabled: false }));
   editSpec(sim, 'scaled', (spec) => ({ ...spec, instances: 2 }));
+  // A PostgreSQL parameter alone: CNPG's status says nothing new until it starts applying it (see above).
+  editSpec(sim, 'kept', (spec) => ({ ...spec, postgresqlConfig: { ...spec.postgresqlConfig, work_mem: '8MB' } }));
   await meanwhile();
   await sim.run(10_000);
   await allReady(sim);
