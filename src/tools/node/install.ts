@@ -17,21 +17,32 @@ export const CNPG_DEPLOYMENT = 'cnpg-controller-manager';
 export const PGFSM_NAMESPACE = 'pgfsm-system';
 export const PGFSM_DEPLOYMENT = 'pgfsm';
 
+/** What a Deployment says of its rollout (a client-node V1Deployment, or a test's own narrower type). */
+export interface DeploymentProgress {
+  metadata?: { generation?: number };
+  spec?: { replicas?: number };
+  status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number };
+}
+
+/**
+ * A Deployment whose current spec runs on every replica and nothing else: `replicas` too, since mid-rollout the old
+ * Pod is still available while the new one is already counted updated.
+ */
+export function deploymentRolledOut(d: DeploymentProgress): boolean {
+  const want = d.spec?.replicas ?? 1;
+  return (
+    (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) &&
+    (d.status?.updatedReplicas ?? 0) === want &&
+    (d.status?.availableReplicas ?? 0) === want &&
+    (d.status?.replicas ?? 0) === want
+  );
+}
+
 async function rolledOut(node: RealNode, namespace: string, name: string, timeoutMs: number): Promise<void> {
   const apps = node.kubeConfig.makeApiClient(AppsV1Api);
   await waitUntil(
     `Deployment ${namespace}/${name} rolled out`,
-    async () => {
-      const d = await apps.readNamespacedDeployment({ name, namespace });
-      const want = d.spec?.replicas ?? 1;
-      // `replicas` too: mid-rollout the old Pod is still available while the new one is already counted updated.
-      return (
-        (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) &&
-        (d.status?.updatedReplicas ?? 0) === want &&
-        (d.status?.availableReplicas ?? 0) === want &&
-        (d.status?.replicas ?? 0) === want
-      );
-    },
+    async () => deploymentRolledOut(await apps.readNamespacedDeployment({ name, namespace })),
     { timeoutMs, watch: [] },
   );
 }

@@ -17,7 +17,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CNPG_VERSION, type CnpgVersion } from '../../../src/tools/control-plane/build.ts';
 import { type CnpgRelease, cnpgRelease } from '../../../src/tools/node/cnpg-release.ts';
-import { CNPG_DEPLOYMENT, CNPG_NAMESPACE, installCnpg } from '../../../src/tools/node/install.ts';
+import { CNPG_DEPLOYMENT, CNPG_NAMESPACE, deploymentRolledOut, installCnpg } from '../../../src/tools/node/install.ts';
 import { importIntoNode } from '../../../src/tools/node/node.ts';
 import { type History, type KubeObject, recordHistory, type Version } from '../support/history.ts';
 import {
@@ -95,15 +95,6 @@ async function pgfsmEvents() {
 const podReady = (pod: Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 const isInstance = (pod: Pod) => pod.metadata?.labels?.['cnpg.io/instanceName'] !== undefined;
 const isPooler = (pod: Pod) => pod.metadata?.labels?.['cnpg.io/poolerName'] !== undefined;
-const rolledOut = (d: Deployment) => {
-  const want = d.spec?.replicas ?? 1;
-  return (
-    (d.status?.observedGeneration ?? 0) >= (d.metadata?.generation ?? 1) &&
-    (d.status?.updatedReplicas ?? 0) === want &&
-    (d.status?.availableReplicas ?? 0) === want &&
-    (d.status?.replicas ?? 0) === want
-  );
-};
 
 /**
  * The intervals during which `bad` held, replaying every version of `resources` in arrival order from `since`
@@ -238,7 +229,7 @@ describe(`upgrading CloudNativePG ${FROM} → ${CNPG_VERSION} under a running pg
           poolers.length > 0 &&
           poolers.every((p) => podReady(p as Pod) && p.spec?.containers[0]?.image === to.pgbouncerImage.ref) &&
           deployments.length > 0 &&
-          deployments.every(rolledOut) &&
+          deployments.every(deploymentRolledOut) &&
           cnpg.status?.phase === 'Cluster in healthy state' &&
           cnpg.status.readyInstances === 2 &&
           cnpg.status.cloudNativePGOperatorHash !== cnpgBefore.status?.cloudNativePGOperatorHash
@@ -271,7 +262,7 @@ describe(`upgrading CloudNativePG ${FROM} → ${CNPG_VERSION} under a running pg
       (latest) =>
         ofKind<CnpgCluster>(latest, 'cnpgClusters').some((c) => c.status?.phase !== 'Cluster in healthy state') ||
         ofKind<Pod>(latest, 'pods').some((p) => (isInstance(p) || isPooler(p)) && !podReady(p)) ||
-        ofKind<Deployment>(latest, 'deployments').some((d) => !rolledOut(d)),
+        ofKind<Deployment>(latest, 'deployments').some((d) => !deploymentRolledOut(d)),
       swapped,
       settled,
     );
