@@ -343,6 +343,22 @@ describe('pgfsm CRDs on a real API server', () => {
       );
     });
 
+    it('refuses a pg_hba line with a podselector reference, on a cluster or a class; accepts look-alikes', async () => {
+      const reference = 'host all all \u0024{podselector:app} scram-sha-256';
+      await refusesThenAccepts(
+        { pgHBA: ['host all all 10.0.0.0/8 scram-sha-256', reference] },
+        'spec.pgHBA[1]',
+        'podSelectorRefs',
+        // A dollar sign or braces alone are no reference.
+        { pgHBA: ['host all all 10.0.0.0/8 scram-sha-256', 'host $db {x} 10.0.0.0/8 md5'] },
+      );
+      await expectInvalid(
+        createClass(unique('hba-ref'), { provisioner: 'postgresql.cnpg.io', config: { pgHBA: [reference] } }),
+        'spec.config.pgHBA[0]',
+        'podSelectorRefs',
+      );
+    });
+
     it('rejects the tolerations CNPG refuses, each naming the field; accepts look-alikes', async () => {
       const tolerations = (...list: object[]) => ({ affinity: { tolerations: list } });
       await refusesThenAccepts(
@@ -1077,7 +1093,8 @@ describe("pgfsm's merge check against CloudNativePG's real webhooks", () => {
    * CNPG 1.29 added `${podselector:NAME}` references to pg_hba lines (expanded to the addresses of the Pods a
    * selector of `spec.podSelectorRefs` picks) and refuses a line whose reference it cannot expand; pgfsm writes no
    * selectors, so from 1.29 on every such line is refused. 1.28 copies it into pg_hba.conf as it is. pgfsm's CRD
-   * lets the line through today (docs/cnpg-admission.md, C67): the refusal is reported as ClusterSpecRejected.
+   * and merge check refuse the line first (docs/cnpg-admission.md, C67; test/integration/cnpg-refusal.test.ts); this
+   * shows what each CNPG would do with it.
    */
   it.each([
     ['host all all \u0024{podselector:app} scram-sha-256', true],

@@ -234,6 +234,10 @@ export const SINGLE_LINE_PATTERN = '^[^\\r\\n\\x00]*$';
 export const PG_HBA_REFERENCE_PATTERN = '[$][{][^:]+:[^}]+[}]';
 const PG_HBA_REFERENCE = new RegExp(PG_HBA_REFERENCE_PATTERN);
 export const hasPgHbaReference = (line: string): boolean => PG_HBA_REFERENCE.test(line);
+export const PG_HBA_REFERENCE_MESSAGE =
+  'a pg_hba line must not hold a \u0024{kind:name} reference: CloudNativePG 1.29 and later expand it only from the ' +
+  "Cluster's podSelectorRefs, which pgfsm does not set (and 1.28 writes it into pg_hba.conf as it is); write the " +
+  'addresses instead';
 
 /** A role name without control characters, which no client can type and which break the files CNPG writes. */
 export const ROLE_NAME_PATTERN = '^[^\\x00-\\x1f\\x7f]*$';

@@ -25,6 +25,8 @@ import {
   MIN_POSTGRES_MAJOR,
   MIN_STORAGE,
   PARAMETER_NAME_PATTERN,
+  PG_HBA_REFERENCE_MESSAGE,
+  PG_HBA_REFERENCE_PATTERN,
   PGBOUNCER_PARAMETERS,
   POD_ANTI_AFFINITY_TYPES,
   POD_RESOURCES_HINT,
@@ -219,6 +221,7 @@ const PgHBA = Type.Array(
   {
     ...ConfigLine(LIMITS.pgHbaLine),
     description: 'One pg_hba.conf line, e.g. hostssl all all 10.0.0.0/8 scram-sha-256',
+    'x-kubernetes-validations': [cel(`!self.matches(r'${PG_HBA_REFERENCE_PATTERN}')`, PG_HBA_REFERENCE_MESSAGE)],
   },
   {
     maxItems: LIMITS.pgHbaLines,

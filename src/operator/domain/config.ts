@@ -14,6 +14,7 @@ import {
   FAILOVER_SLOTS_PREFIX,
   FIXED_PARAMETERS,
   HUGEPAGES_PREFIX,
+  hasPgHbaReference,
   IMAGE_NAME_HINT,
   imageVersion,
   isDns1123Subdomain,
@@ -29,6 +30,7 @@ import {
   MIN_MAJOR_UPGRADE_TARGET,
   MIN_POSTGRES_MAJOR,
   MIN_STORAGE,
+  PG_HBA_REFERENCE_MESSAGE,
   PGBOUNCER_PARAMETERS,
   POD_RESOURCES_HINT,
   pgBoolean,
@@ -315,6 +317,15 @@ function merge(observation: Observation): MergeResult {
       'spec.connectionPoolerEnabled',
       `the pooler is enabled but class ${clusterClass.metadata.name} has no cnpg.connectionPooler`,
     );
+  }
+
+  // The CRD refuses such a line since its rule exists (CloudNativePG 1.29 would refuse the Cluster); an object
+  // stored before it still gets here. Only the list in effect counts: the cluster's, when not empty, replaces the class's.
+  const ownHba = (spec.pgHBA?.length ?? 0) > 0;
+  const referenced = (ownHba ? (spec.pgHBA ?? []) : (defaults.pgHBA ?? [])).findIndex(hasPgHbaReference);
+  if (referenced >= 0) {
+    const field = ownHba ? `spec.pgHBA[${referenced}]` : classField(clusterClass, `config.pgHBA[${referenced}]`);
+    return invalid(field, PG_HBA_REFERENCE_MESSAGE);
   }
 
   const roleNames = new Set<string>();

@@ -147,6 +147,7 @@ export const corpus: BadInput[] = [
   { id: 'pghba-1mb', via: 'create', expect: 'rejected', field: 'spec.pgHBA[0]', cluster: spec({ pgHBA: [MB] }) },
   { id: 'pghba-many', via: 'create', expect: 'rejected', field: 'spec.pgHBA', cluster: spec({ pgHBA: Array.from({ length: 257 }, () => 'host all all 10.0.0.0/8 scram-sha-256') }) },
   { id: 'pghba-newline', via: 'create', expect: 'rejected', field: 'spec.pgHBA[0]', cluster: spec({ pgHBA: ['host all all 10.0.0.0/8 scram-sha-256\nhost all all 0.0.0.0/0 trust'] }) },
+  { id: 'pghba-reference', via: 'create', expect: 'rejected', field: 'spec.pgHBA[0]', cluster: spec({ pgHBA: ['host all all \u0024{podselector:app} scram-sha-256'] }) },
   // ---- managed roles and their Secrets ----
   { id: 'pooler-yes', via: 'create', expect: 'rejected', field: 'spec.connectionPoolerEnabled', cluster: spec({ connectionPoolerEnabled: 'yes' }) },
   { id: 'roles-string', via: 'create', expect: 'rejected', field: 'spec.managedRoles', cluster: spec({ managedRoles: 'app' }) },
@@ -252,6 +253,7 @@ export const corpus: BadInput[] = [
   { id: 't-spec-string', via: 'stored', expect: 'reported', field: 'spec: Invalid value', cluster: { spec: 'standard' } },
   { id: 't-class-number', via: 'stored', expect: 'reported', field: 'spec.class: Invalid value', cluster: { spec: { class: 7 } } },
   { id: 't-class-empty', via: 'stored', expect: 'stalled', field: 'spec.class', cluster: { spec: { class: '' } } },
+  { id: 't-pghba-reference', via: 'stored', expect: 'stalled', field: 'spec.pgHBA[1]', cluster: spec({ pgHBA: ['host all all 10.0.0.0/8 scram-sha-256', 'host all all \u0024{podselector:app} scram-sha-256'] }) },
   { id: 't-roles-string', via: 'stored', expect: 'stalled', field: 'spec.managedRoles', cluster: spec({ managedRoles: 'app' }) },
   { id: 't-roles-object', via: 'stored', expect: 'stalled', field: 'spec.managedRoles', cluster: spec({ managedRoles: { name: 'app' } }) },
   { id: 't-roles-number', via: 'stored', expect: 'stalled', field: 'spec.managedRoles', cluster: spec({ managedRoles: 7 }) },

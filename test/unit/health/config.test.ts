@@ -312,6 +312,19 @@ describe('CNPG admission rules after the merge', () => {
     expect(mergeConfig(observation({ postgresVersion: '13.21' }, makeClass(), running)).ok).toBe(true);
   });
 
+  it('a pg_hba line with a podselector reference, in the list in effect (stored before the CRD rule)', () => {
+    const reference = 'host all all \u0024{podselector:app} scram-sha-256';
+    const ok = 'host all all 10.0.0.0/8 scram-sha-256';
+    const refused = invalid(mergeConfig(observation({ pgHBA: [ok, reference] })));
+    expect(refused.field).toBe('spec.pgHBA[1]');
+    expect(refused.message).toContain('podSelectorRefs');
+    // The class's lines count only while the cluster sets none of its own: the cluster's list replaces them.
+    expect(field(mergeConfig(observation({}, classWith({ pgHBA: [reference] }))))).toBe(
+      'class standard spec.config.pgHBA[0]',
+    );
+    expect(mergeConfig(observation({ pgHBA: [ok] }, classWith({ pgHBA: [reference] }))).ok).toBe(true);
+  });
+
   it('a reserved role name', () => {
     for (const name of ['postgres', 'streaming_replica', 'cnpg_x', 'pg_read_all_data']) {
       const r = invalid(mergeConfig(observation({ managedRoles: [{ name: 'app' }, { name }] })));
