@@ -30,6 +30,7 @@ import {
   type E2e,
   GROUP,
   getCluster,
+  getCnpgCluster,
   getDatabase,
   query,
   secretValue,
@@ -181,13 +182,7 @@ describe(`upgrading CloudNativePG ${FROM} → ${CNPG_VERSION} under a running pg
     await query(owner, 'CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL)');
     await query(owner, "INSERT INTO items SELECT i, 'item ' || i FROM generate_series(1, 100) AS i");
     await owner.end();
-    const cnpgBefore = (await e2e.custom.getNamespacedCustomObject({
-      group: 'postgresql.cnpg.io',
-      version: 'v1',
-      namespace: NS,
-      plural: 'clusters',
-      name: CLUSTER,
-    })) as CnpgCluster;
+    const cnpgBefore = await getCnpgCluster<CnpgCluster>(e2e, NS, CLUSTER);
     const pods = await e2e.core.listNamespacedPod({ namespace: NS, labelSelector: `cnpg.io/cluster=${CLUSTER}` });
     for (const pod of pods.items) {
       expect(pod.spec?.initContainers?.[0]?.image, pod.metadata?.name).toBe(from.operatorImage.ref);
@@ -215,13 +210,7 @@ describe(`upgrading CloudNativePG ${FROM} → ${CNPG_VERSION} under a running pg
         const list = await e2e.core.listNamespacedPod({ namespace: NS });
         const instances = list.items.filter((p) => isInstance(p as Pod));
         const poolers = list.items.filter((p) => isPooler(p as Pod));
-        const cnpg = (await e2e.custom.getNamespacedCustomObject({
-          group: 'postgresql.cnpg.io',
-          version: 'v1',
-          namespace: NS,
-          plural: 'clusters',
-          name: CLUSTER,
-        })) as CnpgCluster;
+        const cnpg = await getCnpgCluster<CnpgCluster>(e2e, NS, CLUSTER);
         const deployments = (await e2e.apps.listNamespacedDeployment({ namespace: NS })).items as Deployment[];
         return (
           instances.length === 2 &&

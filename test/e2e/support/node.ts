@@ -87,6 +87,17 @@ export async function getCluster(e2e: E2e, namespace: string, name: string): Pro
   }
 }
 
+/** A CloudNativePG Cluster as the API server has it (the tests read its status, so the type is the caller's). */
+export async function getCnpgCluster<T>(e2e: E2e, namespace: string, name: string): Promise<T> {
+  return (await e2e.custom.getNamespacedCustomObject({
+    group: 'postgresql.cnpg.io',
+    version: 'v1',
+    namespace,
+    plural: 'clusters',
+    name,
+  })) as T;
+}
+
 export async function patchSpec(e2e: E2e, namespace: string, name: string, spec: Record<string, unknown>) {
   await e2e.custom.patchNamespacedCustomObject(
     { ...GROUP, namespace, plural: 'postgresclusters', name, body: { spec } },
