@@ -4,6 +4,8 @@
  * `npm run node -- stop`     stops it and removes everything it made.
  * `npm run node -- status`   what runs, and what a stop would still have to remove.
  * `npm run node -- kubectl …` kubectl inside the node's network namespace, with its admin kubeconfig.
+ * `npm run node -- prefetch` builds what the node needs into the caches and does not start it (`--background`: in a
+ *                            detached low-priority process, for `npm test`; see prefetch.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
@@ -13,9 +15,10 @@ import { silentLog } from '../control-plane/log.ts';
 import { nodeLog, startRealNode, stopRealNode } from './index.ts';
 import { NETNS_PATH, nodeDirs } from './layout.ts';
 import { nodeIsUp } from './node.ts';
+import { prefetchInBackground, prefetchNode } from './prefetch.ts';
 import { isClean, leftovers } from './teardown.ts';
 
-const USAGE = `usage: npm run node -- <start [--bare] | stop | status | kubectl <args…>>
+const USAGE = `usage: npm run node -- <start [--bare] | stop | status | prefetch [--background] | kubectl <args…>>
 
   start    build (first time only) and start a real single-node Kubernetes in the network namespace
            ${NETNS_PATH}: containerd, kubelet, kube-proxy, CoreDNS, CloudNativePG's operator and pgfsm
@@ -23,6 +26,9 @@ const USAGE = `usage: npm run node -- <start [--bare] | stop | status | kubectl 
   stop     stop it and remove every process, mount, namespace and cgroup it made
   status   what runs, and what a stop would remove
   kubectl  kubectl inside the node's namespace with the admin kubeconfig, e.g. npm run node -- kubectl get pods -A
+  prefetch build the node's images and binaries into the caches without starting it (after the control plane's
+           binaries exist); --background: in a detached low-priority process, logging to a file (npm test does
+           this first, so that its e2e part finds them built)
 
 Needs root (network namespaces, mounts, cgroups); installs Debian's containerd, runc, CNI plugins, iptables,
 conntrack, catatonit, mmdebstrap and buildah when missing. The first start builds kubelet, kube-scheduler,
@@ -92,7 +98,14 @@ async function main(): Promise<number> {
   if (command === 'kubectl') return kubectl(rest);
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { bare: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } },
+    options: {
+      bare: { type: 'boolean', default: false },
+      background: { type: 'boolean', default: false },
+      // Internal, for the background process: build the node's binaries only after npm test's integration suite
+      // has built the control plane's (prefetch.ts).
+      'await-control-plane': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
   });
   if (values.help || positionals.length !== 1) {
     console.error(USAGE);
@@ -110,6 +123,13 @@ async function main(): Promise<number> {
     }
     case 'status':
       return status();
+    case 'prefetch':
+      if (values.background) {
+        console.log(`building the real node's images and binaries in the background; log: ${prefetchInBackground()}`);
+        return 0;
+      }
+      await prefetchNode(nodeLog, { awaitControlPlane: values['await-control-plane'] });
+      return 0;
     default:
       console.error(USAGE);
       return 2;

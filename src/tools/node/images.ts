@@ -120,6 +120,18 @@ export async function ensureNodeImages(options: EnsureNodeImagesOptions): Promis
   };
 }
 
+/**
+ * The node's images that come from Debian alone (PostgreSQL 18 and 17, PgBouncer), from the cache or built: what a
+ * prefetch can build before CloudNativePG's manager exists. {@link ensureNodeImages} then finds them cached.
+ */
+export async function ensureDebianNodeImages(options: { cacheDir?: string; log?: Log } = {}): Promise<void> {
+  const log = options.log ?? stderrLog;
+  const ctx = buildContext(options.cacheDir ?? defaultImageCacheDir(), log);
+  requireRoot("the node's images");
+  await ensureDebianPackages(BUILDER_PACKAGES, log);
+  for (const recipe of [postgresRecipe, postgresRecipeFor('17'), pgbouncerRecipe]) await ensureDebianImage(recipe, ctx);
+}
+
 export interface EnsurePgfsmImageOptions {
   /** The checkout holding package.json and the Dockerfile. */
   projectDir: string;

@@ -4,9 +4,11 @@
  * file attaches to it (support/node.ts) and works in a namespace of its own. The summary line the issue asks for
  * is printed here, from what the test files recorded (support/results.ts).
  */
+import { existsSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
 import { startRealNode, stopRealNode } from '../../../src/tools/node/index.ts';
 import { nodeDirs } from '../../../src/tools/node/layout.ts';
+import { prefetchLogPath } from '../../../src/tools/node/prefetch.ts';
 import { isClean, leftovers } from '../../../src/tools/node/teardown.ts';
 import { clearResults, readLines, readResults, summaryLine } from './results.ts';
 
@@ -25,6 +27,9 @@ export default async function setup(project: TestProject) {
   }
   const log = (line: string) => process.stderr.write(`[real node] ${line}\n`);
   clearResults();
+  if (existsSync(prefetchLogPath())) {
+    log(`npm test builds the node's images and binaries beside its earlier tests; their log: ${prefetchLogPath()}`);
+  }
   const world = await startRealNode({ log });
   await world.node.detach();
   project.provide('realNode', {
