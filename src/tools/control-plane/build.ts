@@ -70,6 +70,18 @@ export const CNPG_VERSION: CnpgVersion = chosenVersion('PGFSM_CNPG_VERSION', SUP
 export const CNPG_MODULE = 'github.com/cloudnative-pg/cloudnative-pg';
 /** CoreDNS for a real node's cluster DNS; its own wrapper module (it brings client-go v0.32.3). */
 export const COREDNS_VERSION = 'v1.12.1';
+/**
+ * For backups on a real node (issue 36): the Barman Cloud Plugin, CloudNativePG's CNPG-I plugin that archives WAL and
+ * takes base backups with barman-cloud, and versitygw, an S3 gateway on a local directory that plays the object
+ * store inside the node's namespace. Each has a wrapper module of its own, so that neither can shift the version of
+ * anything the operator or the control plane is built from.
+ */
+export const BARMAN_CLOUD_VERSION = 'v0.15.0';
+export const BARMAN_CLOUD_MODULE = 'github.com/cloudnative-pg/plugin-barman-cloud';
+export const VERSITYGW_VERSION = 'v1.8.0';
+export const VERSITYGW_MODULE = 'github.com/versity/versitygw';
+/** What only a backup test needs: built on demand by ensureBackupBinaries, never by a plain node start. */
+export const BACKUP_COMPONENTS: readonly Component[] = ['barman-cloud-plugin', 'versitygw'];
 /** etcd 3.6.16's own go.mod says `go 1.26.0`, and we build with GOTOOLCHAIN=local (no toolchain downloads). */
 const MINIMUM_GO = [1, 26] as const;
 
@@ -82,7 +94,9 @@ export type Component =
   | 'kube-scheduler'
   | 'kube-proxy'
   | 'kubectl'
-  | 'coredns';
+  | 'coredns'
+  | 'barman-cloud-plugin'
+  | 'versitygw';
 
 /** What a real single node runs, in build order (kubelet first: the others reuse most of what it compiles). */
 export const NODE_COMPONENTS: readonly Component[] = [
@@ -210,6 +224,25 @@ const SPECS: Record<Component, ComponentSpec> = {
     envVar: 'TEST_ASSET_COREDNS',
     versionArgs: ['-version'],
   },
+  'barman-cloud-plugin': {
+    component: 'barman-cloud-plugin',
+    version: BARMAN_CLOUD_VERSION,
+    moduleDir: join(wrappers, 'barman-cloud'),
+    // One binary serves as the plugin's operator part (`operator`) and as the sidecar in each instance Pod
+    // (`instance`, `restore`). It prints no version: componentVersion reads Go's build information instead.
+    pkg: `${BARMAN_CLOUD_MODULE}/cmd/manager`,
+    ldflags: '-s -w',
+    envVar: 'TEST_ASSET_BARMAN_CLOUD_PLUGIN',
+  },
+  versitygw: {
+    component: 'versitygw',
+    version: VERSITYGW_VERSION,
+    moduleDir: join(wrappers, 'versitygw'),
+    pkg: `${VERSITYGW_MODULE}/cmd/versitygw`,
+    // Upstream's Makefile sets this variable; without it the binary calls itself version `git`.
+    ldflags: `-s -w -X main.Version=${VERSITYGW_VERSION}`,
+    envVar: 'TEST_ASSET_VERSITYGW',
+  },
 };
 
 export interface Binaries {
@@ -312,7 +345,26 @@ export function parseBinaryVersion(output: string): string | undefined {
 /** The version of a component's binary, asked the way that component answers. */
 function componentVersion(component: Component, path: string): Promise<string> {
   if (component === 'cnpg-manager') return cnpgBinaryVersion(path);
+  // Neither prints a version in a form parseBinaryVersion knows: the build information names their modules'.
+  if (component === 'barman-cloud-plugin') return moduleVersionOfBinary(path, BARMAN_CLOUD_MODULE);
+  if (component === 'versitygw') return moduleVersionOfBinary(path, VERSITYGW_MODULE);
   return binaryVersion(path, SPECS[component].versionArgs);
+}
+
+/**
+ * The version of `module` a Go binary was built with, from the build information the Go linker embeds (what
+ * `go version -m` prints): lines `dep\t<module>\t<version>\t<sum>`, or `mod\t…` for the main module.
+ */
+export async function moduleVersionOfBinary(path: string, module: string): Promise<string> {
+  const text = readFileSync(path).toString('latin1');
+  const version = parseModuleVersion(text, module);
+  if (!version) throw new Error(`${path} carries no build information naming ${module}`);
+  return version;
+}
+
+export function parseModuleVersion(buildInfo: string, module: string): string | undefined {
+  const escaped = module.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(?:^|\n)(?:dep|mod)\t${escaped}\t(v[^\t\n]+)`).exec(buildInfo)?.[1];
 }
 
 /** CNPG's `manager version` prints e.g. `Build: {Version:1.30.1 Commit:… Date:…}`. */
@@ -759,5 +811,43 @@ export async function ensureNodeBinaries(options: { cacheDir?: string; log?: Log
       kubectl: kubectl.version,
       coredns: coredns.version,
     },
+  };
+}
+
+/** The backup test's binaries: the Barman Cloud Plugin's manager and versitygw, with what each reports. */
+export interface BackupBinaries {
+  barmanCloudPlugin: string;
+  versitygw: string;
+  versions: { barmanCloudPlugin: string; versitygw: string };
+}
+
+/**
+ * Like {@link ensureNodeBinaries} for {@link BACKUP_COMPONENTS}: from TEST_ASSET_BARMAN_CLOUD_PLUGIN /
+ * TEST_ASSET_VERSITYGW or KUBEBUILDER_ASSETS, else the cache, else a build. Separate from the node's own list so that a
+ * node start that takes no backup never waits for them.
+ */
+export async function ensureBackupBinaries(options: { cacheDir?: string; log?: Log } = {}): Promise<BackupBinaries> {
+  const log = options.log ?? stderrLog;
+  const cacheDir = options.cacheDir ?? defaultCacheDir();
+  const paths = new Map<Component, string>();
+  for (const component of BACKUP_COMPONENTS) {
+    const path = fromEnvironment(component);
+    if (path) paths.set(component, path);
+  }
+  await fromCacheOrBuild(BACKUP_COMPONENTS, paths, { cacheDir, log, forNode: true });
+  const located = async (component: Component) => {
+    const path = paths.get(component);
+    if (!path) throw new Error(`internal error: ${component} not resolved`);
+    const version = await componentVersion(component, path);
+    if (version !== SPECS[component].version) {
+      throw new MissingBinariesError(`${path} is ${component} ${version}; the node runs ${SPECS[component].version}`);
+    }
+    return { path: resolve(path), version };
+  };
+  const [plugin, versitygw] = await Promise.all([located('barman-cloud-plugin'), located('versitygw')]);
+  return {
+    barmanCloudPlugin: plugin.path,
+    versitygw: versitygw.path,
+    versions: { barmanCloudPlugin: plugin.version, versitygw: versitygw.version },
   };
 }
