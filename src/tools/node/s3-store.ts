@@ -22,6 +22,7 @@ export const S3_ENDPOINT = `http://${NODE_IP}:${S3_PORT}`;
 /** versitygw's default region, which boto3 signs for when a store names none. */
 export const S3_REGION = 'us-east-1';
 const HEALTH_PATH = '/health';
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
 export interface S3Credentials {
   accessKeyId: string;
@@ -151,6 +152,9 @@ export function s3Request(
     `aws:amz:${S3_REGION}:s3`,
     '--config',
     '-',
+    // curl 7.88 signs but does not send the payload hash, which S3 (and versitygw) require: that of an empty body.
+    '--header',
+    `x-amz-content-sha256: ${EMPTY_SHA256}`,
     ...(method === 'HEAD' ? ['--head'] : ['--request', method]),
     '--write-out',
     `${marker}%{http_code}`,
