@@ -77,7 +77,8 @@ export const COMPAT_ROWS: readonly CompatRow[] = [
     cnpg: DEFAULT_CNPG as CnpgVersion,
     project: 'e2e-compat',
     files: [],
-    scope: 'the real node: CloudNativePG upgrade 1.28.2 → 1.30.1 under pgfsm, DatabaseRole evidence (root)',
+    scope:
+      'the real node: CloudNativePG upgrade 1.28.2 → 1.30.1 under pgfsm, DatabaseRole evidence, backups and a point-in-time restore by hand (root)',
   },
 ];
 
