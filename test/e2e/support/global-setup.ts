@@ -28,7 +28,9 @@ export default async function setup(project: TestProject) {
   const log = (line: string) => process.stderr.write(`[real node] ${line}\n`);
   clearResults();
   if (existsSync(prefetchLogPath())) {
-    log(`npm test builds the node's images and binaries beside its earlier tests; their log: ${prefetchLogPath()}`);
+    log(
+      `the node's images and binaries may come from a background prefetch (npm test starts one); its log: ${prefetchLogPath()}`,
+    );
   }
   const world = await startRealNode({ log });
   await world.node.detach();
