@@ -40,6 +40,28 @@ async function openssl(dir: string, args: string[]): Promise<void> {
   }
 }
 
+/** A self-signed CA, `ca.crt` / `ca.key` in `dir` (made, mode 0700, if missing), for {@link issueCertificate}. */
+export async function createCa(dir: string, commonName: string, days: string): Promise<void> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  await openssl(dir, [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-days',
+    days,
+    '-subj',
+    `/CN=${commonName}`,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+  ]);
+}
+
 /**
  * Issues `<name>.crt` / `<name>.key` in `dir`, signed by the CA there (`ca.crt` / `ca.key`), with an OpenSSL
  * extensions text (subjectAltName, extendedKeyUsage, ...). The node harness issues its kubelet and client
@@ -113,24 +135,7 @@ export async function issueServingCertificate(
  * `DNS:kubernetes.default.svc`, ...), for a control plane that Pods reach by its Service.
  */
 export async function createPki(dir: string, extraServerNames: readonly string[] = []): Promise<Pki> {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  await openssl(dir, [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-days',
-    DAYS,
-    '-subj',
-    '/CN=pgfsm-test-ca',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt',
-  ]);
+  await createCa(dir, 'pgfsm-test-ca', DAYS);
   // The three remaining keys are independent of each other, so make them in parallel.
   await Promise.all([
     issueCertificate(

@@ -14,7 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
-import { issueCertificate } from '../control-plane/certs.ts';
+import { createCa, issueCertificate } from '../control-plane/certs.ts';
 import type { Log } from '../control-plane/log.ts';
 import { waitUntil } from '../control-plane/processes.ts';
 import { packageFile } from '../package-files.ts';
@@ -64,28 +64,7 @@ const tlsSecret = (name: string, files: { cert: string; key: string; ca: string 
  * file, accepts the chain.
  */
 export async function pluginCertificates(dir: string) {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  await execFileAsync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '30',
-      '-subj',
-      '/CN=pgfsm-barman-cloud-ca',
-      '-keyout',
-      'ca.key',
-      '-out',
-      'ca.crt',
-    ],
-    { cwd: dir, timeout: 60_000 },
-  );
+  await createCa(dir, 'pgfsm-barman-cloud-ca', '30');
   const san = PLUGIN_SERVER_NAMES.map((n) => `DNS:${n}`).join(',');
   await issueCertificate(
     dir,
