@@ -4,7 +4,7 @@
  * lets processes of the namespace (the relay, the harness's psql) reach ClusterIPs: locally generated packets
  * need a route before kube-proxy's OUTPUT DNAT applies.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { BRIDGE, BRIDGE_ADDRESS, NETNS, NETNS_PATH, NODE_IP, SERVICE_CIDR } from './layout.ts';
@@ -26,6 +26,38 @@ export async function command(file: string, args: string[], timeoutMs = 60_000):
 /** The same command run inside the node's namespace (network only: mounts stay shared, see daemons.ts). */
 export function inNamespace(file: string, args: string[], timeoutMs?: number): Promise<string> {
   return command('nsenter', [`--net=${NETNS_PATH}`, '--', file, ...args], timeoutMs);
+}
+
+/**
+ * A command inside the node's namespace that reads `input` on stdin (a manifest, curl's config with credentials,
+ * which must not be on a command line) and whose exit code the caller judges. Killed after `timeoutMs`.
+ */
+export function runInNamespace(
+  file: string,
+  args: string[],
+  options: { input?: string; timeoutMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('nsenter', [`--net=${NETNS_PATH}`, '--', file, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+    });
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+    });
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
 }
 
 export const namespaceExists = () => existsSync(NETNS_PATH);

@@ -8,7 +8,6 @@
  * The daemons outlive the process that starts them (`npm run node -- start`, then `stop`): what runs is
  * recorded in the state file, and `stopNode` (teardown.ts) removes everything, also after a crash.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig, StorageV1Api, type V1PersistentVolume } from '@kubernetes/client-node';
@@ -34,7 +33,7 @@ import {
   SERVICE_CIDR,
   STORAGE_CLASS,
 } from './layout.ts';
-import { command, createNamespace, namespaceExists } from './netns.ts';
+import { command, createNamespace, namespaceExists, runInNamespace } from './netns.ts';
 import { podNamespaces, teardown } from './teardown.ts';
 
 /** The programs the node runs; ensureNodeBinaries (control-plane/build.ts) provides them. */
@@ -158,27 +157,9 @@ async function kubectlIn(
   args: string[],
   options: { input?: string; timeoutMs?: number },
 ): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('nsenter', [`--net=${NETNS_PATH}`, '--', kubectl, `--kubeconfig=${kubeconfigPath}`, ...args], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      err += c.toString();
-    });
-    child.once('error', reject);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      if (code === 0) resolve(out);
-      else reject(new Error(`kubectl ${args.join(' ')} failed (exit ${code}): ${err.trim() || out.trim()}`));
-    });
-    child.stdin.end(options.input ?? '');
-  });
+  const { code, stdout, stderr } = await runInNamespace(kubectl, [`--kubeconfig=${kubeconfigPath}`, ...args], options);
+  if (code === 0) return stdout;
+  throw new Error(`kubectl ${args.join(' ')} failed (exit ${code}): ${stderr.trim() || stdout.trim()}`);
 }
 
 export async function startNode(options: StartNodeOptions): Promise<RealNode> {

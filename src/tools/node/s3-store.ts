@@ -7,7 +7,6 @@
  * Its root credentials are made per node start and kept in a file readable by root only; they are never printed
  * or put on a command line (versitygw reads them from its environment, curl from its standard input).
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +15,7 @@ import { get } from '../control-plane/probe.ts';
 import { startProcess, waitUntil } from '../control-plane/processes.ts';
 import type { Gateway } from './gateway.ts';
 import { NETNS_PATH, NODE_IP, type NodeDirs } from './layout.ts';
+import { runInNamespace } from './netns.ts';
 
 export const S3_PORT = 7070;
 export const S3_ENDPOINT = `http://${NODE_IP}:${S3_PORT}`;
@@ -134,16 +134,13 @@ export async function listKeys(store: S3Store, bucket: string, prefix = ''): Pro
  * One signed request to the store from inside the namespace. The credentials reach curl as a config file on its
  * standard input (`-K -`), so no command line shows them.
  */
-export function s3Request(
+export async function s3Request(
   store: S3Store,
   method: 'GET' | 'PUT' | 'HEAD',
   path: string,
 ): Promise<{ status: number; body: string }> {
   const marker = '\n--pgfsm-status--';
   const args = [
-    `--net=${NETNS_PATH}`,
-    '--',
-    'curl',
     '--silent',
     '--show-error',
     '--max-time',
@@ -161,27 +158,10 @@ export function s3Request(
     `${store.endpoint}${path}`,
   ];
   const config = `user = "${store.credentials.accessKeyId}:${store.credentials.secretAccessKey}"\n`;
-  return new Promise((resolve, reject) => {
-    const child = spawn('nsenter', args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => {
-      out += c.toString();
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      err += c.toString();
-    });
-    child.once('error', reject);
-    child.once('close', (code) => {
-      const at = out.lastIndexOf(marker);
-      if (code !== 0 || at < 0) {
-        reject(new Error(`S3 ${method} ${path} failed (curl exit ${code}): ${err.trim()}`));
-        return;
-      }
-      resolve({ status: Number(out.slice(at + marker.length)), body: out.slice(0, at) });
-    });
-    child.stdin.end(config);
-  });
+  const { code, stdout, stderr } = await runInNamespace('curl', args, { input: config, timeoutMs: 30_000 });
+  const at = stdout.lastIndexOf(marker);
+  if (code !== 0 || at < 0) throw new Error(`S3 ${method} ${path} failed (curl exit ${code}): ${stderr.trim()}`);
+  return { status: Number(stdout.slice(at + marker.length)), body: stdout.slice(0, at) };
 }
 
 const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)}s`;
