@@ -14,7 +14,7 @@ import {
   RESERVED_ROLE_NAMES,
   RESERVED_ROLE_PREFIXES,
 } from './cnpg-rules.ts';
-import { DeletionPolicy, lifecycleStatusProperties } from './schema-parts.ts';
+import { cel, DeletionPolicy, lifecycleStatusProperties } from './schema-parts.ts';
 
 /** A plain PostgreSQL identifier: needs no quoting anywhere. */
 export const PLAIN_IDENTIFIER = '^[a-z_][a-z0-9_]*$';
@@ -25,11 +25,6 @@ export const RESERVED_DATABASE_NAMES = ['postgres', 'template0', 'template1'] as
 /** Most application users one PostgresDatabase may have. */
 export const MAX_DATABASE_USERS = 16;
 
-const cel = (rule: string, message: string, fieldPath?: string) => ({
-  rule,
-  message,
-  ...(fieldPath ? { fieldPath } : {}),
-});
 const celList = (values: readonly string[]) => `[${values.map((value) => `'${value}'`).join(', ')}]`;
 
 const immutable = (field: string) => cel('self == oldSelf', `${field} is immutable`);

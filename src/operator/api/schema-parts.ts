@@ -4,6 +4,13 @@
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 
+/** A CEL rule of a CRD (`x-kubernetes-validations`), with the field it names when it sits above that field. */
+export const cel = (rule: string, message: string, fieldPath?: string) => ({
+  rule,
+  message,
+  ...(fieldPath ? { fieldPath } : {}),
+});
+
 export const DeletionPolicy = Type.Union([Type.Literal('Delete'), Type.Literal('Retain')]);
 
 export const Condition = Type.Object(

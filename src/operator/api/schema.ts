@@ -6,6 +6,7 @@
  * cannot drift. CEL rules (`x-kubernetes-validations`) live here too, next to the fields they guard.
  */
 import { type Static, type TLiteral, type TSchema, type TUnion, Type } from '@sinclair/typebox';
+import { BackupStatus, ClassBackup, ClusterBackup, Restore, RestoreStatus } from './backup-schema.ts';
 import {
   BOOLEAN_PARAMETERS,
   COMPARED_RESOURCES,
@@ -47,8 +48,16 @@ import {
   type PostgresDatabaseStatus,
   PostgresDatabaseStatus as PostgresDatabaseStatusSchema,
 } from './database-schema.ts';
-import { DeletionPolicy, lifecycleStatusProperties } from './schema-parts.ts';
+import { cel, DeletionPolicy, lifecycleStatusProperties } from './schema-parts.ts';
 
+export type {
+  BackupStatus,
+  ClassBackup,
+  ClusterBackup,
+  ObjectStorePolicy,
+  Restore,
+  RestoreStatus,
+} from './backup-schema.ts';
 export { Condition, DeletionPolicy, Phase } from './schema-parts.ts';
 export type { PostgresDatabaseSpec, PostgresDatabaseStatus };
 
@@ -58,12 +67,6 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 
 /** Longest PostgresCluster name: derived names such as `<name>-pooler-rw` must stay valid object names. */
 export const MAX_CLUSTER_NAME_LENGTH = 50;
-
-const cel = (rule: string, message: string, fieldPath?: string) => ({
-  rule,
-  message,
-  ...(fieldPath ? { fieldPath } : {}),
-});
 
 /** A CEL rule whose message is computed (it names the offending key); `message` is the fallback. */
 const celNaming = (rule: string, messageExpression: string, message: string) => ({ rule, messageExpression, message });
@@ -621,6 +624,7 @@ export const PostgresClusterClassSpec = Type.Object(
         { description: 'Settings only CloudNativePG has, shared by every cluster of the class' },
       ),
     ),
+    backup: Type.Optional(ClassBackup),
   },
   {
     description: 'A kind of PostgreSQL cluster: who provisions it and the defaults its clusters start from',
@@ -756,6 +760,8 @@ export const PostgresClusterSpec = Type.Object(
         description: 'true stops all writes to the children (the status is still reported); false resumes them',
       }),
     ),
+    backup: Type.Optional(ClusterBackup),
+    restore: Type.Optional(Restore),
   },
   {
     description:
@@ -816,6 +822,12 @@ export const PostgresClusterSpec = Type.Object(
         `!(${IMAGE_INVOLVED}) || ${NEW_MAJOR} <= ${OLD_MAJOR} || ${NEW_MAJOR} >= ${MIN_MAJOR_UPGRADE_TARGET}`,
         `a major upgrade of imageName must go to ${MIN_MAJOR_UPGRADE_TARGET} or newer: CloudNativePG cannot upgrade to an older major`,
         '.imageName',
+      ),
+      // On the spec, as storageClass: a rule on restore itself would not run when it is added or removed.
+      cel(
+        'has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)',
+        'restore cannot be added, changed nor removed once the cluster exists: a restore starts a new cluster (create another PostgresCluster to restore again)',
+        '.restore',
       ),
       ...configRules,
       ...imageRules,
@@ -903,6 +915,8 @@ export const PostgresClusterStatus = Type.Object(
     instances: Type.Optional(Type.Integer({ description: 'PostgreSQL instances CloudNativePG runs' })),
     readyInstances: Type.Optional(Type.Integer({ description: 'Of those, the ready ones' })),
     currentPrimary: Type.Optional(Type.String({ description: 'The Pod of the current primary' })),
+    backup: Type.Optional(BackupStatus),
+    restore: Type.Optional(RestoreStatus),
     rejectedWrites: Type.Optional(
       Type.Array(RejectedWrite, {
         description:

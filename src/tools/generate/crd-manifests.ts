@@ -289,6 +289,7 @@ export const postgresClusterCrd = (): CustomResourceDefinition =>
       { name: 'Class', type: 'string', jsonPath: '.spec.class' },
       ...PHASE_AND_READY,
       { name: 'Primary', type: 'string', jsonPath: '.status.currentPrimary', priority: 1 },
+      { name: 'Last Backup', type: 'date', jsonPath: '.status.backup.lastSuccessfulBackupTime', priority: 1 },
       STATE_COLUMN,
     ],
     validations: [
@@ -299,6 +300,13 @@ export const postgresClusterCrd = (): CustomResourceDefinition =>
         optionalOldSelf: true,
         message:
           "metadata.name must be a DNS-1035 label: lower-case letters, digits and '-', starting with a letter and ending with a letter or digit (CloudNativePG names Services after it)",
+      },
+      {
+        // On the root, where the name is: a cluster cannot start from its own archive (it has none yet).
+        rule: 'oldSelf.hasValue() || !has(self.spec.restore) || !has(self.spec.restore.source.cluster) || self.spec.restore.source.cluster != self.metadata.name',
+        optionalOldSelf: true,
+        message:
+          'spec.restore.source.cluster must name another PostgresCluster: a new cluster has no backups of its own',
       },
     ],
   });
