@@ -214,6 +214,15 @@ describe("CNPG's real schema keeps what the simulator writes and pgfsm reads", (
         byStatus: { reconciled: ['app'], 'pending-reconciliation': ['report'], reserved: ['postgres'] },
         cannotReconcile: { broken: ['could not create role broken: permission denied'] },
       },
+      conditions: [
+        {
+          type: 'ContinuousArchiving',
+          status: 'False',
+          reason: 'ContinuousArchivingFailing',
+          message: 'unexpected failure invoking barman-cloud-wal-archive: exit status 4',
+          lastTransitionTime: '2026-12-01T10:00:00Z',
+        },
+      ],
     } satisfies Required<CnpgClusterStatus>;
     const poolerStatus = { instances: 2 } satisfies Required<NonNullable<Pooler['status']>>;
 

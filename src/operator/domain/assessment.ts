@@ -3,7 +3,7 @@
  * observation. Guards, actions and the status projection all read it, so they can never disagree about the world.
  */
 
-import { desiredCnpgCluster, judgeCnpgCluster, takeUpEndsAt } from './components/cluster.ts';
+import { desiredCnpgCluster, judgeCnpgCluster, restoreOf, takeUpEndsAt } from './components/cluster.ts';
 import { desiredConfigMap, judgeConfigMap } from './components/configmap.ts';
 import {
   type DesiredRoles,
@@ -75,9 +75,10 @@ export function assess(observation: Observation, settings: Settings, now: number
   }
   const config = merge.config;
   const roles = desiredRoles(observation, config);
+  const restore = restoreOf(observation, config, now);
   const judged: Record<Component, Judgment> = {
     secret,
-    cluster: judgeCnpgCluster(observation, desiredCnpgCluster(observation, config), now),
+    cluster: judgeCnpgCluster(observation, desiredCnpgCluster(observation, config, restore), now, restore),
     managedRoles: judgeManagedRoles(observation, roles),
     pooler: judgePoolers(observation, config),
     configMap: judgeConfigMap(

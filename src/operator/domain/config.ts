@@ -52,6 +52,8 @@ import {
   type TopologySpreadConstraint,
   type WalStorage,
 } from '../api/schema.ts';
+import { type BackupConfig, mergeBackup, type RestoreConfig } from './backup/policy.ts';
+import { classField } from './field-names.ts';
 import type { CnpgCluster } from './objects.ts';
 import type { Observation } from './observation.ts';
 import { OWNED_FIELDS_ANNOTATION, ownedFieldsOf } from './owned-keys.ts';
@@ -85,6 +87,10 @@ export interface MergedConfig {
   pooler?: PoolerConfig;
   managedRoles: ManagedRole[];
   deletionPolicy: DeletionPolicy;
+  /** Present only when the cluster is backed up (its class has a policy and the cluster does not switch it off). */
+  backup?: BackupConfig;
+  /** Present only when the cluster starts from another cluster's backups. */
+  restore?: RestoreConfig;
 }
 
 export type MergeResult = { ok: true; config: MergedConfig } | { ok: false; field: string; message: string };
@@ -342,6 +348,9 @@ function merge(observation: Observation): MergeResult {
     }
   }
 
+  const backups = mergeBackup(cluster, clusterClass);
+  if (!backups.ok) return backups;
+
   const config: MergedConfig = {
     instances,
     postgresVersion,
@@ -372,6 +381,8 @@ function merge(observation: Observation): MergeResult {
   if (affinity !== undefined) config.affinity = affinity;
   if (topologySpreadConstraints !== undefined) config.topologySpreadConstraints = topologySpreadConstraints;
   if (monitoring !== undefined) config.monitoring = monitoring;
+  if (backups.backup) config.backup = backups.backup;
+  if (backups.restore) config.restore = backups.restore;
   return cnpgAdmission(observation, config) ?? { ok: true, config };
 }
 
@@ -451,10 +462,6 @@ function volumesAgainstRunning(
   }
   return undefined;
 }
-
-/** A field of the class, named as the merge check names class fields (`class <name> spec.<path>`). */
-const classField = (clusterClass: { metadata: { name: string } }, path: string) =>
-  `class ${clusterClass.metadata.name} spec.${path}`;
 
 /**
  * What CloudNativePG's admission would refuse in the objects built from the merged config (docs/cnpg-admission.md).

@@ -3,6 +3,7 @@
  * Adapters translate between these and the API; the pure core only ever sees these.
  */
 import type { ObjectMeta, OwnerReference } from '../api/schema.ts';
+import type { ExternalCluster, PluginConfiguration, RecoveryBootstrap } from './backup/objects.ts';
 
 export interface KubeObject {
   apiVersion: string;
@@ -74,7 +75,14 @@ export interface CnpgClusterSpec {
   postgresql?: { parameters?: Record<string, string>; pg_hba?: string[] };
   superuserSecret?: { name: string };
   enableSuperuserAccess?: boolean;
-  bootstrap?: { initdb?: { database?: string; owner?: string; secret?: { name: string } } };
+  bootstrap?: {
+    initdb?: { database?: string; owner?: string; secret?: { name: string } };
+    /** Only when the cluster starts from a restore (domain/backup/recovery.ts). */
+    recovery?: RecoveryBootstrap;
+  };
+  /** Only the Barman Cloud Plugin's entry, when the cluster is backed up (domain/backup/store.ts). */
+  plugins?: PluginConfiguration[];
+  externalClusters?: ExternalCluster[];
   storage?: { size?: string; storageClass?: string };
   walStorage?: { size?: string; storageClass?: string };
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
@@ -103,6 +111,8 @@ export interface CnpgClusterStatus {
     byStatus?: Record<string, string[] | undefined>;
     cannotReconcile?: Record<string, string[] | undefined>;
   };
+  /** CNPG's conditions; pgfsm reads ContinuousArchiving and LastBackupSucceeded (domain/backup/health.ts). */
+  conditions?: Array<{ type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }>;
 }
 
 export interface CnpgCluster extends KubeObject {

@@ -20,6 +20,11 @@ export interface Observation {
    * (domain/database/roles.ts), their connection Secrets being the roles' password Secrets (in `roleSecrets`).
    */
   databases?: PostgresDatabase[];
+  /**
+   * The PostgresCluster this one's `spec.restore.source.cluster` names, when it exists: its status records its
+   * archive (domain/backup/recovery.ts). Read only while this cluster's CNPG Cluster is not created yet.
+   */
+  restoreSource?: PostgresCluster;
 }
 
 /** Operator settings that shape desired objects and timing. */

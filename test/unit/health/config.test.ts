@@ -609,3 +609,109 @@ describe('merging once per change of its inputs', () => {
     expect(again).toEqual(merged);
   });
 });
+
+describe('backups and restore in the merge check (domain/backup/policy.ts)', () => {
+  const POLICY = {
+    objectStore: { destinationPath: 's3://pg-backups/prod', credentials: { secretName: 's3-creds' } },
+    schedule: '30 2 * * *',
+    retention: '7d',
+  };
+  const withPolicy = (backup: Partial<typeof POLICY> = {}) => makeClass({ backup: { ...POLICY, ...backup } });
+
+  it('a class policy backs up every cluster of the class, with the default credential keys', () => {
+    const c = config(mergeConfig(observation({}, withPolicy())));
+    expect(c.backup).toEqual({
+      store: {
+        destinationPath: 's3://pg-backups/prod',
+        credentials: {
+          secretName: 's3-creds',
+          accessKeyIdKey: 'ACCESS_KEY_ID',
+          secretAccessKeyKey: 'ACCESS_SECRET_KEY',
+        },
+      },
+      schedule: '30 2 * * *',
+      retention: '7d',
+    });
+    expect(c.restore).toBeUndefined();
+  });
+
+  it("a cluster's schedule and retention win over the class's; enabled false switches backups off", () => {
+    const own = config(mergeConfig(observation({ backup: { schedule: '0 4 * * 0', retention: '4w' } }, withPolicy())));
+    expect(own.backup).toMatchObject({ schedule: '0 4 * * 0', retention: '4w' });
+    expect(config(mergeConfig(observation({ backup: { enabled: false } }, withPolicy()))).backup).toBeUndefined();
+  });
+
+  it('no backup policy and no backup field: nothing about backups in the merged config', () => {
+    const c = config(mergeConfig(observation({})));
+    expect('backup' in c || 'restore' in c).toBe(false);
+  });
+
+  it('backup.enabled true with a class that has no backup policy', () => {
+    const refused = invalid(mergeConfig(observation({ backup: { enabled: true } })));
+    expect(refused.field).toBe('spec.backup.enabled');
+    expect(refused.message).toContain('class standard');
+  });
+
+  it('a backup schedule or retention with nothing to apply it to (no class policy, or enabled false)', () => {
+    expect(invalid(mergeConfig(observation({ backup: { schedule: '0 4 * * *' } }))).field).toBe('spec.backup.schedule');
+    expect(invalid(mergeConfig(observation({ backup: { retention: '7d' } }))).field).toBe('spec.backup.retention');
+    const off = observation({ backup: { enabled: false, retention: '7d' } }, withPolicy());
+    expect(invalid(mergeConfig(off)).field).toBe('spec.backup.retention');
+  });
+
+  it("a backup schedule that is no 5-field cron, from the cluster or the class (stored before the CRD's rule)", () => {
+    const own = invalid(mergeConfig(observation({ backup: { schedule: '0 30 2 * * *' } }, withPolicy())));
+    expect(own.field).toBe('spec.backup.schedule');
+    expect(own.message).toContain('5-field cron');
+    const fromClass = invalid(mergeConfig(observation({}, withPolicy({ schedule: '0 5-1 * * *' }))));
+    expect(fromClass.field).toBe('class standard spec.backup.schedule');
+    expect(fromClass.message).toContain('starts after it ends');
+  });
+
+  it('a restore with a class that has no backup policy to read from', () => {
+    const refused = invalid(mergeConfig(observation({ restore: { source: { cluster: 'orders-old' } } })));
+    expect(refused.field).toBe('spec.restore');
+    expect(refused.message).toContain('no object store to restore from');
+  });
+
+  it('a restore source naming both or neither of cluster and serverName, or this cluster itself', () => {
+    const both = { cluster: 'a', serverName: 'a-3f2a9c1d' };
+    expect(invalid(mergeConfig(observation({ restore: { source: both } }, withPolicy()))).field).toBe(
+      'spec.restore.source',
+    );
+    expect(invalid(mergeConfig(observation({ restore: { source: {} } }, withPolicy()))).field).toBe(
+      'spec.restore.source',
+    );
+    const self = observation({ restore: { source: { cluster: 'orders' } } }, withPolicy());
+    expect(invalid(mergeConfig(self)).field).toBe('spec.restore.source.cluster');
+    const own = observation({}, withPolicy());
+    own.cluster.spec.restore = { source: { serverName: `orders-${(own.cluster.metadata.uid ?? '').slice(0, 8)}` } };
+    expect(invalid(mergeConfig(own)).field).toBe('spec.restore.source.serverName');
+  });
+
+  it.each([
+    ['2026-11-20T10:15:30', 'no zone (CNPG would read it as UTC)'],
+    ['2026-02-30T10:15:30Z', 'no day of the calendar'],
+    ['2026-11-20 10:15:30Z', 'a space for the T'],
+  ])('a restore targetTime %j: %s', (targetTime) => {
+    const o = observation({ restore: { source: { cluster: 'orders-old' }, targetTime } }, withPolicy());
+    const refused = invalid(mergeConfig(o));
+    expect(refused.field).toBe('spec.restore.targetTime');
+    expect(refused.message).toContain('RFC 3339 time with a zone');
+  });
+
+  it('a restore merges with the class store, and backs up under its own name unless switched off', () => {
+    const targetTime = '2026-11-20T11:15:30.123456+01:00';
+    const c = config(
+      mergeConfig(observation({ restore: { source: { cluster: 'orders-old' }, targetTime } }, withPolicy())),
+    );
+    expect(c.restore).toEqual({ source: { cluster: 'orders-old' }, targetTime, store: c.backup?.store });
+    const off = observation(
+      { backup: { enabled: false }, restore: { source: { serverName: 'gone-3f2a9c1d' } } },
+      withPolicy(),
+    );
+    const restoredOnly = config(mergeConfig(off));
+    expect(restoredOnly.backup).toBeUndefined();
+    expect(restoredOnly.restore?.source).toEqual({ serverName: 'gone-3f2a9c1d' });
+  });
+});

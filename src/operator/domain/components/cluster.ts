@@ -1,5 +1,7 @@
 /** The CNPG Cluster: built from the merged config, repaired on drift of the fields pgfsm owns. */
 import { CNPG_CLUSTER_LABEL } from '../../api/cnpg-rules.ts';
+import { type RestoreResolution, recoveryOf, resolveRestore } from '../backup/recovery.ts';
+import { pluginsOf } from '../backup/store.ts';
 import type { MergedConfig } from '../config.ts';
 import { type Effect, type KubeEvent, normal } from '../effects.ts';
 import { holds } from '../holds.ts';
@@ -60,7 +62,27 @@ export const cnpgRef = (observation: Observation): ObjectRef => ({
   name: childNames(observation.cluster.metadata.name).cnpgCluster,
 });
 
-export function desiredCnpgCluster(observation: Observation, config: MergedConfig): CnpgCluster {
+/**
+ * The restore a CNPG Cluster not created yet starts from, judged on the tick's world (its time, the source cluster);
+ * undefined when there is none to judge: no restore asked for, or the CNPG Cluster exists already.
+ */
+export function restoreOf(observation: Observation, config: MergedConfig, now: number): RestoreResolution | undefined {
+  if (!config.restore || observation.cnpg) return undefined;
+  const world = { cluster: observation.cluster, now };
+  const source = observation.restoreSource;
+  return resolveRestore(config.restore, source ? { ...world, sourceCluster: source } : world);
+}
+
+/**
+ * `restore`: the judged restore (restoreOf) of a cluster that asks for one. Without a resolved one such a cluster
+ * gets no bootstrap at all, never initdb, and judgeCnpgCluster does not create it: an empty database where a
+ * restored one was asked for would look like data lost.
+ */
+export function desiredCnpgCluster(
+  observation: Observation,
+  config: MergedConfig,
+  restore?: RestoreResolution,
+): CnpgCluster {
   const { cluster } = observation;
   const names = childNames(cluster.metadata.name);
   const spec: CnpgClusterSpec = {
@@ -85,13 +107,8 @@ export function desiredCnpgCluster(observation: Observation, config: MergedConfi
     }));
   }
   if (config.monitoring) spec.monitoring = { ...config.monitoring };
-  // CNPG reads `bootstrap` only to initialise a new cluster. pgfsm sets it on creation and afterwards
-  // applies what the cluster already has, so adopting one (whose bootstrap named another Secret, or came
-  // from a backup) never asks CNPG to change how a running database was once created.
-  const bootstrap = observation.cnpg
-    ? observation.cnpg.spec?.bootstrap
-    : { initdb: { database: 'postgres', owner: SUPERUSER_NAME, secret: { name: names.secret } } };
-  if (bootstrap) spec.bootstrap = bootstrap;
+  if (config.backup) spec.plugins = pluginsOf(cluster, config.backup);
+  Object.assign(spec, bootstrapOf(observation, config, restore));
   return {
     apiVersion: CNPG_API_VERSION,
     kind: 'Cluster',
@@ -104,6 +121,29 @@ export function desiredCnpgCluster(observation: Observation, config: MergedConfi
     },
     spec,
   };
+}
+
+/**
+ * CNPG reads `bootstrap` only to initialise a new cluster. pgfsm sets it on creation and afterwards applies what
+ * the cluster already has, so adopting one (whose bootstrap named another Secret, or came from a backup) never asks
+ * CNPG to change how a running database was once created. A restored cluster's externalClusters go the same way:
+ * CNPG refuses a recovery source that names no external cluster, so the entry stays as long as the bootstrap does.
+ */
+function bootstrapOf(
+  observation: Observation,
+  config: MergedConfig,
+  restore: RestoreResolution | undefined,
+): Pick<CnpgClusterSpec, 'bootstrap' | 'externalClusters'> {
+  const created = observation.cnpg?.spec;
+  if (observation.cnpg) {
+    return {
+      ...(created?.bootstrap ? { bootstrap: created.bootstrap } : {}),
+      ...(config.restore && created?.externalClusters ? { externalClusters: created.externalClusters } : {}),
+    };
+  }
+  if (config.restore) return restore?.ok ? recoveryOf(observation.cluster, config.restore, restore.source) : {};
+  const secret = childNames(observation.cluster.metadata.name).secret;
+  return { bootstrap: { initdb: { database: 'postgres', owner: SUPERUSER_NAME, secret: { name: secret } } } };
 }
 
 const sameQuantities = (a: Record<string, string> = {}, b: Record<string, string> = {}) =>
@@ -125,6 +165,8 @@ const DAY_ONE_FIELDS = [
   'affinity.tolerations',
   'topologySpreadConstraints',
   'monitoring.enablePodMonitor',
+  // The whole list: CNPG's plugins list is atomic, so server-side apply gives it one owner (domain/backup/store.ts).
+  'plugins',
 ] as const;
 
 const at = (spec: CnpgClusterSpec, path: string): unknown =>
@@ -211,10 +253,27 @@ function adoptionBlocker(cnpg: CnpgCluster, desired: CnpgCluster): string | unde
  * or by the Retain deletion that released it): adopt it. Drifted: repair it. Otherwise CNPG's phase and
  * ready instances tell how it is.
  */
-export function judgeCnpgCluster(observation: Observation, desired: CnpgCluster, now: number): Judgment {
+export function judgeCnpgCluster(
+  observation: Observation,
+  desired: CnpgCluster,
+  now: number,
+  restore?: RestoreResolution,
+): Judgment {
   const { cnpg, cluster } = observation;
   const name = desired.metadata.name;
   const apply = (event: KubeEvent): Effect => ({ type: 'apply', component: 'cluster', object: desired, event });
+  if (!cnpg && restore && !restore.ok) {
+    // Created only from the archive it asks for (desiredCnpgCluster): a person fixes the spec, or the world moves.
+    return judgment(
+      restore.wait
+        ? verdict(
+            'Pending',
+            Reason.CNPGClusterPending,
+            `CNPG cluster ${name} waits for its restore: ${restore.message}`,
+          )
+        : verdict('Failed', Reason.InvalidConfiguration, restore.message),
+    );
+  }
   if (!cnpg) {
     return judgment(
       verdict('Pending', Reason.CNPGClusterPending, `CNPG cluster ${name} does not exist yet`),
