@@ -864,6 +864,121 @@ describe('pgfsm CRDs on a real API server', () => {
       );
     });
   });
+
+  // Issue 36: the backup policy of a class, a cluster's overrides and its restore.
+  describe('backups and restore', () => {
+    const policy = {
+      objectStore: { destinationPath: 's3://pg-backups/prod', credentials: { secretName: 's3-creds' } },
+      schedule: '30 2 * * *',
+      retention: '7d',
+    };
+
+    it('refuses a 6-field backup schedule, naming the field; accepts the 5-field form', async () => {
+      await refusesThenAccepts(
+        { backup: { schedule: '0 30 2 * * *' } },
+        'spec.backup.schedule',
+        'schedule must be a 5-field cron',
+        { backup: { schedule: '*/30 1-5 * * MON-FRI' } },
+      );
+      await expectInvalid(
+        createClass(unique('six'), {
+          provisioner: 'postgresql.cnpg.io',
+          backup: { ...policy, schedule: '0 0 2 * * *' },
+        }),
+        'spec.backup.schedule',
+        'schedule must be a 5-field cron',
+      );
+    });
+
+    it('refuses a backup policy without credentials or with lz4 base backups; defaults the credential keys', async () => {
+      const { credentials: _, ...noCredentials } = policy.objectStore;
+      await expectInvalid(
+        createClass(unique('no-creds'), {
+          provisioner: 'postgresql.cnpg.io',
+          backup: { ...policy, objectStore: noCredentials },
+        }),
+        'spec.backup.objectStore.credentials',
+        'Required value',
+      );
+      await expectInvalid(
+        createClass(unique('lz4'), {
+          provisioner: 'postgresql.cnpg.io',
+          backup: { ...policy, dataCompression: 'lz4' },
+        }),
+        'spec.backup.dataCompression',
+        'Unsupported value: "lz4"',
+      );
+      const created = (await createClass(unique('policy'), {
+        provisioner: 'postgresql.cnpg.io',
+        backup: { ...policy, walCompression: 'lz4', dataCompression: 'gzip' },
+      })) as { spec: { backup: { objectStore: { credentials: Record<string, string> } } } };
+      expect(created.spec.backup.objectStore.credentials).toEqual({
+        secretName: 's3-creds',
+        accessKeyIdKey: 'ACCESS_KEY_ID',
+        secretAccessKeyKey: 'ACCESS_SECRET_KEY',
+      });
+    });
+
+    it('refuses schedule or retention beside backup.enabled false', async () => {
+      await refusesThenAccepts(
+        { backup: { enabled: false, retention: '7d' } },
+        'spec.backup',
+        'have no effect when backup.enabled is false',
+        { backup: { enabled: true, retention: '7d' } },
+      );
+    });
+
+    it('refuses a restore target time without a zone, naming the field; accepts RFC 3339 with one', async () => {
+      await refusesThenAccepts(
+        { restore: { source: { cluster: 'old' }, targetTime: '2026-11-20T10:15:30' } },
+        'spec.restore.targetTime',
+        'restore.targetTime must be an RFC 3339 time with a zone',
+        { restore: { source: { cluster: 'old' }, targetTime: '2026-11-20T10:15:30.123456+01:00' } },
+      );
+    });
+
+    it('refuses a restore source naming both or neither of cluster and serverName, or the cluster itself', async () => {
+      await refusesThenAccepts(
+        { restore: { source: { cluster: 'old', serverName: 'old-3f2a9c1d' } } },
+        'spec.restore.source',
+        'restore.source must name exactly one of cluster and serverName',
+        { restore: { source: { serverName: 'old-3f2a9c1d' } } },
+      );
+      await expectInvalid(
+        createCluster(unique('neither'), { class: 'c', restore: { source: {} } }),
+        'spec.restore.source',
+        'exactly one of cluster and serverName',
+      );
+      await expectInvalid(
+        createCluster('itself', { class: 'c', restore: { source: { cluster: 'itself' } } }),
+        '',
+        'spec.restore.source.cluster must name another PostgresCluster',
+      );
+    });
+
+    it('refuses a restore added to, changed on or removed from an existing cluster', async () => {
+      const plain = unique('plain');
+      await createCluster(plain, { class: 'c' });
+      await expectInvalid(
+        patchCluster(plain, { restore: { source: { cluster: 'old' } } }),
+        'spec.restore',
+        'restore cannot be added, changed nor removed',
+      );
+      const restored = unique('restored');
+      await createCluster(restored, { class: 'c', restore: { source: { cluster: 'old' } } });
+      await expectInvalid(
+        patchCluster(restored, { restore: { source: { cluster: 'other' } } }),
+        'spec.restore',
+        'restore cannot be added, changed nor removed',
+      );
+      await expectInvalid(
+        patchCluster(restored, { restore: null }),
+        'spec.restore',
+        'restore cannot be added, changed nor removed',
+      );
+      await patchCluster(restored, { instances: 2 });
+    });
+  });
 });
 
 /**

@@ -421,3 +421,107 @@ describe('size bounds: no child pgfsm writes can outgrow the API server', () => 
     }
   });
 });
+
+describe('backups and restore in the CRDs (CEL rules evaluated, schemas checked)', () => {
+  const backup = clusterSpec?.properties?.backup;
+  const restore = clusterSpec?.properties?.restore;
+  const ruleOf = (node: StructuralSchema | undefined) => {
+    const rule = node?.['x-kubernetes-validations']?.[0]?.rule;
+    if (!rule) throw new Error('no rule');
+    return rule;
+  };
+  const restoreRules = (clusterSpec?.['x-kubernetes-validations'] ?? []).filter((r) => r.fieldPath === '.restore');
+
+  it('refuses a restore added to, changed on or removed from an existing cluster; keeps it unchanged', () => {
+    const allows = (oldSelf: object, self: object) =>
+      restoreRules.every((r) => evaluate(r.rule, { self, oldSelf }) === true);
+    const base = { class: 'c' };
+    const restored = { ...base, restore: { source: { cluster: 'old' } } };
+    expect(restoreRules).toHaveLength(1);
+    expect(allows(base, restored)).toBe(false);
+    expect(allows(restored, base)).toBe(false);
+    expect(allows(restored, { ...base, restore: { source: { cluster: 'other' } } })).toBe(false);
+    expect(allows(restored, { ...restored, instances: 2 })).toBe(true);
+    expect(allows(base, { ...base, instances: 2 })).toBe(true);
+  });
+
+  it('refuses a restore source naming both or neither of cluster and serverName', () => {
+    const rule = ruleOf(restore?.properties?.source);
+    expect(evaluate(rule, { self: { cluster: 'old' } })).toBe(true);
+    expect(evaluate(rule, { self: { serverName: 'old-3f2a9c1d' } })).toBe(true);
+    expect(evaluate(rule, { self: { cluster: 'old', serverName: 'old-3f2a9c1d' } })).toBe(false);
+    expect(evaluate(rule, { self: {} })).toBe(false);
+  });
+
+  it.each([
+    ['2026-11-20T10:15:30Z', true],
+    ['2026-11-20T10:15:30.123456+01:00', true],
+    ['2026-11-20T10:15:30', false],
+    ['2026-11-20 10:15:30Z', false],
+    ['2026-13-20T10:15:30Z', false],
+    ['2026-11-20T10:15:30.1234567Z', false],
+  ])('judges the restore targetTime %j (a zone is required)', (time, ok) => {
+    expect(evaluate(ruleOf(restore?.properties?.targetTime), { self: time })).toBe(ok);
+  });
+
+  it('refuses a schedule or retention beside backup.enabled false', () => {
+    const rule = ruleOf(backup);
+    expect(evaluate(rule, { self: { enabled: false } })).toBe(true);
+    expect(evaluate(rule, { self: { schedule: '0 4 * * *', retention: '7d' } })).toBe(true);
+    expect(evaluate(rule, { self: { enabled: true, schedule: '0 4 * * *' } })).toBe(true);
+    expect(evaluate(rule, { self: { enabled: false, schedule: '0 4 * * *' } })).toBe(false);
+    expect(evaluate(rule, { self: { enabled: false, retention: '7d' } })).toBe(false);
+  });
+
+  const policy = {
+    objectStore: { destinationPath: 's3://pg-backups/prod', credentials: { secretName: 's3-creds' } },
+    schedule: '30 2 * * *',
+    retention: '7d',
+  };
+  const classWith = (change: object) => ({ ...validClassSpec, backup: { ...policy, ...change } });
+
+  it('accepts a backup policy in a class, and requires its store, schedule, retention and credentials', () => {
+    expect(errorPaths(schemas.PostgresClusterClass.spec, classWith({}))).toEqual([]);
+    expect(classSpec?.properties?.backup?.required).toEqual(['objectStore', 'schedule', 'retention']);
+    expect(classSpec?.properties?.backup?.properties?.objectStore?.required).toEqual([
+      'destinationPath',
+      'credentials',
+    ]);
+    const { credentials: _, ...noCredentials } = policy.objectStore;
+    expect(errorPaths(schemas.PostgresClusterClass.spec, classWith({ objectStore: noCredentials }))).toContain(
+      '/backup/objectStore/credentials',
+    );
+  });
+
+  it.each([
+    ['a data compression barman 3.13 refuses (lz4)', { dataCompression: 'lz4' }, '/backup/dataCompression'],
+    ['a retention in hours', { retention: '12h' }, '/backup/retention'],
+    ['a retention of 0 days', { retention: '0d' }, '/backup/retention'],
+    [
+      'a destination that is not S3',
+      { objectStore: { ...policy.objectStore, destinationPath: 'gs://b/x' } },
+      '/backup/objectStore/destinationPath',
+    ],
+    [
+      'an endpoint that is no http(s) URL',
+      { objectStore: { ...policy.objectStore, endpointURL: 'ftp://s3' } },
+      '/backup/objectStore/endpointURL',
+    ],
+  ])('refuses %s in a class', (_what, change, path) => {
+    expect(errorPaths(schemas.PostgresClusterClass.spec, classWith(change))).toContain(path);
+  });
+
+  it('takes lz4 for WAL, and defaults the credential keys to the plugin documentation’s', () => {
+    expect(errorPaths(schemas.PostgresClusterClass.spec, classWith({ walCompression: 'lz4' }))).toEqual([]);
+    const credentials = classSpec?.properties?.backup?.properties?.objectStore?.properties?.credentials;
+    expect(credentials?.properties?.accessKeyIdKey?.default).toBe('ACCESS_KEY_ID');
+    expect(credentials?.properties?.secretAccessKeyKey?.default).toBe('ACCESS_SECRET_KEY');
+  });
+
+  it('refuses, at creation, a restore whose source is the cluster itself', () => {
+    const rule = rootOf(postgresClusterCrd())['x-kubernetes-validations']?.find((r) =>
+      r.rule.includes('restore.source.cluster'),
+    );
+    expect(rule).toMatchObject({ optionalOldSelf: true, message: expect.stringContaining('another PostgresCluster') });
+  });
+});
