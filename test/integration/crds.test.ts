@@ -10,7 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasPgHbaReference } from '../../src/operator/api/cnpg-rules.ts';
 import type { PostgresClusterSpec } from '../../src/operator/api/schema.ts';
 import { GROUP, VERSION } from '../../src/operator/api/schema.ts';
-import { desiredCnpgCluster } from '../../src/operator/domain/components/cluster.ts';
+import { onDemandBackupName } from '../../src/operator/domain/backup/names.ts';
+import { desiredOnDemandBackup } from '../../src/operator/domain/backup/on-demand.ts';
+import { desiredScheduledBackup } from '../../src/operator/domain/backup/schedule.ts';
+import { desiredCnpgCluster, restoreOf } from '../../src/operator/domain/components/cluster.ts';
 import { desiredPooler } from '../../src/operator/domain/components/pooler.ts';
 import { type MergedConfig, mergeConfig } from '../../src/operator/domain/config.ts';
 import type { Observation } from '../../src/operator/domain/observation.ts';
@@ -1231,6 +1234,64 @@ describe("pgfsm's merge check against CloudNativePG's real webhooks", () => {
       else expect(refused, `CNPG ${CNPG_VERSION} accepts it`).toBeUndefined();
     },
   );
+
+  /** Issue 36: what the backup builders return, judged by CNPG's own webhooks (dry runs: nothing is stored). */
+  describe('backups and restore', () => {
+    const clusterClass = makeClass({
+      backup: {
+        objectStore: { destinationPath: 's3://pg-backups/prod', credentials: { secretName: 's3-creds' } },
+        schedule: '30 2 * * 1-5',
+        retention: '7d',
+      },
+    });
+    const backedUp = (name: string, restore?: PostgresClusterSpec['restore']) => {
+      const base = observationOf(name, BASE);
+      const observation: Observation = {
+        ...base,
+        clusterClass,
+        cluster: { ...base.cluster, spec: { ...base.cluster.spec, ...(restore ? { restore } : {}) } },
+      };
+      const merged = mergeConfig(observation);
+      if (!merged.ok) throw new Error(merged.message);
+      return { observation, config: merged.config };
+    };
+    const unowned = <T extends { metadata: { ownerReferences?: unknown[] } }>(object: T): T => {
+      object.metadata.ownerReferences = [];
+      return object;
+    };
+
+    it('the CNPG Cluster that archives through the plugin; refused beside an in-tree object store', async () => {
+      const { observation, config } = backedUp(unique('backed'));
+      const cluster = unowned(desiredCnpgCluster(observation, config));
+      expect(cluster.spec.plugins).toHaveLength(1);
+      expect(await cnpgRefusal('clusters', cluster)).toBeUndefined();
+      cluster.spec.backup = {
+        barmanObjectStore: { destinationPath: 's3://x', s3Credentials: { inheritFromIAMRole: true } },
+      };
+      expect(await cnpgRefusal('clusters', cluster)).toContain('WAL archiver plugin');
+    });
+
+    it('the CNPG Cluster restored from an archive to a point in time', async () => {
+      const { observation, config } = backedUp(unique('restored'), {
+        source: { serverName: 'gone-3f2a9c1d' },
+        targetTime: '2026-11-20T10:15:30.123456+01:00',
+      });
+      const restore = restoreOf(observation, config, Date.parse('2026-12-01T00:00:00Z'));
+      const cluster = unowned(desiredCnpgCluster(observation, config, restore));
+      expect(cluster.spec.bootstrap?.recovery?.recoveryTarget?.targetTime).toBe('2026-11-20T10:15:30.123456+01:00');
+      expect(await cnpgRefusal('clusters', cluster)).toBeUndefined();
+    });
+
+    it('the ScheduledBackup and the on-demand Backup', async () => {
+      const { observation, config } = backedUp(unique('scheduled'));
+      if (!config.backup) throw new Error('not backed up');
+      const scheduled = unowned(desiredScheduledBackup(observation.cluster, config.backup));
+      expect(scheduled.spec.schedule).toBe('0 30 2 * * 1-5');
+      expect(await cnpgRefusal('scheduledbackups', scheduled)).toBeUndefined();
+      const name = onDemandBackupName(observation.cluster.metadata.name, '1733572800');
+      expect(await cnpgRefusal('backups', unowned(desiredOnDemandBackup(observation.cluster, name)))).toBeUndefined();
+    });
+  });
 });
 
 describe('PostgresDatabase create and update', () => {
