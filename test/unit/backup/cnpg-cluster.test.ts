@@ -155,6 +155,25 @@ describe('a restored cluster', () => {
     expect(a.plans.cluster).toEqual([]);
   });
 
+  it('runs once: a restored cluster whose CNPG Cluster is gone is not restored from the source again', () => {
+    const o = backupWorld({ restore: { source: { serverName: 'gone-3f2a9c1d' } } }, { created: false });
+    o.cluster = {
+      ...o.cluster,
+      status: {
+        restore: { serverName: 'gone-3f2a9c1d' },
+        backup: {
+          serverName: SERVER_NAME,
+          destinationPath: 's3://pg-backups/prod/team-a/',
+          objectStore: 'orders-backups',
+        },
+      },
+    };
+    const a = assess(o, defaultSettings, NOW);
+    expect(a.plans.cluster).toEqual([]);
+    expect(a.health.cluster).toMatchObject({ state: 'Failed', reason: Reason.InvalidConfiguration });
+    expect(a.health.cluster?.message).toContain(`restore.source.serverName: ${SERVER_NAME}`);
+  });
+
   it('keeps the bootstrap and externalClusters CNPG has once the cluster exists', () => {
     const o = backupWorld({ restore: { source: { serverName: 'gone-3f2a9c1d' } } });
     const recovery = {

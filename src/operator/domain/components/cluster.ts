@@ -68,6 +68,20 @@ export const cnpgRef = (observation: Observation): ObjectRef => ({
  */
 export function restoreOf(observation: Observation, config: MergedConfig, now: number): RestoreResolution | undefined {
   if (!config.restore || observation.cnpg) return undefined;
+  const done = observation.cluster.status?.restore;
+  if (done) {
+    // A restore runs once: starting again from the source would drop everything written since.
+    const own = observation.cluster.status?.backup?.serverName;
+    return {
+      ok: false,
+      field: 'spec.restore',
+      message:
+        `spec.restore: this cluster was restored from ${done.serverName} and its CNPG Cluster is gone; pgfsm does not ` +
+        'restore it again from the source, which would drop everything written since. Create a new PostgresCluster ' +
+        `that restores from ${own ? `this cluster's own archive (restore.source.serverName: ${own})` : 'the archive you need'}`,
+      wait: false,
+    };
+  }
   const world = { cluster: observation.cluster, now };
   const source = observation.restoreSource;
   return resolveRestore(config.restore, source ? { ...world, sourceCluster: source } : world);
