@@ -205,6 +205,29 @@ const configMap = {
   metadata: { name: 'orders-endpoints', namespace: NS, ownerReferences: [owner] },
   data: { A: 'b' },
 } as ConfigMap;
+/** The backup kinds (issue 36): one object of each, written and read as the cluster's pass does. */
+const BACKUP_KINDS = {
+  objectStores: { group: 'barmancloud.cnpg.io', plural: 'objectstores', kind: 'ObjectStore', name: 'orders-backups' },
+  scheduledBackups: {
+    group: 'postgresql.cnpg.io',
+    plural: 'scheduledbackups',
+    kind: 'ScheduledBackup',
+    name: 'orders-scheduled',
+  },
+  backups: { group: 'postgresql.cnpg.io', plural: 'backups', kind: 'Backup', name: 'orders-backup-0123456789ab' },
+} as const;
+type BackupKind = keyof typeof BACKUP_KINDS;
+const backupRef = (k: BackupKind) => ref(`${BACKUP_KINDS[k].group}/v1`, BACKUP_KINDS[k].kind, BACKUP_KINDS[k].name);
+const backupObject = (k: BackupKind) => ({
+  apiVersion: `${BACKUP_KINDS[k].group}/v1`,
+  kind: BACKUP_KINDS[k].kind,
+  metadata: { name: BACKUP_KINDS[k].name, namespace: NS, ownerReferences: [owner] },
+  spec: {},
+});
+const backupPort = (p: Ports, k: BackupKind) => {
+  if (!p.backupObjects) throw new Error('no backup ports');
+  return p.backupObjects[k] as NonNullable<Ports['backupObjects']>['objectStores'];
+};
 const secretRef = ref('v1', 'Secret', 'orders-superuser');
 const database = {
   apiVersion: 'pgfsm.io/v1alpha1',
@@ -428,6 +451,7 @@ const USES: Record<string, { by: string; call: Call } | { admission: string; hol
   },
   'postgresql.cnpg.io poolers list': { by: 'Informer (poolers)', call: runInformers },
   'postgresql.cnpg.io poolers watch': { by: 'Informer (poolers)', call: runInformers },
+  ...backupUses(),
   'core secrets get': { by: 'SecretPort.get (key names)', call: () => ports.secrets.get(secretRef) },
   'core secrets create': {
     by: 'SecretPort.create (the superuser Secret, once)',
@@ -473,6 +497,47 @@ const USES: Record<string, { by: string; call: Call } | { admission: string; hol
   'coordination.k8s.io leases create': { by: 'LeaseElector (first campaign)', call: runLease },
   'coordination.k8s.io leases update': { by: 'LeaseElector (renew)', call: runLease },
 };
+
+/** The four verbs of each backup kind: read from the API (not watched yet), applied, owners patched, deleted. */
+function backupUses(): Record<string, { by: string; call: Call }> {
+  return Object.fromEntries(
+    (Object.keys(BACKUP_KINDS) as BackupKind[]).flatMap((k) => {
+      const { group, plural } = BACKUP_KINDS[k];
+      const at = `${group} ${plural}`;
+      return [
+        [
+          `${at} get`,
+          { by: `backupObjects.${k}.get (from the API)`, call: () => backupPort(ports, k).get(backupRef(k)) },
+        ],
+        [`${at} create`, { by: `backupObjects.${k}.apply (server-side apply creates)`, call: () => apply(ports, k) }],
+        [`${at} patch`, { by: `backupObjects.${k}.apply`, call: () => apply(ports, k) }],
+        [
+          `${at} delete`,
+          { by: `backupObjects.${k}.delete (Delete policy)`, call: () => backupPort(ports, k).delete(backupRef(k)) },
+        ],
+      ];
+    }),
+  );
+}
+
+const apply = (p: Ports, k: BackupKind) =>
+  backupPort(p, k).apply(backupObject(k) as unknown as Parameters<ReturnType<typeof backupPort>['apply']>[0]);
+
+/** A row of {@link EVERY_PORT_CALL} per method of each backup port. */
+function everyBackupCall(): Record<string, (p: Ports) => Promise<unknown>> {
+  return Object.fromEntries(
+    (Object.keys(BACKUP_KINDS) as BackupKind[]).flatMap((k) => [
+      [`backupObjects.${k}.get`, (p: Ports) => backupPort(p, k).get(backupRef(k))],
+      [`backupObjects.${k}.apply`, (p: Ports) => apply(p, k)],
+      [
+        `backupObjects.${k}.setOwner`,
+        (p: Ports) => backupPort(p, k).setOwner(backupRef(k), { ...owner, uid: 'uid-another' }),
+      ],
+      [`backupObjects.${k}.releaseOwner`, (p: Ports) => backupPort(p, k).releaseOwner(backupRef(k), owner.uid)],
+      [`backupObjects.${k}.delete`, (p: Ports) => backupPort(p, k).delete(backupRef(k))],
+    ]),
+  );
+}
 
 /**
  * A call of every method of every port, on ports composed as the operator composes them (the writes fenced,
@@ -537,6 +602,7 @@ const EVERY_PORT_CALL: Record<string, (p: Ports) => Promise<unknown>> = {
     ),
   'databases.writeStatus': (p) => p.databases.writeStatus(database, { phase: 'Pending' } as never),
   'events.emit': (p) => p.events.emit(cluster, { type: 'Normal', reason: 'Every', action: 'Test', message: 'call' }),
+  ...everyBackupCall(),
 };
 
 /** The ports the PostgresDatabase's pass shares with the cluster's (DatabasePorts picks them from `Ports`). */
@@ -586,6 +652,12 @@ const NEVER_CALLED_DIRECT: Record<string, { why: string; holds: () => boolean }>
 function methodsOf(ports: Ports | DatabasePorts): string[] {
   return Object.entries(ports).flatMap(([name, port]) => {
     if (name === 'direct' || name === 'clock') return [];
+    // A group of ports (the backup kinds): each of its ports' methods, under the group's name.
+    if (name === 'backupObjects') {
+      return Object.entries(port as object).flatMap(([kind, inner]) =>
+        methodsOf({ [kind]: inner } as unknown as Ports).map((m) => `${name}.${m}`),
+      );
+    }
     const methods = new Set<string>();
     for (let o: object | null = port; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
       for (const key of Object.getOwnPropertyNames(o))

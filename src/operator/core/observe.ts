@@ -1,6 +1,7 @@
 /** Reads one PostgresCluster's world through the ports: the observation of a tick. */
 import { isDns1123Subdomain } from '../api/cnpg-rules.ts';
 import type { PostgresCluster, PostgresDatabase } from '../api/schema.ts';
+import { type BackupObservation, type BackupReads, backupReadsOf } from '../domain/backup/observation.ts';
 import { cnpgRef } from '../domain/components/cluster.ts';
 import { configMapRef } from '../domain/components/configmap.ts';
 import { poolerRef } from '../domain/components/pooler.ts';
@@ -35,6 +36,15 @@ export async function observeCluster(ports: Ports, cluster: PostgresCluster): Pr
   roleSecretNames.forEach((name, i) => {
     roleSecretsByName[name] = roleSecrets[i] as SecretView | undefined;
   });
+  // Second round: which backup objects to read depends on the class just read.
+  const reads = backupReadsOf(cluster, clusterClass);
+  const [backup, restoreSource] = await Promise.all([
+    observeBackup(ports, reads),
+    // The source only matters until this cluster's CNPG Cluster exists: it was restored then.
+    reads.restoreSource !== undefined && !cnpg
+      ? ports.clusters.get({ namespace, name: reads.restoreSource })
+      : undefined,
+  ]);
   return {
     cluster,
     ...(clusterClass ? { clusterClass } : {}),
@@ -44,6 +54,33 @@ export async function observeCluster(ports: Ports, cluster: PostgresCluster): Pr
     ...(configMap ? { configMap } : {}),
     roleSecrets: roleSecretsByName,
     databases,
+    ...(backup ? { backup } : {}),
+    ...(restoreSource ? { restoreSource } : {}),
+  };
+}
+
+/** The backup objects `reads` names, or undefined when it names none (no backup policy, no restore). */
+async function observeBackup(ports: Ports, reads: BackupReads): Promise<BackupObservation | undefined> {
+  const { store, sourceStore, scheduled, onDemand, credentials, endpointCA } = reads;
+  if (!store && !sourceStore && !credentials && !endpointCA) return undefined;
+  const objects = ports.backupObjects;
+  const [storeSeen, sourceSeen, scheduledSeen, onDemandSeen, credentialsSeen, caSeen] = await Promise.all([
+    store && objects?.objectStores.get(store),
+    sourceStore && objects?.objectStores.get(sourceStore),
+    scheduled && objects?.scheduledBackups.get(scheduled),
+    onDemand && objects?.backups.get(onDemand),
+    credentials && ports.secrets.get(credentials),
+    endpointCA && ports.secrets.get(endpointCA),
+  ]);
+  return {
+    ...(storeSeen ? { store: storeSeen } : {}),
+    ...(sourceSeen ? { sourceStore: sourceSeen } : {}),
+    ...(scheduledSeen ? { scheduled: scheduledSeen } : {}),
+    ...(onDemandSeen ? { onDemand: onDemandSeen } : {}),
+    secrets: {
+      ...(credentialsSeen ? { credentials: credentialsSeen } : {}),
+      ...(caSeen ? { endpointCA: caSeen } : {}),
+    },
   };
 }
 

@@ -9,6 +9,7 @@ import type {
   PostgresClusterClass,
   PostgresClusterStatus,
 } from '../api/schema.ts';
+import type { CnpgBackup, ObjectStore, ScheduledBackup } from '../domain/backup/objects.ts';
 import type { KubeEvent, SecretTemplate } from '../domain/effects.ts';
 import type {
   CnpgCluster,
@@ -112,6 +113,21 @@ export interface ConfigMapPort extends ChildPort<ConfigMap> {
   apply(object: ConfigMap, seen?: Seen): Promise<ConfigMap | undefined>;
 }
 
+/** A child written by server-side apply as pgfsm's one field manager; answers the object as stored, when known. */
+export interface AppliedChildPort<T extends KubeObject> extends ChildPort<T> {
+  apply(object: T, seen?: Seen): Promise<T | undefined>;
+}
+
+/**
+ * The backup objects (issue 36): the Barman Cloud Plugin's ObjectStores and CloudNativePG's ScheduledBackups and
+ * Backups. Where the plugin's CRD is not installed, an ObjectStore reads as absent (a 404) and its apply fails.
+ */
+export interface BackupPorts {
+  objectStores: AppliedChildPort<ObjectStore>;
+  scheduledBackups: AppliedChildPort<ScheduledBackup>;
+  backups: AppliedChildPort<CnpgBackup>;
+}
+
 /** What an Event is about: a PostgresCluster or a PostgresDatabase. */
 export interface EventSubject {
   apiVersion: string;
@@ -144,6 +160,11 @@ export interface Ports {
    * `managed.roles`, domain/database/roles.ts); a database's pass reads and writes its own (core/database).
    */
   databases: PostgresDatabasePort;
+  /**
+   * The backup objects. Optional so that an adapter without them (a test's fake) needs no change: a cluster with a
+   * backup policy then observes none of its backup objects, and its writes of them fail (core/execute.ts).
+   */
+  backupObjects?: BackupPorts;
   events: EventSink;
   clock: Clock;
 }

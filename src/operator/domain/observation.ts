@@ -3,6 +3,7 @@
  * PostgresCluster and its children at one moment. The machine and the health checks see nothing else.
  */
 import type { PostgresCluster, PostgresClusterClass, PostgresDatabase } from '../api/schema.ts';
+import type { BackupObservation } from './backup/observation.ts';
 import type { CnpgCluster, ConfigMap, PoolerView, SecretView } from './objects.ts';
 
 export interface Observation {
@@ -25,6 +26,11 @@ export interface Observation {
    * archive (domain/backup/recovery.ts). Read only while this cluster's CNPG Cluster is not created yet.
    */
   restoreSource?: PostgresCluster;
+  /**
+   * The backup objects (domain/backup/observation.ts): present only for a cluster whose class has a backup policy
+   * (and that does not switch it off) or that restores, so every other cluster observes what it did before.
+   */
+  backup?: BackupObservation;
 }
 
 /** Operator settings that shape desired objects and timing. */

@@ -16,7 +16,7 @@
 import type { OwnerReference } from '../api/schema.ts';
 import { type DatabasePorts, sharedWithClusters } from '../core/database/ports.ts';
 import { PortError } from '../core/errors.ts';
-import type { ChildPort, Ports } from '../core/ports.ts';
+import type { AppliedChildPort, BackupPorts, ChildPort, Ports } from '../core/ports.ts';
 import type { KubeObject, ObjectRef } from '../domain/objects.ts';
 import type { Leadership } from './sources.ts';
 
@@ -144,8 +144,27 @@ export function fencedPorts(ports: Ports, leadership: Pick<Leadership, 'isLeader
         return events.emit(regarding, event);
       },
     },
+    ...(ports.backupObjects ? { backupObjects: fencedBackups(ports.backupObjects, fence) } : {}),
   };
 }
+
+function fencedApplied<T extends KubeObject>(port: AppliedChildPort<T>, kind: string, fence: Fence) {
+  return {
+    get: (ref: ObjectRef) => port.get(ref),
+    ...fencedChild(port, kind, fence),
+    apply: async (object: T, seen?: KubeObject) => {
+      fence(`apply ${kind}`);
+      return port.apply(object, seen);
+    },
+  };
+}
+
+/** Every backup port listed, none spread, for the same reason as above. */
+const fencedBackups = (ports: BackupPorts, fence: Fence): BackupPorts => ({
+  objectStores: fencedApplied(ports.objectStores, 'ObjectStore', fence),
+  scheduledBackups: fencedApplied(ports.scheduledBackups, 'ScheduledBackup', fence),
+  backups: fencedApplied(ports.backups, 'Backup', fence),
+});
 
 /** The database ports whose writes each check `leadership` first, as `fencedPorts` does for the cluster's. */
 export function fencedDatabasePorts(

@@ -5,7 +5,16 @@
 import { isDeepStrictEqual } from 'node:util';
 import { API_VERSION, type OwnerReference } from '../api/schema.ts';
 import { PortError } from '../core/errors.ts';
-import type { ChildPort, CnpgClusterPort, ConfigMapPort, PoolerPort, SecretPort, Seen } from '../core/ports.ts';
+import type {
+  AppliedChildPort,
+  BackupPorts,
+  ChildPort,
+  CnpgClusterPort,
+  ConfigMapPort,
+  PoolerPort,
+  SecretPort,
+  Seen,
+} from '../core/ports.ts';
 import type { SecretTemplate } from '../domain/effects.ts';
 import {
   type CnpgCluster,
@@ -29,7 +38,7 @@ import {
   type RawObject,
 } from './objects.ts';
 import { generatePassword } from './password.ts';
-import { RESOURCES, resourcePath } from './resources.ts';
+import { BACKUP_RESOURCES, RESOURCES, resourcePath } from './resources.ts';
 import type { RestClient } from './rest.ts';
 
 export const ROLES_FIELD_MANAGER = `${FIELD_MANAGER}-roles`;
@@ -246,3 +255,21 @@ export class KubernetesConfigMapPort extends KubernetesChildPort<ConfigMap> impl
     return configMapOf(stored);
   }
 }
+
+/** A custom object applied whole by pgfsm's field manager: the backup kinds (issue 36). */
+class KubernetesAppliedPort<T extends KubeObject> extends KubernetesChildPort<T> implements AppliedChildPort<T> {
+  constructor(client: ObjectClient) {
+    super(client, customObjectOf<T>);
+  }
+
+  async apply(object: T, seen?: Seen): Promise<T | undefined> {
+    const stored = await this.applyAs(object, FIELD_MANAGER, seen, true);
+    return stored && this.project(stored);
+  }
+}
+
+export const kubernetesBackupPorts = (rest: RestClient): BackupPorts => ({
+  objectStores: new KubernetesAppliedPort(objectClient(rest, BACKUP_RESOURCES.objectStores)),
+  scheduledBackups: new KubernetesAppliedPort(objectClient(rest, BACKUP_RESOURCES.scheduledBackups)),
+  backups: new KubernetesAppliedPort(objectClient(rest, BACKUP_RESOURCES.backups)),
+});

@@ -10,6 +10,7 @@ import {
   KubernetesConfigMapPort,
   KubernetesPoolerPort,
   KubernetesSecretPort,
+  kubernetesBackupPorts,
 } from './children.ts';
 import { KubernetesEventSink } from './events.ts';
 import { objectClient } from './objects.ts';
@@ -44,6 +45,7 @@ export function kubernetesPorts(kc: KubeConfig, options: KubernetesPortsOptions 
     poolers: new KubernetesPoolerPort(objectClient(rest, RESOURCES.poolers), rest),
     configMaps: new KubernetesConfigMapPort(objectClient(rest, RESOURCES.configMaps)),
     databases: postgresDatabasePort(rest),
+    backupObjects: kubernetesBackupPorts(rest),
     events: new KubernetesEventSink(kc, {
       clock,
       ...(options.reportingController ? { reportingController: options.reportingController } : {}),

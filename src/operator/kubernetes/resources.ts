@@ -3,6 +3,7 @@
  * write them, and the one function that turns a kind and a name into a request path. No client-node here:
  * the in-memory tools reuse the informers' shapes without loading the library.
  */
+import { BARMAN_API_VERSION } from '../api/backup-rules.ts';
 import { API_VERSION } from '../api/schema.ts';
 import { CNPG_API_VERSION } from '../domain/objects.ts';
 import type { WatchSources } from '../driver/sources.ts';
@@ -32,6 +33,22 @@ export const RESOURCES = {
   databases: { apiVersion: API_VERSION, kind: 'PostgresDatabase', plural: 'postgresdatabases', namespaced: true },
   cnpgDatabases: { apiVersion: CNPG_API_VERSION, kind: 'Database', plural: 'databases', namespaced: true },
 } satisfies Record<keyof WatchSources, ResourceType>;
+
+/**
+ * The backup kinds (issue 36), read and written by the ports but not watched yet: a pass reads them from the API.
+ * Apart from RESOURCES because the plugin's ObjectStore CRD may not be installed, and an informer on a kind the
+ * API server does not serve would never sync (the operator's readiness waits on every informer).
+ */
+export const BACKUP_RESOURCES = {
+  objectStores: { apiVersion: BARMAN_API_VERSION, kind: 'ObjectStore', plural: 'objectstores', namespaced: true },
+  scheduledBackups: {
+    apiVersion: CNPG_API_VERSION,
+    kind: 'ScheduledBackup',
+    plural: 'scheduledbackups',
+    namespaced: true,
+  },
+  backups: { apiVersion: CNPG_API_VERSION, kind: 'Backup', plural: 'backups', namespaced: true },
+} satisfies Record<string, ResourceType>;
 
 /**
  * `/api/v1` or `/apis/<group>/<version>`, then `[/namespaces/<ns>]/<plural>[/<name>[/<subresource>]]`, names

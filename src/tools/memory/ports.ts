@@ -8,7 +8,17 @@ import type {
   PostgresDatabaseStatus,
 } from '../../operator/api/schema.ts';
 import { PortError } from '../../operator/core/errors.ts';
-import type { ChildPort, Clock, ClusterKey, EventSink, EventSubject, Ports } from '../../operator/core/ports.ts';
+import type {
+  AppliedChildPort,
+  BackupPorts,
+  ChildPort,
+  Clock,
+  ClusterKey,
+  EventSink,
+  EventSubject,
+  Ports,
+} from '../../operator/core/ports.ts';
+import type { CnpgBackup, ObjectStore, ScheduledBackup } from '../../operator/domain/backup/objects.ts';
 import { namedClass } from '../../operator/domain/config.ts';
 import type { KubeEvent, SecretTemplate } from '../../operator/domain/effects.ts';
 import type {
@@ -238,6 +248,7 @@ export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSin
   })(api);
 
   return {
+    backupObjects: memoryBackupPorts(api),
     clusters: memoryOwnerPort<PostgresCluster, PostgresClusterStatus>(api, 'PostgresCluster'),
     databases: memoryOwnerPort<PostgresDatabase, PostgresDatabaseStatus>(api, 'PostgresDatabase'),
     classes: memoryClassPort(api),
@@ -249,3 +260,16 @@ export function memoryPorts(api: MemoryApiServer, clock: Clock, events: EventSin
     clock,
   };
 }
+
+/** A child applied whole by pgfsm's field manager: the backup kinds (issue 36). */
+class MemoryAppliedPort<T extends KubeObject> extends MemoryChildPort<T> implements AppliedChildPort<T> {
+  async apply(object: T): Promise<T> {
+    return this.stored(this.api.apply(object as unknown as StoredObject, FIELD_MANAGER));
+  }
+}
+
+export const memoryBackupPorts = (api: MemoryApiServer): BackupPorts => ({
+  objectStores: new MemoryAppliedPort<ObjectStore>(api),
+  scheduledBackups: new MemoryAppliedPort<ScheduledBackup>(api),
+  backups: new MemoryAppliedPort<CnpgBackup>(api),
+});
