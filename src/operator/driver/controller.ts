@@ -136,9 +136,12 @@ export class Controller {
     this.unsubscribers = allSources(this.options.sources).map((source) =>
       source.on((event) => {
         const statusOnly = isStatusUpdate(event);
+        const { namespace = '', name } = event.object.metadata ?? {};
         for (const key of this.keysFor(event)) {
           const queued = keyString(key);
-          if (!statusOnly) {
+          // A status change of a PostgresCluster is a repair of its own status; for a cluster restoring from it
+          // (mapping.ts), a change of the world its pass reads.
+          if (!statusOnly || key.namespace !== namespace || key.name !== name) {
             if (this.echoes.wakes(queued, event)) this.queue.add(queued);
           } else if (this.statusEchoes.wakes(queued, event)) this.repairStatus(queued);
         }

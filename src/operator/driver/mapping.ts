@@ -4,6 +4,7 @@
  * costs one idempotent pass while a missed one leaves a cluster waiting for its next requeue.
  */
 import { isDeepStrictEqual } from 'node:util';
+import { BACKUP_NOW_ANNOTATION } from '../api/backup-rules.ts';
 import { GROUP, type PostgresCluster } from '../api/schema.ts';
 import type { ClusterKey } from '../core/ports.ts';
 import { namedClass, referencedRoleSecrets } from '../domain/config.ts';
@@ -81,7 +82,8 @@ const sameList = (a: string[] | undefined, b: string[] | undefined) =>
  *   that its pass writes back what the world says: `kubectl get`, GitOps health checks and alerts read the
  *   status, and a hand-written one must not stand until the next resync.
  * - `unread`: nothing the pass reads, so nothing to wake it for: labels, annotations (the cluster's own are
- *   never read; `pgfsm.io/adopt` is read on children), managedFields.
+ *   not read but `pgfsm.io/backup-now`, a change of which is `lifecycle`; `pgfsm.io/adopt` is read on children),
+ *   managedFields.
  * Applied to PostgresCluster only: CNPG objects report progress through status without bumping their generation.
  */
 export type ClusterUpdate = 'lifecycle' | 'status' | 'unread';
@@ -94,6 +96,8 @@ export function clusterUpdateOf(old: KubeObject, next: KubeObject): ClusterUpdat
     a.uid === b.uid &&
     a.generation === b.generation &&
     a.deletionTimestamp === b.deletionTimestamp &&
+    // The one annotation of its own a pass reads: a backup asked for now (issue 36).
+    recordOf(a.annotations)[BACKUP_NOW_ANNOTATION] === recordOf(b.annotations)[BACKUP_NOW_ANNOTATION] &&
     sameList(a.finalizers as string[] | undefined, b.finalizers as string[] | undefined);
   if (!same) return 'lifecycle';
   return isDeepStrictEqual(recordOf(old).status, recordOf(next).status) ? 'unread' : 'status';
@@ -168,6 +172,18 @@ function clustersOfDatabaseSecret(secret: KubeObject, lookups: MappingLookups): 
   });
 }
 
+/**
+ * The clusters of the namespace restoring from this one (`spec.restore.source.cluster`, issue 36): its status records
+ * its archive and backups, which their restore waits on (domain/backup/recovery.ts). Once they exist they no longer
+ * read it, and one pass of theirs finds nothing to do.
+ */
+function clustersRestoringFrom(source: ClusterKey, lookups: MappingLookups): ClusterKey[] {
+  return keysWhere(lookups.clusters(source.namespace), (c) => {
+    const restore = recordOf(recordOf(recordOf(c).spec).restore);
+    return stringOf(recordOf(restore.source).cluster) === source.name;
+  });
+}
+
 function dedupe(keys: ClusterKey[]): ClusterKey[] {
   const seen = new Map(keys.map((k) => [`${k.namespace}/${k.name}`, k]));
   return [...seen.values()];
@@ -181,7 +197,7 @@ export function clustersFor(event: SourceEvent, lookups: MappingLookups): Cluste
     case 'PostgresCluster': {
       if (event.type === 'update' && event.old && clusterUpdateOf(event.old, object) === 'unread') return [];
       const key = keyOf(object);
-      return key ? [key] : [];
+      return key ? [key, ...clustersRestoringFrom(key, lookups)] : [];
     }
     case 'PostgresDatabase': {
       // Any change, its status included: the cluster lets the roles go once the database's deletion says so.

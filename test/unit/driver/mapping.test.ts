@@ -438,3 +438,39 @@ describe('malformed clusters in the cache (stored before the CRD rules, or with 
     );
   });
 });
+
+describe('a restore waits on its source (issue 36)', () => {
+  const restoring = cluster('team-a', 'orders-copy', { restore: { source: { cluster: 'orders' } } });
+  const withRestore: MappingLookups = {
+    ...lookups,
+    clusters: (ns) => [...lookups.clusters(ns), ...(ns === undefined || ns === 'team-a' ? [restoring] : [])],
+  };
+  const source = clusters[1] as PostgresCluster;
+
+  it("a change of the source's status wakes the clusters restoring from it, in its namespace only", () => {
+    const next = {
+      ...source,
+      status: {
+        backup: { serverName: 'orders-uid-orde', destinationPath: 's3://b/team-a/', objectStore: 'orders-backups' },
+      },
+    };
+    const woken = clustersFor({ type: 'update', object: next, old: source }, withRestore).map(
+      (k) => `${k.namespace}/${k.name}`,
+    );
+    expect(woken.sort()).toEqual(['team-a/orders', 'team-a/orders-copy']);
+    const elsewhere = { ...next, metadata: { ...next.metadata, namespace: 'team-b' } };
+    expect(clustersFor({ type: 'add', object: elsewhere }, withRestore).map((k) => k.name)).toEqual(['orders']);
+  });
+
+  it('a new pgfsm.io/backup-now token wakes the cluster; another annotation does not', () => {
+    const annotated = (annotations: Record<string, string>) => ({
+      ...source,
+      metadata: { ...source.metadata, annotations },
+    });
+    expect(clusterUpdateOf(annotated({}), annotated({ 'pgfsm.io/backup-now': '1' }))).toBe('lifecycle');
+    expect(clusterUpdateOf(annotated({ 'pgfsm.io/backup-now': '1' }), annotated({ 'pgfsm.io/backup-now': '2' }))).toBe(
+      'lifecycle',
+    );
+    expect(clusterUpdateOf(annotated({}), annotated({ team: 'a' }))).toBe('unread');
+  });
+});
