@@ -11,12 +11,14 @@
 import {
   type Assessment,
   assessTick,
+  backupWrites,
   clusterUpdateInSteps,
   deletionRequested,
   finalizerPresent,
   isBusy,
   isFailed,
   isReady,
+  restoreWaiting,
   suspendRequested,
 } from '../src/operator/domain/assessment.ts';
 import { namedClass } from '../src/operator/domain/config.ts';
@@ -121,6 +123,20 @@ export const GUARDS = {
     check: 'databaseRolesPush',
     holds: (event) => allReady(a(event)) && a(event).databaseRolesPush.length > 0,
   },
+  backupsBehind: {
+    meaning:
+      'Every component is Ready, and a backup object is not as wanted (the ScheduledBackup, the Backup a new ' +
+      'pgfsm.io/backup-now token asks for, a drifted ObjectStore): written without leaving Ready',
+    check: 'backupWrites',
+    holds: (event) => allReady(a(event)) && backupWrites(a(event)).length > 0,
+  },
+  restoreReady: {
+    meaning:
+      'No restore is to run (none asked for, or the CNPG Cluster exists), its source resolves and its read-only ' +
+      'ObjectStore is as wanted, or it is refused (the Cluster step fails it): nothing more to wait for',
+    check: 'restoreWaiting',
+    holds: (event) => !restoreWaiting(a(event)),
+  },
   allReady: {
     meaning: 'Every component is Ready',
     check: 'allReady',
@@ -159,7 +175,9 @@ export const GUARDS = {
     holds: (event) => deletionRequested(event.observation) && poolersGone(event.observation),
   },
   policyApplied: {
-    meaning: 'Deletion is requested and no Cluster, Secret or ConfigMap still names this PostgresCluster as its owner',
+    meaning:
+      'Deletion is requested and no Cluster, Secret, ConfigMap or backup object (ObjectStore, ScheduledBackup, ' +
+      'Backup) still names this PostgresCluster as its owner',
     check: 'policyApplied',
     holds: (event) => deletionRequested(event.observation) && policyApplied(event.observation),
   },

@@ -14,6 +14,7 @@ import { setup } from 'xstate';
 import {
   type Assessment,
   assessTick,
+  backupWrites,
   clusterUpdateInSteps,
   isReady,
   poolersAhead,
@@ -100,9 +101,18 @@ export const postgresClusterMachine = base
       reconcileSecret: reconcileStep('secret'),
       // An update in steps is written by the state that shows it (ClusterStaged), not by the step. The missing
       // Poolers are created here too once the CNPG Cluster exists (poolersAhead): PgBouncer starts with PostgreSQL.
+      // A backed-up cluster's ObjectStore goes first: the plugin looks for it when the CNPG Cluster starts.
       reconcileCluster: effects((event) =>
-        clusterUpdateInSteps(a(event)) ? [] : [...a(event).plans.cluster, ...poolersAhead(a(event))],
+        clusterUpdateInSteps(a(event))
+          ? []
+          : [...(a(event).backup?.store ?? []), ...a(event).plans.cluster, ...poolersAhead(a(event))],
       ),
+      // Only a restore still waiting writes here: the read-only store of its source's archive.
+      reconcileRestore: effects((event) => (a(event).restore ? (a(event).backup?.sourceStore ?? []) : [])),
+      // The ScheduledBackup and the on-demand Backup on entering Ready (the Cluster step of the same tick wrote
+      // the store); later ticks in Ready also repair the store (reconcileBackups).
+      scheduleBackups: effects((event) => (isReady(a(event), 'cluster') ? (a(event).backup?.schedule ?? []) : [])),
+      reconcileBackups: effects((event) => backupWrites(a(event))),
       stageClusterUpdate: reconcileStep('cluster'),
       // The step pushes the PostgresDatabases' roles too when its own are as wanted: it is the list's one writer.
       reconcileManagedRoles: effects((event) => {
@@ -164,7 +174,18 @@ export const postgresClusterMachine = base
           ],
         },
         states: {
-          Secret: pipelineStep('secret', 'Creates or adopts the superuser Secret', 'reconcileSecret', 'Cluster'),
+          Secret: pipelineStep('secret', 'Creates or adopts the superuser Secret', 'reconcileSecret', 'Restore'),
+          // Passed at once by a cluster that is not restored, and by one whose CNPG Cluster exists.
+          Restore: {
+            meta: stepMeta(
+              'A restored cluster: creates the read-only ObjectStore of its source archive and waits until the ' +
+                'source has a backup to restore from, before the CNPG Cluster is created from it',
+              'cluster',
+            ),
+            entry: 'reconcileRestore',
+            // A refused restore passes on too: the Cluster step fails it, as any other failure of the cluster.
+            always: { guard: 'restoreReady', target: 'Cluster' },
+          },
           Cluster: pipelineStep(
             'cluster',
             'Creates the CNPG Cluster, repairs its drift, waits for healthy and all instances ready; once it exists, ' +
@@ -207,7 +228,7 @@ export const postgresClusterMachine = base
         meta: meta({
           description:
             'Every component is healthy; nothing of its own is written while it stays so (the roles PostgresDatabases ' +
-            'ask for are pushed without leaving)',
+            'ask for are pushed without leaving, and so are the backup objects of a backed-up cluster)',
           phase: 'Ready',
           conditions: 'pipeline',
           ready: true,
@@ -216,11 +237,12 @@ export const postgresClusterMachine = base
           deadline: false,
           requeue: 'none',
         }),
-        entry: 'announceReady',
+        entry: ['announceReady', 'scheduleBackups'],
         on: {
           tick: [
             ...gates(),
             { guard: 'databaseRolesBehind', actions: 'pushDatabaseRoles' },
+            { guard: 'backupsBehind', actions: 'reconcileBackups' },
             { guard: 'allReady' },
             { guard: 'cnpgBusy', target: 'Degraded', actions: 'announceDegraded' },
             { guard: 'routineChange', target: 'Provisioning' },
@@ -331,7 +353,8 @@ export const postgresClusterMachine = base
           },
           ApplyPolicy: {
             meta: waitingMeta(
-              'Delete: deletes the CNPG Cluster, Secret and ConfigMap. Retain: removes our owner references',
+              'Delete: deletes the CNPG Cluster, Secret, ConfigMap and backup objects (never the archive in the ' +
+                'bucket). Retain: removes our owner references',
               'Deleting',
               'observe',
             ),

@@ -5,6 +5,7 @@
 import { expect } from 'vitest';
 import type { StateMeta } from '../../machines/meta.ts';
 import type { PostgresCluster } from '../../src/operator/api/schema.ts';
+import { BACKUPS_READY } from '../../src/operator/domain/backup/status.ts';
 import type { KubeEvent } from '../../src/operator/domain/effects.ts';
 import { COMPONENTS, CONDITION_OF, Reason } from '../../src/operator/domain/vocabulary.ts';
 
@@ -27,8 +28,10 @@ export function expectStatusMatchesState(cluster: PostgresCluster, state: string
   expect(status?.phase, 'phase comes from the state').toBe(meta.phase);
   expect(status?.observedGeneration).toBe(generation);
   const conditions = new Map((status?.conditions ?? []).map((c) => [c.type, c]));
+  // BackupsReady stands beside the pipeline, only on a backed-up cluster: it never decides the state.
+  const backups = conditions.has(BACKUPS_READY) ? [BACKUPS_READY] : [];
   expect([...conditions.keys()].sort()).toEqual(
-    ['Ready', 'Reconciling', 'Stalled', ...COMPONENTS.map((c) => CONDITION_OF[c])].sort(),
+    ['Ready', 'Reconciling', 'Stalled', ...COMPONENTS.map((c) => CONDITION_OF[c]), ...backups].sort(),
   );
   for (const c of conditions.values()) expect(c.observedGeneration, `${c.type} generation`).toBe(generation);
   const statusOf = (type: string) => conditions.get(type)?.status;

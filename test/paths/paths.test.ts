@@ -60,6 +60,8 @@ const life = model.getPathsFromEvents(
     'healthy',
     'a database asks for roles',
     'healthy',
+    'backed up, backup objects missing',
+    'healthy',
     'switchover',
     'switchover',
     'healthy',

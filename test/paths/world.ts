@@ -15,7 +15,14 @@ const WORLD_KINDS = [
   'Deployment',
   'ConfigMap',
   'PostgresDatabase',
+  'ObjectStore',
+  'ScheduledBackup',
+  'Backup',
 ];
+
+/** The PostgresCluster a restore starts from: the one other PostgresCluster a world may hold. */
+const isSourceOf = (observation: Observation, o: StoredObject) =>
+  o.metadata.name === observation.restoreSource?.metadata.name;
 
 /** A stand-in password: the tests check it never leaks anywhere. */
 export const FIXTURE_PASSWORD = 'fixture-password-must-not-leak';
@@ -52,6 +59,13 @@ export function desiredWorld(observation: Observation): StoredObject[] {
   if (observation.configMap) objects.push(structuredClone(observation.configMap) as unknown as StoredObject);
   for (const database of observation.databases ?? [])
     objects.push(structuredClone(database) as unknown as StoredObject);
+  const backup = observation.backup;
+  for (const object of [backup?.store, backup?.sourceStore, backup?.scheduled, backup?.onDemand]) {
+    if (object) objects.push(structuredClone(object) as unknown as StoredObject);
+  }
+  for (const view of [backup?.secrets.credentials, backup?.secrets.endpointCA])
+    if (view) objects.push(secretObject(view));
+  if (observation.restoreSource) objects.push(structuredClone(observation.restoreSource) as unknown as StoredObject);
   return objects;
 }
 
@@ -60,6 +74,12 @@ const idOf = (o: StoredObject) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.m
 export function forceWorld(api: MemoryApiServer, observation: Observation): void {
   const wanted = desiredWorld(observation);
   const wantedIds = new Set(wanted.map(idOf));
+  // The restore's source, when the world no longer has it (the cluster under test is kept: its status is ours).
+  for (const o of api.list('PostgresCluster')) {
+    if (o.metadata.name !== observation.cluster.metadata.name && !isSourceOf(observation, o)) {
+      api.delete({ kind: 'PostgresCluster', namespace: o.metadata.namespace ?? '', name: o.metadata.name });
+    }
+  }
   for (const kind of WORLD_KINDS) {
     for (const o of api.list(kind)) {
       if (!wantedIds.has(idOf(o)) && api.get({ kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name })) {

@@ -531,7 +531,9 @@ function everyBackupCall(): Record<string, (p: Ports) => Promise<unknown>> {
       [`backupObjects.${k}.apply`, (p: Ports) => apply(p, k)],
       [
         `backupObjects.${k}.setOwner`,
-        (p: Ports) => backupPort(p, k).setOwner(backupRef(k), { ...owner, uid: 'uid-another' }),
+        // The cluster's own reference: the fake API keeps what is set, and the apply of the next layer refuses an
+        // object another controller holds.
+        (p: Ports) => backupPort(p, k).setOwner(backupRef(k), owner),
       ],
       [`backupObjects.${k}.releaseOwner`, (p: Ports) => backupPort(p, k).releaseOwner(backupRef(k), owner.uid)],
       [`backupObjects.${k}.delete`, (p: Ports) => backupPort(p, k).delete(backupRef(k))],

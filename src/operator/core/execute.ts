@@ -17,9 +17,29 @@ import { classOf, type ErrorClass } from './errors.ts';
 
 export { holds };
 
-import type { ChildPort, Ports } from './ports.ts';
+import type { AppliedChildPort, ChildPort, Ports } from './ports.ts';
+
+/** The port of a backup kind (issue 36), which an adapter may not have (ports.ts). */
+function backupPort(ports: Ports, kind: string): AppliedChildPort<KubeObject> | undefined {
+  const port =
+    kind === 'ObjectStore'
+      ? ports.backupObjects?.objectStores
+      : kind === 'ScheduledBackup'
+        ? ports.backupObjects?.scheduledBackups
+        : kind === 'Backup'
+          ? ports.backupObjects?.backups
+          : undefined;
+  return port as AppliedChildPort<KubeObject> | undefined;
+}
+
+const BACKUP_KINDS: ReadonlySet<string> = new Set(['ObjectStore', 'ScheduledBackup', 'Backup']);
 
 function childPort(ports: Ports, ref: Pick<ObjectRef, 'kind'>): ChildPort<KubeObject> {
+  if (BACKUP_KINDS.has(ref.kind)) {
+    const port = backupPort(ports, ref.kind);
+    if (!port) throw new Error(`no port for kind ${ref.kind}: these ports hold no backup objects`);
+    return port;
+  }
   switch (ref.kind) {
     case 'Secret':
       return ports.secrets;
@@ -56,6 +76,10 @@ async function write(ports: Ports, cluster: PostgresCluster, effect: Write): Pro
     case 'createSecret':
       return ports.secrets.create(effect.secret);
     case 'apply':
+      // The backup objects go by kind: they are planned by the cluster step and by Ready (domain/backup/judge.ts).
+      if (BACKUP_KINDS.has(effect.object.kind)) {
+        return (childPort(ports, effect.object) as AppliedChildPort<KubeObject>).apply(effect.object);
+      }
       switch (effect.component) {
         case 'cluster':
           return ports.cnpgClusters.apply(stamped(effect.object as CnpgCluster, ports.clock.now()), 'cluster');

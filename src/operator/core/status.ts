@@ -7,6 +7,8 @@ import type { StateMeta } from '../../../machines/meta.ts';
 import { deadlineExceeded, stateMessage, summaryOf } from '../../../machines/summary.ts';
 import type { Condition, PostgresClusterStatus } from '../api/schema.ts';
 import { type Assessment, rolesStatus } from '../domain/assessment.ts';
+import { RESTORE_SOURCE } from '../domain/backup/names.ts';
+import { BACKUPS_READY, backupStatusOf, backupsConditionOf, restoreStatusOf } from '../domain/backup/status.ts';
 import { specRoles } from '../domain/components/managed-roles.ts';
 import type { OwnerReference } from '../domain/objects.ts';
 import type { Settings } from '../domain/observation.ts';
@@ -135,7 +137,7 @@ export function projectStatus(input: StatusInput): PostgresClusterStatus {
   const generation = observation.cluster.metadata.generation ?? 0;
   const components = componentConditions(input);
   const conditions = finish(
-    [...summaryConditions(input, components), ...components],
+    [...summaryConditions(input, components), ...components, ...backupConditions(assessment)],
     previous?.conditions,
     generation,
     input.now,
@@ -178,7 +180,35 @@ export function projectStatus(input: StatusInput): PostgresClusterStatus {
   }
   if (configMap && ours(configMap)) resources.configMapRef = { name: configMap.metadata.name };
   if (resources.secretRef || resources.configMapRef) status.resources = resources;
+  Object.assign(status, backupStatuses(assessment));
   // Only the refusals that still hold: one whose object is no longer what pgfsm would send is forgotten.
   if (assessment.rejections.length > 0) status.rejectedWrites = assessment.rejections;
   return status;
+}
+
+/** `BackupsReady`, only for a backed-up cluster (or one whose restore's store is wrong): issue 36. */
+function backupConditions({ backup, config }: Assessment): Draft[] {
+  const condition = backup && backupsConditionOf(backup, config?.backup !== undefined);
+  return condition ? [{ type: BACKUPS_READY, ...condition }] : [];
+}
+
+/**
+ * `status.backup` and `status.restore`. The restore is recorded once the CNPG Cluster exists, from the source its
+ * spec names (what it was created from), and kept: a restore runs once (components/cluster.ts restoreOf).
+ */
+function backupStatuses({ observation, config, backup }: Assessment): Partial<PostgresClusterStatus> {
+  const { backup: kept, restore: restored } = observation.cluster.status ?? {};
+  if (!config) return { ...(kept ? { backup: kept } : {}), ...(restored ? { restore: restored } : {}) };
+  const out: Partial<PostgresClusterStatus> = {};
+  const backupStatus = backupStatusOf(observation.cluster, config, backup?.health, backup?.acted);
+  if (backupStatus) out.backup = backupStatus;
+  const source = observation.cnpg?.spec?.externalClusters?.find((c) => c.name === RESTORE_SOURCE);
+  const serverName = source?.plugin?.parameters?.serverName;
+  const restoreStatus = restoreStatusOf(
+    observation.cluster,
+    config,
+    serverName ? { serverName, destinationPath: '' } : undefined,
+  );
+  if (restoreStatus) out.restore = restoreStatus;
+  return out;
 }

@@ -3,6 +3,8 @@
  * observation. Guards, actions and the status projection all read it, so they can never disagree about the world.
  */
 
+import { type BackupAssessment, judgeBackups } from './backup/judge.ts';
+import type { RestoreResolution } from './backup/recovery.ts';
 import { desiredCnpgCluster, judgeCnpgCluster, restoreOf, takeUpEndsAt } from './components/cluster.ts';
 import { desiredConfigMap, judgeConfigMap } from './components/configmap.ts';
 import {
@@ -36,6 +38,10 @@ export interface Assessment {
   rejections: RejectedWrite[];
   /** The push of PostgresDatabases' roles, when only theirs differ (components/managed-roles.ts). */
   databaseRolesPush: Effect[];
+  /** The backup objects' judgment (domain/backup/judge.ts): absent unless the cluster is backed up or restores. */
+  backup?: BackupAssessment;
+  /** The restore judged on this tick: absent unless one is to run (no CNPG Cluster yet). */
+  restore?: RestoreResolution;
   /** When a verdict will change by time alone (the wait for CNPG to take up pgfsm's write): look again then. */
   recheckAt?: number;
 }
@@ -95,11 +101,14 @@ export function assess(observation: Observation, settings: Settings, now: number
     rejections.push(...used);
     return judgment;
   });
+  const backup = judgeBackups(observation, config, now, restore);
   return {
     observation,
     merge,
     config,
     roles,
+    ...(backup ? { backup } : {}),
+    ...(restore ? { restore } : {}),
     health: mapComponents(judgments, (j) => j.verdict),
     plans: mapComponents(judgments, (j) => j.effects),
     // The pooler's own judgment, before refusals are taken out: what `poolersServing` asks.
@@ -144,3 +153,18 @@ export const deletionRequested = (o: Observation) => Boolean(o.cluster.metadata.
 export const suspendRequested = (o: Observation) => o.cluster.spec?.suspend === true;
 
 export { rolesStatus };
+
+/**
+ * A restore still to wait for before the CNPG Cluster may be created: its source not resolved yet while the world may
+ * still change it (the cluster step's verdict says why), its store not as wanted yet, or a store of its name that is
+ * not ours. A restore that needs a person (`wait: false`) is not waited for: the cluster step fails it.
+ */
+export const restoreWaiting = (a: Assessment): boolean =>
+  a.restore !== undefined &&
+  ((!a.restore.ok && a.restore.wait) ||
+    (a.backup?.sourceStore.length ?? 0) > 0 ||
+    a.backup?.problem?.reason === Reason.BackupObjectNotAdoptable);
+
+/** The backup objects a Ready cluster still has to write (its store drifted, the ScheduledBackup, a request). */
+export const backupWrites = (a: Assessment): Effect[] =>
+  a.backup && isReady(a, 'cluster') ? [...a.backup.store, ...a.backup.schedule] : [];

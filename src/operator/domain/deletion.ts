@@ -16,12 +16,22 @@ export const deletionPolicyOf = (observation: Observation): DeletionPolicy =>
 const ownedByUs = (object: KubeObject, observation: Observation) =>
   (object.metadata.ownerReferences ?? []).some((o) => o.uid === observation.cluster.metadata.uid);
 
-/** The children the policy decides about: everything that holds data or credentials. */
-function retainableChildren(observation: Observation): Array<[Component, KubeObject | undefined, ObjectRef]> {
+/**
+ * The children the policy decides about: everything that holds data or credentials, and the backup objects (issue
+ * 36). Under Retain those are released with the CNPG Cluster, which keeps archiving through them; under Delete they
+ * are deleted, and the archive in the bucket is never touched: deleting a Backup object deletes no backup, and the
+ * archive is what a restore from a cluster that no longer exists reads (restore.source.serverName).
+ */
+function retainableChildren(observation: Observation): Array<[Component, KubeObject | undefined, ObjectRef?]> {
+  const backup = observation.backup;
   return [
     ['cluster', observation.cnpg, cnpgRef(observation)],
     ['secret', observation.secret, secretRef(observation)],
     ['configMap', observation.configMap, configMapRef(observation)],
+    ['cluster', backup?.store],
+    ['cluster', backup?.sourceStore],
+    ['cluster', backup?.scheduled],
+    ['cluster', backup?.onDemand],
   ];
 }
 

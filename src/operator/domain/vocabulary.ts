@@ -106,6 +106,9 @@ const KUBECTL_RESOURCE: Record<string, string> = {
   ConfigMap: 'configmap',
   Cluster: 'clusters.postgresql.cnpg.io',
   Pooler: 'poolers.postgresql.cnpg.io',
+  ObjectStore: 'objectstores.barmancloud.cnpg.io',
+  ScheduledBackup: 'scheduledbackups.postgresql.cnpg.io',
+  Backup: 'backups.postgresql.cnpg.io',
 };
 
 /**
@@ -200,6 +203,14 @@ export const Reason = {
   ConfigMapDrifted: 'ConfigMapDrifted',
   ConfigMapOwnedByOther: 'ConfigMapOwnedByOther',
   ConfigMapNotAdoptable: 'ConfigMapNotAdoptable',
+  // backups (issue 36): the BackupsReady condition of a backed-up cluster, apart from the pipeline's components
+  ContinuousArchivingWorking: 'ContinuousArchivingWorking',
+  ContinuousArchivingUnknown: 'ContinuousArchivingUnknown',
+  ContinuousArchivingFailing: 'ContinuousArchivingFailing',
+  BackupObjectsPending: 'BackupObjectsPending',
+  BackupStoreMisconfigured: 'BackupStoreMisconfigured',
+  BackupObjectNotAdoptable: 'BackupObjectNotAdoptable',
+  BackupRequestRefused: 'BackupRequestRefused',
   // a failed write, on the condition of its component (or on Ready for the finalizer)
   ClusterApplyFailed: 'ClusterApplyFailed',
   PoolerReconciliationFailed: 'PoolerReconciliationFailed',
@@ -267,6 +278,10 @@ const EVENT_TYPE = {
   /** Someone else's change to its keys undone. */
   EndpointsRepaired: 'Normal',
   EndpointsAdopted: 'Normal',
+  /** A backup object written (the ObjectStores, the ScheduledBackup): issue 36. */
+  BackupConfigured: 'Normal',
+  /** The on-demand Backup a new pgfsm.io/backup-now token asks for, created. */
+  BackupRequested: 'Normal',
   // deletion
   ChildDeleted: 'Normal',
   ChildRetained: 'Normal',

@@ -242,6 +242,22 @@ export class OperatorMetrics {
 
     this.stateSeries(CLUSTER_SERIES, () => self.clusterSource);
     this.stateSeries(DATABASE_SERIES, () => self.databaseSource);
+    // A timestamp rather than an age: `time() - pgfsm_backup_last_success_timestamp_seconds > 26 * 3600` alerts on
+    // a missed nightly backup, and the series does not move between backups.
+    new Gauge({
+      name: 'pgfsm_backup_last_success_timestamp_seconds',
+      help: 'When the last base backup of a backed-up PostgresCluster completed (status.backup.lastSuccessfulBackupTime)',
+      labelNames: ['namespace', 'name'],
+      registers,
+      collect() {
+        this.reset();
+        for (const cluster of self.clusterSource?.list() ?? []) {
+          const at = Date.parse(cluster.status?.backup?.lastSuccessfulBackupTime ?? '');
+          if (!Number.isFinite(at)) continue;
+          this.set({ namespace: cluster.metadata.namespace, name: cluster.metadata.name }, at / 1000);
+        }
+      },
+    });
     new Gauge({
       name: 'pgfsm_informer_synced',
       help: '1 once the cache of a watched resource holds its first complete list',

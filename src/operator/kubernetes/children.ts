@@ -262,8 +262,13 @@ class KubernetesAppliedPort<T extends KubeObject> extends KubernetesChildPort<T>
     super(client, customObjectOf<T>);
   }
 
+  /**
+   * These kinds are not watched (resources.ts), so no pass hands a sighting: the live object is read first, and
+   * the apply is conditional on it as for the others (absent: create only).
+   */
   async apply(object: T, seen?: Seen): Promise<T | undefined> {
-    const stored = await this.applyAs(object, FIELD_MANAGER, seen, true);
+    const live = seen ?? (await this.get(refOf(object)));
+    const stored = await this.applyAs(object, FIELD_MANAGER, live, true);
     return stored && this.project(stored);
   }
 }

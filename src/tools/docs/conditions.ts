@@ -1,4 +1,6 @@
 /** The conditions table of a resource, from every status the exploration of its lifecycle published. */
+
+import { BACKUPS_READY } from '../../operator/domain/backup/status.ts';
 import {
   DATABASE_COMPONENTS,
   DATABASE_CONDITION_OF,
@@ -40,10 +42,12 @@ const DATABASE_COMPONENT_MEANING: Record<DatabaseComponent, string> = {
     'the grants for the users, their access and the schemas were applied over SQL (their digest is recorded on the CNPG Database)',
 };
 
-/** The summary conditions (kstatus), then one per component in pipeline order: the cluster's. */
+/** The summary conditions (kstatus), then one per component in pipeline order: the cluster's, then its backups'. */
 export const CONDITION_MEANING: Record<string, string> = {
   ...SUMMARY_MEANING,
   ...Object.fromEntries(COMPONENTS.map((c) => [CONDITION_OF[c], COMPONENT_MEANING[c]])),
+  [BACKUPS_READY]:
+    'only on a backed-up cluster (or a restore whose store is wrong): WAL archiving works (Unknown until CNPG reports its first attempt), the backup objects are written, the store usable from the namespace',
 };
 
 /** The same for a PostgresDatabase. */

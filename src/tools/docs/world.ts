@@ -65,14 +65,24 @@ export function frozenPorts(
   const recorder: Recorder = { statuses: [], events: [] };
   const write = writeOf(mode);
   const child = childOf(write);
+  const { credentials, endpointCA } = observation.backup?.secrets ?? {};
   const findSecret = (ref: ObjectRef) =>
-    sameRef(observation.secret, ref) ? observation.secret : observation.roleSecrets[ref.name];
+    [observation.secret, credentials, endpointCA].find((s) => sameRef(s, ref)) ?? observation.roleSecrets[ref.name];
+  const backup = observation.backup;
+  const findBackupObject = (ref: ObjectRef) =>
+    [backup?.store, backup?.sourceStore, backup?.scheduled, backup?.onDemand].find((o) => sameRef(o, ref));
+  const applied = { ...child(findBackupObject), apply: write };
   const findPooler = (ref: ObjectRef) =>
     [observation.poolers.rw, observation.poolers.ro].find((view) => sameRef(view?.pooler, ref));
   const ports: Ports = {
     clusters: {
+      // The cluster itself, and the PostgresCluster a restore starts from.
       get: async (key: ClusterKey) =>
-        key.namespace === cluster.metadata.namespace && key.name === cluster.metadata.name ? cluster : undefined,
+        key.namespace === cluster.metadata.namespace && key.name === cluster.metadata.name
+          ? cluster
+          : observation.restoreSource?.metadata.name === key.name
+            ? observation.restoreSource
+            : undefined,
       addFinalizer: write,
       removeFinalizer: write,
       // The status is always accepted: a failed write must still be reported on the conditions.
@@ -106,6 +116,9 @@ export function frozenPorts(
       removeFinalizer: write,
       writeStatus: write,
     },
+    backupObjects: { objectStores: applied, scheduledBackups: applied, backups: applied } as NonNullable<
+      Ports['backupObjects']
+    >,
     events: events(recorder),
     clock: { now: () => now },
   };

@@ -17,6 +17,7 @@ import type { DatabaseObservation, DatabaseTick } from '../../operator/domain/da
 import { defaultSettings, type Observation, type TickEvent } from '../../operator/domain/observation.ts';
 import { ADOPT_ANNOTATION } from '../../operator/domain/vocabulary.ts';
 import { fillSections, REGENERATE, renderDatabaseSections, renderSections } from '../docs/index.ts';
+import { type BackupVariant, backedUp, type RestoreVariant, restoring } from '../fixtures/backups.ts';
 import {
   allDatabaseSamples,
   type DatabaseFacts,
@@ -75,8 +76,30 @@ export function sampleTicks(): TickEvent[] {
       o.poolers = {};
     }),
     variant({ deletion: true, policy: 'Delete', poolers: 'missing' }),
+    // Backed up (issue 36): every state of the archive and of the backup objects, and the restores.
+    ...BACKUP_VARIANTS.map((v) => variant({}, (o) => backedUp(o, v))),
+    ...RESTORE_VARIANTS.map((v) => variant(NEW_CLUSTER, (o) => restoring(o, v))),
   ];
 }
+
+const BACKUP_VARIANTS: BackupVariant[] = [
+  'archiving',
+  'archivingUnknown',
+  'archivingFailing',
+  'objectsMissing',
+  'credentialsMissing',
+  'storeOfNobody',
+  'tokenRefused',
+  'backupAsked',
+];
+const RESTORE_VARIANTS: RestoreVariant[] = ['sourceMissing', 'sourceReady', 'storeReady', 'targetTooEarly'];
+/** A cluster whose Secret exists and nothing else yet: where a restore starts. */
+const NEW_CLUSTER: Partial<Facts> = {
+  cnpg: 'missing',
+  rolesState: 'notPushed',
+  poolers: 'missing',
+  configMap: 'missing',
+};
 
 const databaseVariant = (facts: Partial<DatabaseFacts>, edit: (o: DatabaseObservation) => void): DatabaseTick => {
   const observation = databaseObservation({ ...healthyDatabaseFacts, ...facts });

@@ -5,7 +5,9 @@
  */
 import type { BackupStatus, PostgresCluster, RestoreStatus } from '../../api/schema.ts';
 import type { MergedConfig } from '../config.ts';
+import { Reason } from '../vocabulary.ts';
 import type { BackupHealth } from './health.ts';
+import type { BackupAssessment } from './judge.ts';
 import type { RecoverySource } from './recovery.ts';
 import { archiveOf } from './store.ts';
 
@@ -42,4 +44,45 @@ export function restoreStatusOf(
   if (!source) return undefined;
   const targetTime = config.restore.targetTime;
   return { serverName: source.serverName, ...(targetTime !== undefined ? { targetTime } : {}) };
+}
+
+/** The condition of a backed-up cluster's backups: apart from the pipeline's, so no other cluster's status changes. */
+export const BACKUPS_READY = 'BackupsReady';
+
+export interface BackupsCondition {
+  status: 'True' | 'False' | 'Unknown';
+  reason: Reason;
+  message: string;
+}
+
+const minutesAgo = (ms: number) => (ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`);
+
+/**
+ * `BackupsReady`: True while WAL archiving works; Unknown until CNPG reports the first archive attempt (up to
+ * archive_timeout after the cluster starts: the normal state of a new cluster); False with why otherwise. Undefined
+ * for a cluster that is not backed up and has nothing wrong with its restore's store.
+ */
+export function backupsConditionOf(judged: BackupAssessment, backedUp: boolean): BackupsCondition | undefined {
+  if (judged.problem) return { status: 'False', ...judged.problem };
+  if (!backedUp || !judged.health) return undefined;
+  const pending = [...judged.store, ...judged.schedule].flatMap((e) =>
+    e.type === 'apply' ? [`${e.object.kind} ${e.object.metadata.name}`] : [],
+  );
+  if (pending.length > 0) {
+    return {
+      status: 'False',
+      reason: Reason.BackupObjectsPending,
+      message: `Writing ${pending.join(', ')} (the ScheduledBackup once the CNPG Cluster is healthy)`,
+    };
+  }
+  const { archiving, lastBackup, lastBackupAgeMs } = judged.health;
+  const last =
+    lastBackupAgeMs === undefined ? lastBackup.message : `last base backup ${minutesAgo(lastBackupAgeMs)} ago`;
+  if (archiving.state === 'failing') {
+    return { status: 'False', reason: Reason.ContinuousArchivingFailing, message: `${archiving.message}; ${last}` };
+  }
+  if (archiving.state === 'unknown') {
+    return { status: 'Unknown', reason: Reason.ContinuousArchivingUnknown, message: `${archiving.message}; ${last}` };
+  }
+  return { status: 'True', reason: Reason.ContinuousArchivingWorking, message: `${archiving.message}; ${last}` };
 }

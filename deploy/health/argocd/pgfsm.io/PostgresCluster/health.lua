@@ -9,6 +9,8 @@
 --   Pending (past deadline)                     False  False        True     Degraded
 --   Provisioning.Secret                         False  True         False    Progressing
 --   Provisioning.Secret (past deadline)         False  False        True     Degraded
+--   Provisioning.Restore                        False  True         False    Progressing
+--   Provisioning.Restore (past deadline)        False  False        True     Degraded
 --   Provisioning.Cluster                        False  True         False    Progressing
 --   Provisioning.Cluster (past deadline)        False  False        True     Degraded
 --   Provisioning.ClusterStaged                  False  True         False    Progressing

@@ -1,0 +1,169 @@
+/**
+ * The judgment of a cluster's backup objects on one tick (issue 36): which of the ObjectStores, the ScheduledBackup
+ * and the on-demand Backup to write, and what keeps backups from working. Pure, over the observation
+ * (domain/backup/observation.ts), the merged config and the tick's time; the statechart plans the writes in its
+ * Restore step (the source store), its Cluster step (the cluster's own store, ahead of the CNPG Cluster, so the
+ * plugin finds it) and in Ready (the ScheduledBackup and the on-demand Backup, once the cluster is healthy).
+ *
+ * Every object is a child like a Pooler: created when missing, repaired when ours and drifted, adopted only when
+ * handed over (`pgfsm.io/adopt`), never touched when someone else's.
+ */
+import type { MergedConfig } from '../config.ts';
+import { type Effect, type KubeEvent, normal } from '../effects.ts';
+import { holds } from '../holds.ts';
+import type { KubeObject } from '../objects.ts';
+import type { Observation } from '../observation.ts';
+import { EventReason, mayAdopt, notAdoptableMessage, ownershipOf, Reason } from '../vocabulary.ts';
+import { storeSecretsProblem } from './credentials.ts';
+import { type BackupHealth, backupHealth } from './health.ts';
+import {
+  type BackupProgress,
+  type BackupRequest,
+  backupProgress,
+  backupRequestOf,
+  desiredOnDemandBackup,
+} from './on-demand.ts';
+import type { RestoreResolution } from './recovery.ts';
+import { desiredScheduledBackup } from './schedule.ts';
+import { archiveOf, desiredObjectStore, desiredSourceStore } from './store.ts';
+
+export interface BackupProblem {
+  reason: Reason;
+  message: string;
+}
+
+export interface BackupAssessment {
+  /** Present when the cluster is backed up: its archive's health as CNPG and the plugin report it. */
+  health?: BackupHealth;
+  request: BackupRequest;
+  /** The Backup of the current token, as CNPG reports it. */
+  progress: BackupProgress;
+  /** The on-demand request whose Backup exists: the status records its token, so it is acted on once. */
+  acted?: { token: string; backup: string };
+  /** The restore source's store, to write before the CNPG Cluster is created. */
+  sourceStore: Effect[];
+  /** The cluster's own store, written with (before) the CNPG Cluster. */
+  store: Effect[];
+  /** The ScheduledBackup and the on-demand Backup, written once the CNPG Cluster is healthy. */
+  schedule: Effect[];
+  /** The first thing that keeps backups (or the restore) from working, naming the field or the object. */
+  problem?: BackupProblem;
+}
+
+/**
+ * One object's rung of the ladder: missing or ours and drifted, write it; orphaned and handed over, adopt it;
+ * foreign or not handed over, a problem and no write. `update`: whether a drifted object of ours is written again
+ * (a Backup is not: it is a one-off request, and CNPG refuses changes to its spec).
+ */
+function judgeObject(
+  observation: Observation,
+  desired: KubeObject,
+  live: KubeObject | undefined,
+  event: KubeEvent,
+  update = true,
+): { effects: Effect[]; problem?: BackupProblem } {
+  const apply: Effect = { type: 'apply', component: 'cluster', object: desired, event };
+  if (!live) return { effects: [apply] };
+  const kind = desired.kind;
+  const what = `${kind} ${desired.metadata.name}`;
+  const ownership = ownershipOf(live.metadata.ownerReferences, observation.cluster);
+  if (ownership === 'foreign') {
+    const owner = (live.metadata.ownerReferences ?? []).find((o) => o.controller);
+    return {
+      effects: [],
+      problem: {
+        reason: Reason.BackupObjectNotAdoptable,
+        message: `${what} is controlled by ${owner?.kind}/${owner?.name}`,
+      },
+    };
+  }
+  if (ownership === 'orphan' && !mayAdopt(live.metadata)) {
+    const message = notAdoptableMessage(what, kind, live.metadata, observation.cluster);
+    return { effects: [], problem: { reason: Reason.BackupObjectNotAdoptable, message } };
+  }
+  if (ownership === 'orphan') return { effects: [apply] };
+  return { effects: update && !holds(live, desired) ? [apply] : [] };
+}
+
+const configured = (what: string): KubeEvent =>
+  normal(EventReason.BackupConfigured, 'ConfigureBackup', `${what} applied`);
+
+/**
+ * `restore`: the restore judged on this tick (components/cluster.ts restoreOf), undefined when none is to run.
+ * Undefined when the cluster is neither backed up nor restoring: nothing of it changes then.
+ */
+export function judgeBackups(
+  observation: Observation,
+  config: MergedConfig,
+  now: number,
+  restore?: RestoreResolution,
+): BackupAssessment | undefined {
+  const { cluster } = observation;
+  const seen = observation.backup;
+  if (!config.backup && !config.restore) return undefined;
+  const request = config.backup ? backupRequestOf(cluster, config) : ({ kind: 'none' } as const);
+  const progress = backupProgress(seen?.onDemand);
+  const result: BackupAssessment = { request, progress, sourceStore: [], store: [], schedule: [] };
+  const problems: BackupProblem[] = [];
+  const take = (into: Effect[], judged: { effects: Effect[]; problem?: BackupProblem }) => {
+    into.push(...judged.effects);
+    if (judged.problem) problems.push(judged.problem);
+  };
+  const store = config.backup?.store ?? config.restore?.store;
+  const clusterClass = observation.clusterClass;
+  const secrets =
+    store && clusterClass
+      ? storeSecretsProblem(clusterClass, cluster.metadata.namespace, store, seen?.secrets ?? {})
+      : undefined;
+  if (secrets) problems.push({ reason: Reason.BackupStoreMisconfigured, message: secrets.message });
+  if (restore?.ok && config.restore) {
+    const desired = desiredSourceStore(cluster, config.restore.store, restore.source.destinationPath);
+    take(
+      result.sourceStore,
+      judgeObject(
+        observation,
+        desired,
+        seen?.sourceStore,
+        configured(`ObjectStore ${desired.metadata.name} (the restore source's archive, read only)`),
+      ),
+    );
+  }
+  if (config.backup) {
+    const desired = desiredObjectStore(cluster, config.backup);
+    take(
+      result.store,
+      judgeObject(observation, desired, seen?.store, configured(`ObjectStore ${desired.metadata.name}`)),
+    );
+    const scheduled = desiredScheduledBackup(cluster, config.backup);
+    take(
+      result.schedule,
+      judgeObject(
+        observation,
+        scheduled,
+        seen?.scheduled,
+        configured(`ScheduledBackup ${scheduled.metadata.name} (${config.backup.schedule} UTC)`),
+      ),
+    );
+    if (request.kind === 'new') {
+      const backup = desiredOnDemandBackup(cluster, request.backup);
+      const asked = normal(
+        EventReason.BackupRequested,
+        'RequestBackup',
+        `Backup ${request.backup} requested (pgfsm.io/backup-now ${request.token})`,
+      );
+      take(result.schedule, judgeObject(observation, backup, seen?.onDemand, asked, false));
+      if (seen?.onDemand && ownershipOf(seen.onDemand.metadata.ownerReferences, cluster) === 'ours') {
+        result.acted = { token: request.token, backup: request.backup };
+      }
+    }
+    if (request.kind === 'refused') problems.push({ reason: Reason.BackupRequestRefused, message: request.message });
+    result.health = backupHealth({
+      serverName: archiveOf(cluster, config.backup.store).serverName,
+      ...(seen?.store ? { store: seen.store } : {}),
+      ...(observation.cnpg ? { cnpg: observation.cnpg } : {}),
+      now,
+    });
+  }
+  const [problem] = problems;
+  return problem ? { ...result, problem } : result;
+}
