@@ -80,6 +80,10 @@ export function stillOwned(observation: Observation): string[] {
     observation.cnpg,
     observation.secret,
     observation.configMap,
+    observation.backup?.store,
+    observation.backup?.sourceStore,
+    observation.backup?.scheduled,
+    observation.backup?.onDemand,
   ];
   return children
     .filter((c): c is KubeObject => c !== undefined && (c.metadata.ownerReferences ?? []).some((o) => o.uid === uid))

@@ -122,6 +122,24 @@ function cnpgHints(input: HintInput): string[] {
   return [];
 }
 
+/**
+ * Backups (issue 36) stand beside the pipeline, so no blocker names them: what keeps them from working, and the
+ * archive a restore of this cluster would name once it is gone.
+ */
+function backupHints({ assessment }: HintInput): string[] {
+  const backup = assessment.backup;
+  if (!backup) return [];
+  const hints = backup.problem ? [`backups: ${backup.problem.message}`] : [];
+  if (backup.health?.archiving.state === 'failing') hints.push(`backups: ${backup.health.archiving.message}`);
+  return hints;
+}
+
 export const hintsOf = (input: HintInput): string[] => [
-  ...new Set([...blockerHints(input), ...factHints(input), ...progressHints(input), ...cnpgHints(input)]),
+  ...new Set([
+    ...blockerHints(input),
+    ...factHints(input),
+    ...progressHints(input),
+    ...cnpgHints(input),
+    ...backupHints(input),
+  ]),
 ];
