@@ -82,9 +82,14 @@ export function assess(observation: Observation, settings: Settings, now: number
   const config = merge.config;
   const roles = desiredRoles(observation, config);
   const restore = restoreOf(observation, config, now);
+  const backup = judgeBackups(observation, config, now, restore);
   const judged: Record<Component, Judgment> = {
     secret,
-    cluster: judgeCnpgCluster(observation, desiredCnpgCluster(observation, config, restore), now, restore),
+    cluster: notPointingAtAnotherStore(
+      judgeCnpgCluster(observation, desiredCnpgCluster(observation, config, restore), now, restore),
+      observation,
+      backup,
+    ),
     managedRoles: judgeManagedRoles(observation, roles),
     pooler: judgePoolers(observation, config),
     configMap: judgeConfigMap(
@@ -101,7 +106,6 @@ export function assess(observation: Observation, settings: Settings, now: number
     rejections.push(...used);
     return judgment;
   });
-  const backup = judgeBackups(observation, config, now, restore);
   return {
     observation,
     merge,
@@ -163,7 +167,21 @@ export const restoreWaiting = (a: Assessment): boolean =>
   a.restore !== undefined &&
   ((!a.restore.ok && a.restore.wait) ||
     (a.backup?.sourceStore.length ?? 0) > 0 ||
-    a.backup?.problem?.reason === Reason.BackupObjectNotAdoptable);
+    a.backup?.blocked?.sourceStore !== undefined);
+
+/**
+ * A CNPG Cluster not created yet is not created pointing at a store of pgfsm's name that is not this cluster's: its
+ * WAL would go wherever that store says. The cluster step fails instead, naming the store and the hand-over.
+ */
+function notPointingAtAnotherStore(
+  judged: Judgment,
+  observation: Observation,
+  backup: BackupAssessment | undefined,
+): Judgment {
+  const store = backup?.blocked?.store;
+  if (!store || observation.cnpg) return judged;
+  return { verdict: verdict('Failed', store.reason, store.message), effects: [] };
+}
 
 /** The backup objects a Ready cluster still has to write (its store drifted, the ScheduledBackup, a request). */
 export const backupWrites = (a: Assessment): Effect[] =>

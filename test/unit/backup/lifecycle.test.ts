@@ -89,6 +89,26 @@ describe('judgeBackups', () => {
     expect(done?.acted).toEqual({ token: '1764504000', backup: expect.stringMatching(/^orders-backup-/) });
   });
 
+  it('the Backup a token asked for is reported in BackupsReady as CNPG reports it', () => {
+    const asked = assessTick(backed('backupAsked')).backup?.schedule[0];
+    if (asked?.type !== 'apply') throw new Error('no Backup asked for');
+    const withBackup = (status: object) =>
+      backed('backupAsked', (o) => {
+        if (o.backup) o.backup.onDemand = { ...structuredClone(asked.object), status } as never;
+      });
+    const messageOf = (status: object) => {
+      const judged = assessTick(withBackup(status)).backup;
+      return judged && backupsConditionOf(judged, true)?.message;
+    };
+    expect(messageOf({ phase: 'running', startedAt: '2026-11-30T11:59:00Z' })).toMatch(
+      /; Backup orders-backup-[0-9a-f]{12} running since 2026-11-30T11:59:00Z$/,
+    );
+    expect(messageOf({ phase: 'completed', stoppedAt: '2026-11-30T12:01:00Z' })).toMatch(
+      /completed at 2026-11-30T12:01:00Z$/,
+    );
+    expect(messageOf({ phase: 'failed', error: 'no space left' })).toMatch(/failed: no space left$/);
+  });
+
   it('BackupsReady: working, not yet known, failing with why, misconfigured naming the class field', () => {
     const of = (v: BackupVariant) => {
       const judged = assessTick(backed(v)).backup;
@@ -134,6 +154,18 @@ describe('the lifecycle with backups', () => {
   it('a new backed-up cluster writes its store before its CNPG Cluster', () => {
     const tick = world((o) => backedUp(o, 'objectsMissing'), NEW);
     expect(step('Provisioning.Secret', tick).writes).toEqual(['ObjectStore orders-backups', 'Cluster orders']);
+  });
+
+  it('a new cluster is not created pointing at a store of its name that is not its own, nor restored through one', () => {
+    const nobody = world((o) => backedUp(o, 'storeOfNobody'), NEW);
+    expect(step('Provisioning.Secret', nobody)).toEqual({ to: '{"Failed":"Cluster"}', writes: [] });
+    expect(assessTick(nobody).health.cluster?.reason).toBe('BackupObjectNotAdoptable');
+    const foreignSource = world((o) => {
+      restoring(o, 'storeReady');
+      const store = o.backup?.sourceStore;
+      if (store) store.metadata.ownerReferences = [FOREIGN_OWNER];
+    }, NEW);
+    expect(step('Provisioning.Secret', foreignSource)).toEqual({ to: '{"Provisioning":"Restore"}', writes: [] });
   });
 
   it('Ready writes the ScheduledBackup and a requested Backup without leaving, each once per tick', () => {

@@ -48,6 +48,11 @@ export interface BackupAssessment {
   schedule: Effect[];
   /** The first thing that keeps backups (or the restore) from working, naming the field or the object. */
   problem?: BackupProblem;
+  /**
+   * A store of pgfsm's name that is not this cluster's (someone else's, or ownerless and not handed over): the CNPG
+   * Cluster must not be created pointing at it (its WAL would go where that store says), nor restored through it.
+   */
+  blocked?: { store?: BackupProblem; sourceStore?: BackupProblem };
 }
 
 /**
@@ -105,9 +110,15 @@ export function judgeBackups(
   const progress = backupProgress(seen?.onDemand);
   const result: BackupAssessment = { request, progress, sourceStore: [], store: [], schedule: [] };
   const problems: BackupProblem[] = [];
-  const take = (into: Effect[], judged: { effects: Effect[]; problem?: BackupProblem }) => {
+  const blocked: NonNullable<BackupAssessment['blocked']> = {};
+  const take = (
+    into: Effect[],
+    judged: { effects: Effect[]; problem?: BackupProblem },
+    which?: 'store' | 'sourceStore',
+  ) => {
     into.push(...judged.effects);
     if (judged.problem) problems.push(judged.problem);
+    if (judged.problem && which) blocked[which] = judged.problem;
   };
   const store = config.backup?.store ?? config.restore?.store;
   const clusterClass = observation.clusterClass;
@@ -126,6 +137,7 @@ export function judgeBackups(
         seen?.sourceStore,
         configured(`ObjectStore ${desired.metadata.name} (the restore source's archive, read only)`),
       ),
+      'sourceStore',
     );
   }
   if (config.backup) {
@@ -133,6 +145,7 @@ export function judgeBackups(
     take(
       result.store,
       judgeObject(observation, desired, seen?.store, configured(`ObjectStore ${desired.metadata.name}`)),
+      'store',
     );
     const scheduled = desiredScheduledBackup(cluster, config.backup);
     take(
@@ -165,5 +178,6 @@ export function judgeBackups(
     });
   }
   const [problem] = problems;
+  if (blocked.store || blocked.sourceStore) result.blocked = blocked;
   return problem ? { ...result, problem } : result;
 }

@@ -55,8 +55,6 @@ export interface BackupsCondition {
   message: string;
 }
 
-const minutesAgo = (ms: number) => (ms < 120_000 ? `${Math.round(ms / 1000)} s` : `${Math.round(ms / 60_000)} min`);
-
 /**
  * `BackupsReady`: True while WAL archiving works; Unknown until CNPG reports the first archive attempt (up to
  * archive_timeout after the cluster starts: the normal state of a new cluster); False with why otherwise. Undefined
@@ -75,14 +73,37 @@ export function backupsConditionOf(judged: BackupAssessment, backedUp: boolean):
       message: `Writing ${pending.join(', ')} (the ScheduledBackup once the CNPG Cluster is healthy)`,
     };
   }
-  const { archiving, lastBackup, lastBackupAgeMs } = judged.health;
-  const last =
-    lastBackupAgeMs === undefined ? lastBackup.message : `last base backup ${minutesAgo(lastBackupAgeMs)} ago`;
+  const { archiving, lastBackup, window } = judged.health;
+  // The time, not the age: a message that moved with the clock would rewrite the status on every pass (the age is
+  // the metric's, pgfsm_backup_last_success_timestamp_seconds).
+  const at = window.lastSuccessfulBackupTime;
+  const last = at === undefined ? lastBackup.message : `last base backup completed at ${at}`;
+  const message = `${archiving.message}; ${last}${requested(judged)}`;
   if (archiving.state === 'failing') {
-    return { status: 'False', reason: Reason.ContinuousArchivingFailing, message: `${archiving.message}; ${last}` };
+    return { status: 'False', reason: Reason.ContinuousArchivingFailing, message };
   }
   if (archiving.state === 'unknown') {
-    return { status: 'Unknown', reason: Reason.ContinuousArchivingUnknown, message: `${archiving.message}; ${last}` };
+    return { status: 'Unknown', reason: Reason.ContinuousArchivingUnknown, message };
   }
-  return { status: 'True', reason: Reason.ContinuousArchivingWorking, message: `${archiving.message}; ${last}` };
+  return { status: 'True', reason: Reason.ContinuousArchivingWorking, message };
+}
+
+/**
+ * How the Backup of the current pgfsm.io/backup-now token stands, as CNPG reports it: said in the message only, since
+ * a backup asked for once is no state of the cluster (a failed one is retried by asking again, with a new token).
+ */
+function requested(judged: BackupAssessment): string {
+  const progress = judged.progress;
+  if (judged.request.kind !== 'done' && !judged.acted) return '';
+  const name = judged.acted?.backup ?? (judged.request.kind === 'done' ? judged.request.backup : '');
+  switch (progress.state) {
+    case 'absent':
+      return '';
+    case 'running':
+      return `; Backup ${name} ${progress.phase}${progress.since ? ` since ${progress.since}` : ''}`;
+    case 'completed':
+      return `; Backup ${name} completed${progress.stoppedAt ? ` at ${progress.stoppedAt}` : ''}`;
+    case 'failed':
+      return `; ${progress.message}`;
+  }
 }
