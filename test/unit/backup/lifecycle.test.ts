@@ -75,6 +75,18 @@ describe('judgeBackups', () => {
     expect(foreign?.problem?.message).toBe('ObjectStore orders-backups is controlled by Deployment/someone-else');
   });
 
+  it('a token on a cluster that is not backed up is refused, and said so in BackupsReady', () => {
+    const tick = tickOf(healthyFacts);
+    tick.observation.cluster.metadata.annotations = { 'pgfsm.io/backup-now': '1764504000' };
+    const judged = assessTick(tick).backup;
+    expect(judged?.schedule).toEqual([]);
+    expect(judged && backupsConditionOf(judged, false)).toMatchObject({
+      status: 'False',
+      reason: 'BackupRequestRefused',
+      message: expect.stringContaining('this cluster is not backed up'),
+    });
+  });
+
   it('a new token asks for one Backup; once it exists the status records the token', () => {
     const asked = assessTick(backed('backupAsked')).backup;
     expect(writes(asked?.schedule ?? [])).toEqual([expect.stringMatching(/^Backup orders-backup-[0-9a-f]{12}$/)]);

@@ -105,8 +105,13 @@ export function judgeBackups(
 ): BackupAssessment | undefined {
   const { cluster } = observation;
   const seen = observation.backup;
-  if (!config.backup && !config.restore) return undefined;
-  const request = config.backup ? backupRequestOf(cluster, config) : ({ kind: 'none' } as const);
+  const request = backupRequestOf(cluster, config);
+  if (!config.backup && !config.restore) {
+    // Not backed up: nothing to judge but a token asking for a backup anyway, which is refused and said so.
+    if (request.kind !== 'refused') return undefined;
+    const problem = { reason: Reason.BackupRequestRefused, message: request.message };
+    return { request, progress: { state: 'absent' }, sourceStore: [], store: [], schedule: [], problem };
+  }
   const progress = backupProgress(seen?.onDemand);
   const result: BackupAssessment = { request, progress, sourceStore: [], store: [], schedule: [] };
   const problems: BackupProblem[] = [];
@@ -169,7 +174,6 @@ export function judgeBackups(
         result.acted = { token: request.token, backup: request.backup };
       }
     }
-    if (request.kind === 'refused') problems.push({ reason: Reason.BackupRequestRefused, message: request.message });
     result.health = backupHealth({
       serverName: archiveOf(cluster, config.backup.store).serverName,
       ...(seen?.store ? { store: seen.store } : {}),
@@ -177,6 +181,7 @@ export function judgeBackups(
       now,
     });
   }
+  if (request.kind === 'refused') problems.push({ reason: Reason.BackupRequestRefused, message: request.message });
   const [problem] = problems;
   if (blocked.store || blocked.sourceStore) result.blocked = blocked;
   return problem ? { ...result, problem } : result;
