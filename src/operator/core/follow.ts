@@ -4,7 +4,7 @@
  *
  * Only the answers that say exactly what the world now holds are folded in: a finalizer added (the answer
  * is the object's new version), the superuser Secret created (the answer is the Secret as created, key
- * names only) and the ConfigMap applied (the answer is the ConfigMap as stored). Any other write — an
+ * names only), the ConfigMap and a backup object applied (the answer is the object as stored). Any other write — an
  * apply CNPG's operator answers later through the object's status, a delete, an owner patch, a write
  * whose answer was lost and a read showed had landed — leaves the pass to end there and the next pass to
  * observe the world afresh. Pure: the answers arrive as data.
@@ -13,6 +13,7 @@
  * raises shows the pass what it already decided on, and the driver lets it wake nothing (driver/echoes.ts).
  */
 import type { PostgresCluster } from '../api/schema.ts';
+import { objectStoreName, sourceStoreName } from '../domain/backup/names.ts';
 import type { ConfigMap, SecretView } from '../domain/objects.ts';
 import type { Observation } from '../domain/observation.ts';
 import { FINALIZER } from '../domain/vocabulary.ts';
@@ -63,10 +64,16 @@ export function observedAfter(
         break;
       }
       case 'apply': {
-        if (effect.component !== 'configMap' || !isObjectAnswer(answer)) return undefined;
-        const configMap = answer as ConfigMap;
-        if (configMap.kind !== 'ConfigMap' || !sameObject(configMap, effect.object)) return undefined;
-        next = { ...next, configMap };
+        if (!isObjectAnswer(answer) || !sameObject(answer, effect.object)) return undefined;
+        if (effect.component === 'configMap') {
+          const configMap = answer as ConfigMap;
+          if (configMap.kind !== 'ConfigMap') return undefined;
+          next = { ...next, configMap };
+          break;
+        }
+        const backup = backupFolded(next, effect.object.kind, answer);
+        if (!backup) return undefined;
+        next = backup;
         break;
       }
       default:
@@ -74,6 +81,31 @@ export function observedAfter(
     }
   }
   return next;
+}
+
+/**
+ * A backup object as applied (issue 36): these kinds are not watched, so without following the answer the pass
+ * would wait for a resync to see what it wrote (its BackupsReady saying "writing" and the on-demand token not
+ * recorded). Their answer is the object as stored; what CNPG and the plugin make of it arrives in their status
+ * later, through the CNPG Cluster's watched status.
+ */
+function backupFolded(observation: Observation, kind: string, answer: unknown): Observation | undefined {
+  const seen = observation.backup;
+  if (!seen) return undefined;
+  const name = (answer as { metadata: { name: string } }).metadata.name;
+  const cluster = observation.cluster.metadata.name;
+  const field =
+    kind === 'ScheduledBackup'
+      ? 'scheduled'
+      : kind === 'Backup'
+        ? 'onDemand'
+        : kind === 'ObjectStore' && name === objectStoreName(cluster)
+          ? 'store'
+          : kind === 'ObjectStore' && name === sourceStoreName(cluster)
+            ? 'sourceStore'
+            : undefined;
+  if (!field) return undefined;
+  return { ...observation, backup: { ...seen, [field]: answer } };
 }
 
 /** One version of one object: what a watch event shows, and what a followed answer said. */

@@ -258,23 +258,41 @@ export class KubernetesConfigMapPort extends KubernetesChildPort<ConfigMap> impl
 
 /** A custom object applied whole by pgfsm's field manager: the backup kinds (issue 36). */
 class KubernetesAppliedPort<T extends KubeObject> extends KubernetesChildPort<T> implements AppliedChildPort<T> {
-  constructor(client: ObjectClient) {
+  /** @param installs what a user installs for the API server to serve this kind, for a 404's message. */
+  constructor(
+    client: ObjectClient,
+    private readonly installs: string,
+  ) {
     super(client, customObjectOf<T>);
   }
 
   /**
    * These kinds are not watched (resources.ts), so no pass hands a sighting: the live object is read first, and
-   * the apply is conditional on it as for the others (absent: create only).
+   * the apply is conditional on it as for the others (absent: create only). A server-side apply creates what is
+   * absent, so its 404 means the API server does not serve the kind: the message says what to install, since
+   * the API server's own words ("the server could not find the requested resource") do not.
    */
   async apply(object: T, seen?: Seen): Promise<T | undefined> {
     const live = seen ?? (await this.get(refOf(object)));
-    const stored = await this.applyAs(object, FIELD_MANAGER, live, true);
-    return stored && this.project(stored);
+    try {
+      const stored = await this.applyAs(object, FIELD_MANAGER, live, true);
+      return stored && this.project(stored);
+    } catch (error) {
+      if (!(error instanceof PortError) || error.errorClass !== 'notFound' || live) throw error;
+      throw new PortError(
+        'notFound',
+        `${describe('apply', refOf(object))}: the API server does not serve ${object.apiVersion} ${object.kind}; ` +
+          `install ${this.installs}`,
+      );
+    }
   }
 }
 
+const BARMAN_CLOUD_PLUGIN = 'the Barman Cloud Plugin (v0.15.0) beside CloudNativePG';
+const CLOUDNATIVE_PG = 'CloudNativePG with its CRDs';
+
 export const kubernetesBackupPorts = (rest: RestClient): BackupPorts => ({
-  objectStores: new KubernetesAppliedPort(objectClient(rest, BACKUP_RESOURCES.objectStores)),
-  scheduledBackups: new KubernetesAppliedPort(objectClient(rest, BACKUP_RESOURCES.scheduledBackups)),
-  backups: new KubernetesAppliedPort(objectClient(rest, BACKUP_RESOURCES.backups)),
+  objectStores: new KubernetesAppliedPort(objectClient(rest, BACKUP_RESOURCES.objectStores), BARMAN_CLOUD_PLUGIN),
+  scheduledBackups: new KubernetesAppliedPort(objectClient(rest, BACKUP_RESOURCES.scheduledBackups), CLOUDNATIVE_PG),
+  backups: new KubernetesAppliedPort(objectClient(rest, BACKUP_RESOURCES.backups), CLOUDNATIVE_PG),
 });

@@ -74,6 +74,10 @@ const classConfig = (config: Record<string, unknown>) => ({
   },
 });
 const bareSpec = (fields: Record<string, unknown>) => ({ spec: { ...fields } });
+/** A class backup policy's store, complete. */
+const storePolicy = {
+  objectStore: { destinationPath: 's3://pg-backups/prod', credentials: { secretName: 's3-creds' } },
+};
 
 // biome-ignore format: one row per input reads as the table it is
 export const corpus: BadInput[] = [
@@ -248,6 +252,13 @@ export const corpus: BadInput[] = [
   { id: 's-class-wal', via: 'create', expect: 'stalled', field: 'spec.postgresqlConfig.min_wal_size', clusterClass: classConfig({ postgresqlConfig: { max_wal_size: '1GB' } }), cluster: bareSpec({ postgresqlConfig: { min_wal_size: '2GB' } }) },
   { id: 's-class-image', via: 'create', expect: 'stalled', field: 'spec.postgresVersion', clusterClass: classConfig({ imageName: 'ghcr.io/cloudnative-pg/postgresql:17.2' }), cluster: bareSpec({ postgresVersion: '18' }) },
   { id: 's-failover-slots', via: 'create', expect: 'stalled', field: 'spec.postgresqlConfig.hot_standby_feedback', cluster: params({ 'pg_failover_slots.synchronize_slot_names': 'name_like:%' }) },
+  // ---- backups and restore (issue 36) ----
+  { id: 'k-backup-no-credentials', via: 'create', expect: 'rejected', field: 'spec.backup.objectStore.credentials', clusterClass: classSpec({ backup: { objectStore: { destinationPath: 's3://pg-backups/prod' }, schedule: '30 2 * * *', retention: '7d' } }) },
+  { id: 'k-backup-six-fields', via: 'create', expect: 'rejected', field: 'spec.backup.schedule', clusterClass: classSpec({ backup: { ...storePolicy, schedule: '0 30 2 * * *', retention: '7d' } }) },
+  { id: 'restore-no-zone', via: 'create', expect: 'rejected', field: 'spec.restore.targetTime', cluster: spec({ restore: { source: { cluster: 'orders' }, targetTime: '2026-11-20T10:15:30' } }) },
+  { id: 'restore-two-sources', via: 'create', expect: 'rejected', field: 'spec.restore.source', cluster: spec({ restore: { source: { cluster: 'orders', serverName: 'orders-3f2a9c1d' } } }) },
+  { id: 's-restore-no-store', via: 'create', expect: 'stalled', field: 'spec.restore', cluster: spec({ restore: { source: { cluster: 'orders' } } }) },
+  { id: 's-backup-no-policy', via: 'create', expect: 'stalled', field: 'spec.backup.enabled', cluster: spec({ backup: { enabled: true } }) },
   // ---- stored before a rule existed, or with validation off ----
   { id: 't-no-spec', via: 'stored', expect: 'stalled', field: 'spec: Expected object', cluster: { spec: undefined } },
   { id: 't-spec-string', via: 'stored', expect: 'reported', field: 'spec: Invalid value', cluster: { spec: 'standard' } },
