@@ -30,17 +30,16 @@ export interface BackupStack {
   timings: Record<string, number>;
 }
 
-export async function startBackupStack(node: RealNode, options: { log: Log }): Promise<BackupStack> {
+/** Runs one step, timing it for the stack's `timings`. */
+type Timed = <T>(step: string, run: () => Promise<T>) => Promise<T>;
+
+/**
+ * What the backup stack needs built: the plugin's and versitygw's binaries and the plugin's image. For the stack
+ * itself and for the prefetch that builds it beside the earlier tests (prefetch.ts).
+ */
+export async function ensureBackupArtifacts(options: { log: Log; timed?: Timed }) {
   const { log } = options;
-  const timings: Record<string, number> = {};
-  const timed = async <T>(step: string, run: () => Promise<T>): Promise<T> => {
-    const began = Date.now();
-    try {
-      return await run();
-    } finally {
-      timings[step] = (Date.now() - began) / 1000;
-    }
-  };
+  const timed: Timed = options.timed ?? ((_step, run) => run());
   const binaries = await timed('binaries', () => ensureBackupBinaries({ log }));
   const image = await timed('plugin image', async () => {
     if (process.getuid?.() !== 0) throw new Error("the Barman Cloud Plugin's image is built as root (mmdebstrap)");
@@ -51,6 +50,21 @@ export async function startBackupStack(node: RealNode, options: { log: Log }): P
       buildContext(defaultImageCacheDir(), log),
     );
   });
+  return { binaries, image };
+}
+
+export async function startBackupStack(node: RealNode, options: { log: Log }): Promise<BackupStack> {
+  const { log } = options;
+  const timings: Record<string, number> = {};
+  const timed: Timed = async (step, run) => {
+    const began = Date.now();
+    try {
+      return await run();
+    } finally {
+      timings[step] = (Date.now() - began) / 1000;
+    }
+  };
+  const { binaries, image } = await ensureBackupArtifacts({ log, timed });
   await timed('image import', () => importIntoNode([{ ref: image.ref, tar: image.tar }], { dirs: node.dirs, log }));
   const store = await timed('S3 store', () =>
     startS3Store({ dirs: node.dirs, gateway: node.gateway, versitygw: binaries.versitygw, log }),

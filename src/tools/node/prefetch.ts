@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cachedBinaryPath, defaultCacheDir, ensureNodeBinaries } from '../control-plane/build.ts';
 import type { Log } from '../control-plane/log.ts';
 import { PACKAGE_ROOT } from '../package-files.ts';
+import { ensureBackupArtifacts } from './backups.ts';
 import { ensureDebianPackages } from './debian.ts';
 import { defaultImageCacheDir, ensureDebianNodeImages, ensureNodeImages, ensurePgfsmImage } from './images.ts';
 import { NODE_PACKAGES } from './index.ts';
@@ -57,6 +58,8 @@ export async function prefetchNode(log: Log, options: { awaitControlPlane: boole
   log(`building the node's binaries from ${since()}`);
   const binaries = await ensureNodeBinaries({ log });
   await ensureNodeImages({ cnpgManager: binaries.cnpg.manager, log });
+  // Last: only the backups e2e file needs them, and it runs after the node has started.
+  await ensureBackupArtifacts({ log });
   log(`everything the node needs is cached, after ${since()}`);
 }
 

@@ -1,0 +1,386 @@
+/**
+ * Backups and a point-in-time restore with pgfsm's own objects on the real node (issue 36): a class with a backup
+ * policy, a cluster of it with no backup line in its spec, an on-demand backup by annotation, and a new
+ * PostgresCluster restored to a time taken from the server's clock, which must hold exactly the rows written
+ * before it. The store is versitygw in the node's namespace and the plugin is the Barman Cloud Plugin
+ * (src/tools/node/backups.ts); test/e2e/compat/backups-by-hand.test.ts does the same with CloudNativePG's objects
+ * applied by hand, and its line is what this file's times compare with.
+ */
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BACKUP_NOW_ANNOTATION } from '../../src/operator/api/backup-rules.ts';
+import type { PostgresCluster } from '../../src/operator/api/schema.ts';
+import { type BackupStack, startBackupStack } from '../../src/tools/node/backups.ts';
+import { PLUGIN_SERVICE } from '../../src/tools/node/barman-cloud.ts';
+import { CNPG_NAMESPACE } from '../../src/tools/node/install.ts';
+import { listKeys } from '../../src/tools/node/s3-store.ts';
+import { type KubeObject, recordHistory } from './support/history.ts';
+import {
+  attach,
+  connect,
+  createClass,
+  createCluster,
+  createNamespace,
+  type E2e,
+  endpoints,
+  eventsAbout,
+  GROUP,
+  getCluster,
+  query,
+  queryOne,
+  secretValue,
+  serverVersion,
+  untilReadyRecorded,
+  waitFor,
+} from './support/node.ts';
+import { recordLine, recordResult } from './support/results.ts';
+
+const NS = 'backups';
+const CLASS = 'e2e-backups';
+const SOURCE = 'orders';
+const RESTORED = 'orders-restored';
+const PREFIX = 'e2e';
+const CNPG = { group: 'postgresql.cnpg.io', version: 'v1' };
+const ROWS = { A: 100, B: 50, C: 20 };
+/** Minutes from the class's creation to the minute its schedule names (after the on-demand backup, in practice). */
+const SCHEDULE_AHEAD_MINUTES = 3;
+
+const log = (line: string) => process.stderr.write(`[backups] ${line}\n`);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const seconds = (since: number) => Number(((Date.now() - since) / 1000).toFixed(1));
+
+interface BackupObject {
+  metadata: { name: string; creationTimestamp?: string; labels?: Record<string, string> };
+  status?: { phase?: string; error?: string; startedAt?: string; stoppedAt?: string };
+}
+
+let e2e: E2e;
+let stack: BackupStack;
+let source: pg.Client;
+const clients: pg.Client[] = [];
+const said: Record<string, string> = {};
+let targetTime = '';
+/** The minute the class's schedule fires, as a Date at its second 0. */
+let scheduledAt: Date;
+
+const cluster = async (name: string): Promise<PostgresCluster> => {
+  const found = await getCluster(e2e, NS, name);
+  if (!found) throw new Error(`PostgresCluster ${NS}/${name} is gone`);
+  return found;
+};
+const condition = async (name: string, type: string) =>
+  (await cluster(name)).status?.conditions?.find((c) => c.type === type);
+
+/** Polls once a second (waitFor alone polls as fast as the API answers). */
+const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs?: number) =>
+  waitFor(
+    what,
+    async () => {
+      const value = await probe();
+      if (value === undefined) await sleep(1_000);
+      return value;
+    },
+    timeoutMs,
+  );
+
+/** The superuser's client, as the cluster's endpoints ConfigMap and superuser Secret give it (what a team reads). */
+async function superuserClient(name: string, timeoutMs?: number): Promise<pg.Client> {
+  const ep = await endpoints(e2e, NS, name);
+  const secret = ep.SUPER_USER_SECRET_REF ?? '';
+  const client = await connect(
+    e2e,
+    {
+      host: ep.CLUSTER_RW_ENDPOINT ?? '',
+      port: Number(ep.DEFAULT_CLUSTER_PORT),
+      user: await secretValue(e2e, NS, secret, 'username'),
+      password: await secretValue(e2e, NS, secret, 'password'),
+    },
+    timeoutMs,
+  );
+  // A session ended by the server arrives as an error event; the test's own query then fails and says so.
+  client.on('error', (error) => log(`${name}: connection ended: ${error.message}`));
+  clients.push(client);
+  return client;
+}
+
+const SEGMENT = /^[0-9A-F]{24}$/;
+
+/** Switches to a new WAL segment and waits until pg_stat_archiver says the one just closed is archived. */
+async function archiveCurrentWal(client: pg.Client): Promise<{ segment: string; seconds: number }> {
+  const began = Date.now();
+  const { segment } = await queryOne<{ segment: string }>(
+    client,
+    'SELECT pg_walfile_name(pg_current_wal_lsn()) AS segment',
+  );
+  await query(client, 'SELECT pg_switch_wal()');
+  await until(`WAL segment ${segment} archived`, async () => {
+    const row = await queryOne<{ last_archived_wal: string | null; failed_count: string; last_failed_wal: string }>(
+      client,
+      'SELECT last_archived_wal, failed_count, last_failed_wal FROM pg_stat_archiver',
+    );
+    const last = row.last_archived_wal ?? '';
+    if (Number(row.failed_count) > 5) {
+      throw new Error(`archiving fails: ${row.failed_count} failures, last ${row.last_failed_wal}`);
+    }
+    return SEGMENT.test(last) && last >= segment ? true : undefined;
+  });
+  return { segment, seconds: seconds(began) };
+}
+
+const insertBatch = (batch: 'A' | 'B' | 'C', first: number, count: number) =>
+  query(source, `INSERT INTO t(id, batch) SELECT g, $1 FROM generate_series($2::int, $3::int) g`, [
+    batch,
+    first,
+    first + count - 1,
+  ]);
+
+const batchCounts = (client: pg.Client) =>
+  query<{ batch: string; n: number }>(client, 'SELECT batch, count(*)::int AS n FROM t GROUP BY batch ORDER BY batch');
+
+const getBackup = async (name: string) =>
+  (await e2e.custom.getNamespacedCustomObject({ ...CNPG, namespace: NS, plural: 'backups', name })) as BackupObject;
+
+async function untilBackupCompleted(name: string, timeoutMs = 300_000): Promise<BackupObject> {
+  return until(
+    `Backup ${NS}/${name} completed`,
+    async () => {
+      const backup = await getBackup(name).catch(() => undefined);
+      const phase = backup?.status?.phase;
+      if (phase === 'failed' || phase === 'walArchivingFailing') {
+        throw new Error(`Backup ${name} is ${phase}: ${backup?.status?.error}`);
+      }
+      return phase === 'completed' ? backup : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+/** A 5-field cron (UTC) for one minute of the day, the form a class's schedule takes. */
+const cronAt = (at: Date) => `${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
+
+describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
+  beforeAll(async () => {
+    e2e = await attach();
+    stack = await startBackupStack(e2e.node, { log });
+    await createNamespace(e2e, NS);
+    // The class names a Secret; every namespace whose clusters are backed up holds its own (never copied).
+    await e2e.core.createNamespacedSecret({
+      namespace: NS,
+      body: {
+        metadata: { name: 's3-creds' },
+        stringData: {
+          ACCESS_KEY_ID: stack.store.credentials.accessKeyId,
+          ACCESS_SECRET_KEY: stack.store.credentials.secretAccessKey,
+        },
+      },
+    });
+    const now = Date.now();
+    scheduledAt = new Date(Math.ceil(now / 60_000) * 60_000 + SCHEDULE_AHEAD_MINUTES * 60_000);
+    await createClass(e2e, CLASS, {});
+    await e2e.custom.patchClusterCustomObject(
+      {
+        ...GROUP,
+        plural: 'postgresclusterclasses',
+        name: CLASS,
+        body: {
+          spec: {
+            backup: {
+              objectStore: {
+                destinationPath: `s3://${stack.bucket}/${PREFIX}`,
+                endpointURL: stack.store.endpoint,
+                credentials: { secretName: 's3-creds' },
+              },
+              schedule: cronAt(scheduledAt),
+              retention: '7d',
+              walCompression: 'gzip',
+              dataCompression: 'gzip',
+            },
+          },
+        },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const applied = Date.now();
+    // No backup line in the cluster's spec: the class's policy is enough.
+    await createCluster(e2e, NS, SOURCE, { class: CLASS });
+    await untilReadyRecorded(e2e, NS, SOURCE);
+    said.sourceReady = `${seconds(applied)}s`;
+    source = await superuserClient(SOURCE);
+    recordResult({ cluster: `${NS}/${SOURCE}`, ready: true, serverVersion: await serverVersion(source) });
+  });
+
+  afterAll(async () => {
+    for (const client of clients) await client.end().catch(() => undefined);
+    log(`observed: ${JSON.stringify({ ...said, timings: stack?.timings })}`);
+    // Leave the node as the other files expect it: no cluster of ours running, no plugin registered.
+    for (const name of [RESTORED, SOURCE]) {
+      await e2e?.custom
+        .deleteNamespacedCustomObject({ ...GROUP, namespace: NS, plural: 'postgresclusters', name })
+        .catch(() => undefined);
+    }
+    await e2e?.node
+      .kubectl([
+        'delete',
+        '-n',
+        CNPG_NAMESPACE,
+        `service/${PLUGIN_SERVICE}`,
+        `deployment/${PLUGIN_SERVICE}`,
+        '--wait=false',
+      ])
+      .catch(() => undefined);
+    await e2e?.close();
+  });
+
+  it('archives WAL under its own server name, and BackupsReady says so', async () => {
+    const status = (await cluster(SOURCE)).status?.backup;
+    expect(status?.serverName).toMatch(new RegExp(`^${SOURCE}-[0-9a-f]{8}$`));
+    await query(
+      source,
+      'CREATE TABLE t(id int PRIMARY KEY, batch text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())',
+    );
+    await insertBatch('A', 1, ROWS.A);
+    const archived = await archiveCurrentWal(source);
+    said.firstArchive = `${archived.segment} in ${archived.seconds}s`;
+    const ready = await until('BackupsReady=True on the source', async () => {
+      const c = await condition(SOURCE, 'BackupsReady');
+      return c?.status === 'True' ? c : undefined;
+    });
+    said.backupsReady = `${ready.reason}: ${ready.message}`;
+    const keys = await listKeys(stack.store, stack.bucket, `${PREFIX}/${NS}/${status?.serverName}/wals/`);
+    expect(keys.some((k) => k.includes(archived.segment))).toBe(true);
+  });
+
+  it('takes a backup on demand: a pgfsm.io/backup-now token makes one Backup, recorded in the status', async () => {
+    const token = `e2e-${Date.now()}`;
+    const asked = Date.now();
+    await e2e.custom.patchNamespacedCustomObject(
+      {
+        ...GROUP,
+        namespace: NS,
+        plural: 'postgresclusters',
+        name: SOURCE,
+        body: { metadata: { annotations: { [BACKUP_NOW_ANNOTATION]: token } } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const name = await until(`status.backup.lastRequest = ${token}`, async () => {
+      const backup = (await cluster(SOURCE)).status?.backup;
+      return backup?.lastRequest === token ? backup.lastRequestBackup : undefined;
+    });
+    expect(name).toBeTruthy();
+    const backup = await untilBackupCompleted(name ?? '');
+    said.backupSeconds = String(seconds(asked));
+    said.backupStoppedAt = backup.status?.stoppedAt ?? '?';
+    const reasons = (await eventsAbout(e2e, NS, SOURCE)).map((e) => e.reason);
+    expect(reasons).toContain('BackupRequested');
+    // The status follows the plugin's view of the store: a last successful backup, a recoverability window.
+    const recorded = await until('status.backup.lastSuccessfulBackupTime at or after the backup', async () => {
+      const b = (await cluster(SOURCE)).status?.backup;
+      const last = Date.parse(b?.lastSuccessfulBackupTime ?? '');
+      return last >= Date.parse(said.backupStoppedAt ?? '') - 1_000 ? b : undefined;
+    });
+    expect(recorded.firstRecoverabilityPoint).toBeTruthy();
+  });
+
+  it('writes rows B, takes T from the server clock, writes rows C and archives their WAL', async () => {
+    await insertBatch('B', ROWS.A + 1, ROWS.B);
+    await sleep(1_100);
+    const { t } = await queryOne<{ t: string }>(
+      source,
+      `SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"') AS t`,
+    );
+    targetTime = t;
+    expect(Date.parse(targetTime)).toBeGreaterThan(Date.parse(said.backupStoppedAt ?? ''));
+    await sleep(1_100);
+    await insertBatch('C', ROWS.A + ROWS.B + 1, ROWS.C);
+    const archived = await archiveCurrentWal(source);
+    said.secondArchive = `${archived.segment} in ${archived.seconds}s`;
+  });
+
+  it('restores a new PostgresCluster to T: rows A and B, no C, through its own Secret, Ready only once', async () => {
+    const history = recordHistory(e2e, {
+      clusters: `/apis/${GROUP.group}/${GROUP.version}/namespaces/${NS}/postgresclusters`,
+    });
+    await history.ready();
+    const applied = Date.now();
+    await createCluster(e2e, NS, RESTORED, { class: CLASS, restore: { source: { cluster: SOURCE }, targetTime } });
+    try {
+      await untilReadyRecorded(e2e, NS, RESTORED);
+      said.restoredReadySeconds = String(seconds(applied));
+      const restored = await superuserClient(RESTORED, 480_000);
+      const counts = await batchCounts(restored);
+      said.firstQuerySeconds = String(seconds(applied));
+      said.rows = `${counts.reduce((sum, c) => sum + c.n, 0)}/${ROWS.A + ROWS.B}`;
+      expect(counts).toEqual([
+        { batch: 'A', n: ROWS.A },
+        { batch: 'B', n: ROWS.B },
+      ]);
+      const { before } = await queryOne<{ before: boolean }>(
+        restored,
+        'SELECT max(at) < $1::timestamptz AS before FROM t',
+        [targetTime],
+      );
+      expect(before).toBe(true);
+      // Ready means the cluster stays up: CloudNativePG restarts a restored instance once to drop the plugin's
+      // restore-time sidecar configuration, and pgfsm must not have called it Ready before that.
+      await sleep(30_000);
+      const again = await batchCounts(restored);
+      expect(again).toEqual(counts);
+      const states = history
+        .versions<PostgresCluster & KubeObject>('clusters', RESTORED)
+        .map((v) => v.object.status?.state)
+        .filter((s): s is string => s !== undefined)
+        .filter((s, i, all) => i === 0 || all[i - 1] !== s);
+      said.restoredStates = states.join('→');
+      expect(states.slice(states.indexOf('Ready'))).toEqual(['Ready']);
+      recordResult({
+        cluster: `${NS}/${RESTORED} (restored)`,
+        ready: true,
+        serverVersion: await serverVersion(restored),
+      });
+
+      // Its own archive, not the source's: a new server name, and its WAL lands there.
+      const own = (await cluster(RESTORED)).status?.backup?.serverName;
+      const sourceName = (await cluster(SOURCE)).status?.backup?.serverName;
+      expect(own).toMatch(new RegExp(`^${RESTORED}-[0-9a-f]{8}$`));
+      expect(own).not.toBe(sourceName);
+      expect((await cluster(RESTORED)).status?.restore?.serverName).toBe(sourceName);
+      const archived = await archiveCurrentWal(restored);
+      const keys = await listKeys(stack.store, stack.bucket, `${PREFIX}/${NS}/${own}/wals/`);
+      expect(keys.some((k) => k.includes(archived.segment))).toBe(true);
+    } finally {
+      history.stop();
+    }
+  });
+
+  it("fires the class's schedule at the minute it names, to a completed Backup", async () => {
+    const scheduled = `${SOURCE}-scheduled`;
+    const fired = await until(
+      `a Backup of ScheduledBackup ${scheduled} at ${scheduledAt.toISOString()}`,
+      async () => {
+        const list = (await e2e.custom.listNamespacedCustomObject({ ...CNPG, namespace: NS, plural: 'backups' })) as {
+          items: BackupObject[];
+        };
+        // The first one is the ScheduledBackup's immediate backup; the one the cron makes comes at its minute.
+        return list.items.find(
+          (b) =>
+            b.metadata.labels?.['cnpg.io/scheduled-backup'] === scheduled &&
+            Date.parse(b.metadata.creationTimestamp ?? '') >= scheduledAt.getTime(),
+        );
+      },
+      Math.max(0, scheduledAt.getTime() - Date.now()) + 180_000,
+    );
+    const firedAt = Date.parse(fired.metadata.creationTimestamp ?? '');
+    // In the minute the 5-field cron names: pgfsm's seconds field is 0, not the minute shifted by a field.
+    expect(firedAt - scheduledAt.getTime()).toBeLessThan(60_000);
+    await untilBackupCompleted(fired.metadata.name);
+    said.scheduled = `${cronAt(scheduledAt)} fired at ${fired.metadata.creationTimestamp}`;
+    const line =
+      `backups: archived ${said.firstArchive ? 'yes' : 'no'}; backup completed in ${said.backupSeconds}s; ` +
+      `restored to ${targetTime}: rows ${said.rows} as expected; apply→Ready ${said.restoredReadySeconds}s, ` +
+      `→first query ${said.firstQuerySeconds}s (states ${said.restoredStates}); scheduled backup ${said.scheduled}`;
+    recordLine(line);
+    log(line);
+  });
+});
