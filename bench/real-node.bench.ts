@@ -7,21 +7,21 @@
  *     through that Pooler, with the app Secret CNPG publishes.
  * The client knows the Service name from the start and tries every 250 ms as soon as the Secret exists, so the
  * clock stops at the first moment an application could have had an answer. The order alternates between
- * repetitions. Median of 3 (`--reps N`). Writes its section of bench/results.md (`<!-- node:… -->`).
+ * repetitions. Then the same for a point-in-time restore from one archive (restore.ts). Median of 3 (`--reps N`).
+ * Writes its section of bench/results.md (`<!-- node:… -->`).
  * Needs root, like the e2e suite: it starts the node (src/tools/node) and stops it at the end.
  */
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import pg from 'pg';
 import { POSTGRES_REF as POSTGRES_IMAGE } from '../src/tools/node/images/recipes.ts';
 import { startRealNode, stopRealNode } from '../src/tools/node/index.ts';
 import type { RealNode } from '../src/tools/node/node.ts';
+import { firstAnswer } from './first-answer.ts';
+import { benchRestore, type RestoreBench } from './restore.ts';
 import { writeSection } from './results-section.ts';
 import { formatSpread, spread } from './stats.ts';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface NodeBenchOptions {
   reps: number;
@@ -33,36 +33,6 @@ export function parseNodeBenchArgs(argv: string[]): NodeBenchOptions {
   const reps = at >= 0 ? Number(argv[at + 1]) : 3;
   if (!Number.isInteger(reps) || reps < 1) throw new Error('--reps needs a positive integer');
   return { reps, results: !argv.includes('--no-results') };
-}
-
-async function firstAnswer(node: RealNode, host: string, secret: { namespace: string; name: string }, began: number) {
-  const core = node.kubeConfig.makeApiClient(CoreV1Api);
-  const port = await node.gateway.open(host, 5432);
-  for (;;) {
-    if (Date.now() - began > 600_000) throw new Error(`no answer through ${host} after 10 minutes`);
-    const credentials = await core.readNamespacedSecret(secret).catch(() => undefined);
-    const data = credentials?.data;
-    if (data?.username && data.password) {
-      const client = new pg.Client({
-        host: '127.0.0.1',
-        port,
-        user: Buffer.from(data.username, 'base64').toString(),
-        password: Buffer.from(data.password, 'base64').toString(),
-        database: 'postgres',
-        connectionTimeoutMillis: 2_000,
-      });
-      try {
-        await client.connect();
-        await client.query('SELECT 1');
-        return (Date.now() - began) / 1000;
-      } catch {
-        // not yet: no endpoint, PgBouncer not up, PostgreSQL not accepting
-      } finally {
-        await client.end().catch(() => undefined);
-      }
-    }
-    await sleep(250);
-  }
 }
 
 async function viaPgfsm(node: RealNode, rep: number): Promise<number> {
@@ -130,12 +100,33 @@ async function viaCnpg(node: RealNode, rep: number): Promise<number> {
   return seconds;
 }
 
+function restoreSection(restore: RestoreBench, reps: number): string[] {
+  const pgfsm = spread(restore.pgfsm);
+  const cnpg = spread(restore.cnpg);
+  const seconds = (v: number) => `${v.toFixed(1)} s`;
+  return [
+    '',
+    '### Point-in-time restore: apply → first query that sees the rows',
+    '',
+    `- the source: a pgfsm cluster of a class with a backup policy, ${restore.rows} rows written after its base backup and their WAL archived; Barman Cloud Plugin ${restore.stack.binaries.versions.barmanCloudPlugin} (barman-cli-cloud ${restore.stack.barmanVersion}), versitygw ${restore.stack.binaries.versions.versitygw} in the node's namespace`,
+    '- each restore: one instance from the same archive to its latest point, archiving again under a server name of its own; the client asks `SELECT count(*) FROM t` through the rw Service every 250 ms with the new superuser Secret until it sees every row',
+    `- cells: median (min–max) of ${reps}`,
+    '',
+    '| what | apply → first query holding the rows |',
+    '|---|---|',
+    `| PostgresCluster with \`restore\` (pgfsm → CloudNativePG) | ${formatSpread(pgfsm, seconds)} |`,
+    `| ObjectStores + CNPG Cluster with \`bootstrap.recovery\`, by hand | ${formatSpread(cnpg, seconds)} |`,
+    `| pgfsm's overhead (difference of the medians) | ${seconds(pgfsm.median - cnpg.median)} |`,
+  ];
+}
+
 export async function runRealNodeBench(options: NodeBenchOptions, command: string): Promise<void> {
   const log = (line: string) => process.stderr.write(`[bench node] ${line}\n`);
   const load = loadavg();
   const world = await startRealNode({ log });
   const pgfsmTimes: number[] = [];
   const cnpgTimes: number[] = [];
+  let restore: RestoreBench | undefined;
   try {
     const custom = world.node.kubeConfig.makeApiClient(CustomObjectsApi);
     await custom.createClusterCustomObject({
@@ -161,6 +152,7 @@ export async function runRealNodeBench(options: NodeBenchOptions, command: strin
         log(`rep ${rep}: ${which} ${seconds.toFixed(1)}s to the first query through the pooler`);
       }
     }
+    restore = await benchRestore(world.node, options.reps, log);
   } finally {
     await stopRealNode(world);
   }
@@ -183,6 +175,7 @@ export async function runRealNodeBench(options: NodeBenchOptions, command: strin
     `| PostgresCluster (pgfsm → CloudNativePG) | ${formatSpread(pgfsm, seconds)} |`,
     `| CNPG Cluster + Pooler applied directly | ${formatSpread(cnpg, seconds)} |`,
     `| pgfsm's overhead (difference of the medians; goal ≤ 2 s) | ${seconds(overhead)} |`,
+    ...(restore ? restoreSection(restore, options.reps) : []),
   ].join('\n');
   process.stdout.write(`\n${body}\n`);
   if (options.results) {
