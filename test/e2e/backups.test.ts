@@ -106,25 +106,33 @@ async function superuserClient(name: string, timeoutMs?: number): Promise<pg.Cli
 
 const SEGMENT = /^[0-9A-F]{24}$/;
 
-/** Switches to a new WAL segment and waits until pg_stat_archiver says the one just closed is archived. */
+/**
+ * Switches to a new WAL segment and waits until pg_stat_archiver says the one just closed is archived. Failures
+ * are counted from the start of the wait: a restored cluster's counters carry those of its recovery, which tried
+ * the new timeline's history file before the instance had its own archive.
+ */
 async function archiveCurrentWal(client: pg.Client): Promise<{ segment: string; seconds: number }> {
   const began = Date.now();
+  const archiver = () =>
+    queryOne<{ last_archived_wal: string | null; failed_count: string; last_failed_wal: string | null }>(
+      client,
+      'SELECT last_archived_wal, failed_count, last_failed_wal FROM pg_stat_archiver',
+    );
+  const failedBefore = Number((await archiver()).failed_count);
   const { segment } = await queryOne<{ segment: string }>(
     client,
     'SELECT pg_walfile_name(pg_current_wal_lsn()) AS segment',
   );
   await query(client, 'SELECT pg_switch_wal()');
-  await until(`WAL segment ${segment} archived`, async () => {
-    const row = await queryOne<{ last_archived_wal: string | null; failed_count: string; last_failed_wal: string }>(
-      client,
-      'SELECT last_archived_wal, failed_count, last_failed_wal FROM pg_stat_archiver',
-    );
+  const seen = await until(`WAL segment ${segment} archived`, async () => {
+    const row = await archiver();
     const last = row.last_archived_wal ?? '';
-    if (Number(row.failed_count) > 5) {
-      throw new Error(`archiving fails: ${row.failed_count} failures, last ${row.last_failed_wal}`);
-    }
-    return SEGMENT.test(last) && last >= segment ? true : undefined;
+    const failures = Number(row.failed_count) - failedBefore;
+    // More failures than retries in a few seconds: archiving is broken, and waiting longer will not mend it.
+    if (failures > 5) return { failure: `archiving fails: ${failures} failures, last ${row.last_failed_wal}` };
+    return SEGMENT.test(last) && last >= segment ? { failure: undefined } : undefined;
   });
+  if (seen.failure) throw new Error(seen.failure);
   return { segment, seconds: seconds(began) };
 }
 
@@ -141,19 +149,22 @@ const batchCounts = (client: pg.Client) =>
 const getBackup = async (name: string) =>
   (await e2e.custom.getNamespacedCustomObject({ ...CNPG, namespace: NS, plural: 'backups', name })) as BackupObject;
 
+/** Waits for a Backup to complete; `failed` or `walArchivingFailing` end the wait with the Backup's error. */
 async function untilBackupCompleted(name: string, timeoutMs = 300_000): Promise<BackupObject> {
-  return until(
+  const seen = await until(
     `Backup ${NS}/${name} completed`,
     async () => {
       const backup = await getBackup(name).catch(() => undefined);
       const phase = backup?.status?.phase;
-      if (phase === 'failed' || phase === 'walArchivingFailing') {
-        throw new Error(`Backup ${name} is ${phase}: ${backup?.status?.error}`);
+      if (backup && (phase === 'failed' || phase === 'walArchivingFailing')) {
+        return { backup, failure: `Backup ${name} is ${phase}: ${backup.status?.error}` };
       }
-      return phase === 'completed' ? backup : undefined;
+      return backup && phase === 'completed' ? { backup, failure: undefined } : undefined;
     },
     timeoutMs,
   );
+  if (seen.failure) throw new Error(seen.failure);
+  return seen.backup;
 }
 
 /** A 5-field cron (UTC) for one minute of the day, the form a class's schedule takes. */

@@ -128,4 +128,10 @@ describe('the requeue of a waiting state with a verdict that changes by time alo
     });
     expect(requeueOf({ ...facts, now: 9_000, recheckAt: 5_000 })).toEqual({ kind: 'after', ms: 100 });
   });
+
+  it('a state that waits on nothing (Ready) looks again only when a verdict changes by time (a running backup)', () => {
+    const ready = { ...meta, requeue: 'none' as const };
+    expect(requeueOf({ ...facts, meta: ready, now: 1_000 })).toEqual({ kind: 'none' });
+    expect(requeueOf({ ...facts, meta: ready, now: 1_000, recheckAt: 6_000 })).toEqual({ kind: 'after', ms: 5_100 });
+  });
 });

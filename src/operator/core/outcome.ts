@@ -102,13 +102,14 @@ export function requeueOf(facts: RequeueFacts): Requeue {
   // Events the sink could not send wait for the next pass: soon, as after a transient failure.
   if (facts.waiting) return { kind: 'transient', error: facts.waiting.error };
   if (facts.cutShort) return { kind: 'after', ms: 0 };
-  if (meta.requeue === 'none') return { kind: 'none' };
+  const recheck = facts.recheckAt !== undefined ? Math.max(facts.recheckAt - now + 100, 100) : undefined;
+  // A state that waits on nothing still looks again when a verdict changes by time (a running backup).
+  if (meta.requeue === 'none') return recheck !== undefined ? { kind: 'after', ms: recheck } : { kind: 'none' };
   // Look again after the delay, or when the progress deadline passes if that comes first.
   const deadline = deadlineAt({ meta, since, settings });
   const ms =
     deadline !== undefined && now <= deadline
       ? Math.min(settings.requeueDelayMs, Math.max(deadline - now + 1000, 1000))
       : settings.requeueDelayMs;
-  const recheck = facts.recheckAt !== undefined ? Math.max(facts.recheckAt - now + 100, 100) : undefined;
   return { kind: 'after', ms: recheck !== undefined && recheck < ms ? recheck : ms };
 }

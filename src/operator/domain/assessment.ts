@@ -42,7 +42,10 @@ export interface Assessment {
   backup?: BackupAssessment;
   /** The restore judged on this tick: absent unless one is to run (no CNPG Cluster yet). */
   restore?: RestoreResolution;
-  /** When a verdict will change by time alone (the wait for CNPG to take up pgfsm's write): look again then. */
+  /**
+   * When a verdict will change by time alone (the wait for CNPG to take up pgfsm's write), or when a running backup
+   * is to be looked at again (its objects are not watched): look again then.
+   */
   recheckAt?: number;
 }
 
@@ -119,11 +122,15 @@ export function assess(observation: Observation, settings: Settings, now: number
     poolersServing: config.pooler !== undefined && judged.pooler.verdict.state === 'Ready',
     rejections,
     databaseRolesPush: judgments.managedRoles.verdict.state === 'Failed' ? [] : databaseRolesPush(observation, roles),
-    ...recheck(observation.cnpg ? takeUpEndsAt(observation.cnpg, now) : undefined),
+    ...recheck(earliest(observation.cnpg ? takeUpEndsAt(observation.cnpg, now) : undefined, backup?.recheckAt)),
   };
 }
 
 const recheck = (at: number | undefined) => (at === undefined ? {} : { recheckAt: at });
+const earliest = (...times: (number | undefined)[]) => {
+  const known = times.filter((t): t is number => t !== undefined);
+  return known.length > 0 ? Math.min(...known) : undefined;
+};
 
 const mapComponents = <T>(
   judgments: Record<Component, Judgment>,

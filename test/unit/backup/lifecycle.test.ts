@@ -8,6 +8,7 @@ import { restoreState } from '../../../machines/state-path.ts';
 import { tickMachine } from '../../../machines/tick.ts';
 import { projectStatus } from '../../../src/operator/core/status.ts';
 import { assessTick, restoreWaiting } from '../../../src/operator/domain/assessment.ts';
+import { BACKUP_POLL_MS } from '../../../src/operator/domain/backup/judge.ts';
 import { BACKUPS_READY, backupsConditionOf } from '../../../src/operator/domain/backup/status.ts';
 import { planDeletionPolicy, policyApplied } from '../../../src/operator/domain/deletion.ts';
 import type { Effect } from '../../../src/operator/domain/effects.ts';
@@ -99,6 +100,26 @@ describe('judgeBackups', () => {
     ).backup;
     expect(done?.schedule).toEqual([]);
     expect(done?.acted).toEqual({ token: '1764504000', backup: expect.stringMatching(/^orders-backup-/) });
+  });
+
+  it('a running backup is looked at again soon; a finished one, and a cluster not backing up, are not', () => {
+    const asked = assessTick(backed('backupAsked')).backup?.schedule[0];
+    if (asked?.type !== 'apply') throw new Error('no Backup asked for');
+    const running = backed('backupAsked', (o) => {
+      if (o.backup) o.backup.onDemand = { ...structuredClone(asked.object), status: { phase: 'running' } } as never;
+    });
+    expect(assessTick(running).recheckAt).toBe(running.now + BACKUP_POLL_MS);
+    const completed = backed('backupAsked', (o) => {
+      if (o.backup) o.backup.onDemand = { ...structuredClone(asked.object), status: { phase: 'completed' } } as never;
+    });
+    expect(assessTick(completed).recheckAt).toBeUndefined();
+    // A scheduled backup: only CNPG's condition says it runs.
+    const scheduled = backed('archiving', (o) => {
+      const conditions = o.cnpg?.status?.conditions ?? [];
+      for (const c of conditions) if (c.type === 'LastBackupSucceeded') Object.assign(c, { reason: 'BackupStarted' });
+    });
+    expect(assessTick(scheduled).recheckAt).toBe(scheduled.now + BACKUP_POLL_MS);
+    expect(assessTick(tickOf(healthyFacts)).recheckAt).toBeUndefined();
   });
 
   it('the Backup a token asked for is reported in BackupsReady as CNPG reports it', () => {

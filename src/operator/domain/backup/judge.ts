@@ -53,7 +53,17 @@ export interface BackupAssessment {
    * Cluster must not be created pointing at it (its WAL would go where that store says), nor restored through it.
    */
   blocked?: { store?: BackupProblem; sourceStore?: BackupProblem };
+  /**
+   * While a base backup runs (the on-demand Backup, or CNPG's LastBackupSucceeded says one started): look again
+   * then. The Backup and the plugin's ObjectStore are not watched, and CNPG's condition may not change at the
+   * end (True before, True after), so without it the new backup and the recoverability window would reach the
+   * status only on a later wake.
+   */
+  recheckAt?: number;
 }
+
+/** How often a pass looks at a running backup: short beside a backup, cheap (three reads). */
+export const BACKUP_POLL_MS = 5_000;
 
 /**
  * One object's rung of the ladder: missing or ours and drifted, write it; orphaned and handed over, adopt it;
@@ -182,6 +192,9 @@ export function judgeBackups(
     });
   }
   if (request.kind === 'refused') problems.push({ reason: Reason.BackupRequestRefused, message: request.message });
+  if (progress.state === 'running' || result.health?.lastBackup.outcome === 'running') {
+    result.recheckAt = now + BACKUP_POLL_MS;
+  }
   const [problem] = problems;
   if (blocked.store || blocked.sourceStore) result.blocked = blocked;
   return problem ? { ...result, problem } : result;
