@@ -44,7 +44,7 @@ const PREFIX = 'e2e';
 const CNPG = { group: 'postgresql.cnpg.io', version: 'v1' };
 const ROWS = { A: 100, B: 50, C: 20 };
 /** Minutes from the class's creation to the minute its schedule names (after the on-demand backup, in practice). */
-const SCHEDULE_AHEAD_MINUTES = 3;
+const SCHEDULE_AHEAD_MINUTES = 2;
 
 const log = (line: string) => process.stderr.write(`[backups] ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -317,7 +317,7 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
     const applied = Date.now();
     await createCluster(e2e, NS, RESTORED, { class: CLASS, restore: { source: { cluster: SOURCE }, targetTime } });
     try {
-      await untilReadyRecorded(e2e, NS, RESTORED);
+      await untilReadyRecorded(e2e, NS, RESTORED, `${NS}/${RESTORED} (restored)`);
       said.restoredReadySeconds = String(seconds(applied));
       const restored = await superuserClient(RESTORED, 480_000);
       const counts = await batchCounts(restored);
