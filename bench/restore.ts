@@ -106,14 +106,24 @@ async function prepareSource(node: RealNode, stack: BackupStack, log: Log) {
   const secret = await core.readNamespacedSecret({ namespace: NS, name: `${SOURCE}-superuser` });
   const value = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString();
   const port = await node.gateway.open(`${SOURCE}-rw.${NS}.svc.cluster.local`, 5432);
-  const client = new pg.Client({
-    host: '127.0.0.1',
-    port,
-    user: value('username'),
-    password: value('password'),
-    database: 'postgres',
+  // kube-proxy lags a Service's first endpoint by a moment: connect until it answers.
+  const client = await until('a connection to the source', async () => {
+    const c = new pg.Client({
+      host: '127.0.0.1',
+      port,
+      user: value('username'),
+      password: value('password'),
+      database: 'postgres',
+    });
+    c.on('error', () => undefined);
+    try {
+      await c.connect();
+      return c;
+    } catch {
+      await c.end().catch(() => undefined);
+      return undefined;
+    }
   });
-  await client.connect();
   try {
     await client.query('CREATE TABLE t(id int PRIMARY KEY, payload text NOT NULL)');
     await client.query(`INSERT INTO t SELECT g, md5(g::text) FROM generate_series(1, ${ROWS}) g`);
