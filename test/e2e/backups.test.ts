@@ -12,9 +12,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKUP_NOW_ANNOTATION } from '../../src/operator/api/backup-rules.ts';
 import type { PostgresCluster } from '../../src/operator/api/schema.ts';
 import { type BackupStack, startBackupStack } from '../../src/tools/node/backups.ts';
-import { PLUGIN_SERVICE } from '../../src/tools/node/barman-cloud.ts';
-import { CNPG_NAMESPACE } from '../../src/tools/node/install.ts';
 import { listKeys } from '../../src/tools/node/s3-store.ts';
+import {
+  archiveCurrentWal,
+  type BackupObject,
+  batchCounts,
+  createRowsTable,
+  createStoreSecret,
+  insertBatch,
+  removeBackupPlugin,
+  secondsSince,
+  serverNow,
+  until,
+  untilBackupCompleted,
+} from './support/backups.ts';
 import { type KubeObject, recordHistory } from './support/history.ts';
 import {
   attach,
@@ -27,12 +38,10 @@ import {
   eventsAbout,
   GROUP,
   getCluster,
-  query,
   queryOne,
   secretValue,
   serverVersion,
   untilReadyRecorded,
-  waitFor,
 } from './support/node.ts';
 import { recordLine, recordResult } from './support/results.ts';
 
@@ -48,13 +57,6 @@ const SCHEDULE_AHEAD_MINUTES = 2;
 
 const log = (line: string) => process.stderr.write(`[backups] ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const seconds = (since: number) => Number(((Date.now() - since) / 1000).toFixed(1));
-
-interface BackupObject {
-  metadata: { name: string; creationTimestamp?: string; labels?: Record<string, string> };
-  status?: { phase?: string; error?: string; startedAt?: string; stoppedAt?: string };
-}
-
 let e2e: E2e;
 let stack: BackupStack;
 let source: pg.Client;
@@ -71,18 +73,6 @@ const cluster = async (name: string): Promise<PostgresCluster> => {
 };
 const condition = async (name: string, type: string) =>
   (await cluster(name)).status?.conditions?.find((c) => c.type === type);
-
-/** Polls once a second (waitFor alone polls as fast as the API answers). */
-const until = <T>(what: string, probe: () => Promise<T | undefined>, timeoutMs?: number) =>
-  waitFor(
-    what,
-    async () => {
-      const value = await probe();
-      if (value === undefined) await sleep(1_000);
-      return value;
-    },
-    timeoutMs,
-  );
 
 /** The superuser's client, as the cluster's endpoints ConfigMap and superuser Secret give it (what a team reads). */
 async function superuserClient(name: string, timeoutMs?: number): Promise<pg.Client> {
@@ -104,69 +94,6 @@ async function superuserClient(name: string, timeoutMs?: number): Promise<pg.Cli
   return client;
 }
 
-const SEGMENT = /^[0-9A-F]{24}$/;
-
-/**
- * Switches to a new WAL segment and waits until pg_stat_archiver says the one just closed is archived. Failures
- * are counted from the start of the wait: a restored cluster's counters carry those of its recovery, which tried
- * the new timeline's history file before the instance had its own archive.
- */
-async function archiveCurrentWal(client: pg.Client): Promise<{ segment: string; seconds: number }> {
-  const began = Date.now();
-  const archiver = () =>
-    queryOne<{ last_archived_wal: string | null; failed_count: string; last_failed_wal: string | null }>(
-      client,
-      'SELECT last_archived_wal, failed_count, last_failed_wal FROM pg_stat_archiver',
-    );
-  const failedBefore = Number((await archiver()).failed_count);
-  const { segment } = await queryOne<{ segment: string }>(
-    client,
-    'SELECT pg_walfile_name(pg_current_wal_lsn()) AS segment',
-  );
-  await query(client, 'SELECT pg_switch_wal()');
-  const seen = await until(`WAL segment ${segment} archived`, async () => {
-    const row = await archiver();
-    const last = row.last_archived_wal ?? '';
-    const failures = Number(row.failed_count) - failedBefore;
-    // More failures than retries in a few seconds: archiving is broken, and waiting longer will not mend it.
-    if (failures > 5) return { failure: `archiving fails: ${failures} failures, last ${row.last_failed_wal}` };
-    return SEGMENT.test(last) && last >= segment ? { failure: undefined } : undefined;
-  });
-  if (seen.failure) throw new Error(seen.failure);
-  return { segment, seconds: seconds(began) };
-}
-
-const insertBatch = (batch: 'A' | 'B' | 'C', first: number, count: number) =>
-  query(source, `INSERT INTO t(id, batch) SELECT g, $1 FROM generate_series($2::int, $3::int) g`, [
-    batch,
-    first,
-    first + count - 1,
-  ]);
-
-const batchCounts = (client: pg.Client) =>
-  query<{ batch: string; n: number }>(client, 'SELECT batch, count(*)::int AS n FROM t GROUP BY batch ORDER BY batch');
-
-const getBackup = async (name: string) =>
-  (await e2e.custom.getNamespacedCustomObject({ ...CNPG, namespace: NS, plural: 'backups', name })) as BackupObject;
-
-/** Waits for a Backup to complete; `failed` or `walArchivingFailing` end the wait with the Backup's error. */
-async function untilBackupCompleted(name: string, timeoutMs = 300_000): Promise<BackupObject> {
-  const seen = await until(
-    `Backup ${NS}/${name} completed`,
-    async () => {
-      const backup = await getBackup(name).catch(() => undefined);
-      const phase = backup?.status?.phase;
-      if (backup && (phase === 'failed' || phase === 'walArchivingFailing')) {
-        return { backup, failure: `Backup ${name} is ${phase}: ${backup.status?.error}` };
-      }
-      return backup && phase === 'completed' ? { backup, failure: undefined } : undefined;
-    },
-    timeoutMs,
-  );
-  if (seen.failure) throw new Error(seen.failure);
-  return seen.backup;
-}
-
 /** A 5-field cron (UTC) for one minute of the day, the form a class's schedule takes. */
 const cronAt = (at: Date) => `${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
 
@@ -176,16 +103,7 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
     stack = await startBackupStack(e2e.node, { log });
     await createNamespace(e2e, NS);
     // The class names a Secret; every namespace whose clusters are backed up holds its own (never copied).
-    await e2e.core.createNamespacedSecret({
-      namespace: NS,
-      body: {
-        metadata: { name: 's3-creds' },
-        stringData: {
-          ACCESS_KEY_ID: stack.store.credentials.accessKeyId,
-          ACCESS_SECRET_KEY: stack.store.credentials.secretAccessKey,
-        },
-      },
-    });
+    await createStoreSecret(e2e, NS, stack);
     const now = Date.now();
     scheduledAt = new Date(Math.ceil(now / 60_000) * 60_000 + SCHEDULE_AHEAD_MINUTES * 60_000);
     await createClass(e2e, CLASS, {});
@@ -216,7 +134,7 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
     // No backup line in the cluster's spec: the class's policy is enough.
     await createCluster(e2e, NS, SOURCE, { class: CLASS });
     await untilReadyRecorded(e2e, NS, SOURCE);
-    said.sourceReady = `${seconds(applied)}s`;
+    said.sourceReady = `${secondsSince(applied)}s`;
     source = await superuserClient(SOURCE);
     recordResult({ cluster: `${NS}/${SOURCE}`, ready: true, serverVersion: await serverVersion(source) });
   });
@@ -230,27 +148,15 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
         .deleteNamespacedCustomObject({ ...GROUP, namespace: NS, plural: 'postgresclusters', name })
         .catch(() => undefined);
     }
-    await e2e?.node
-      .kubectl([
-        'delete',
-        '-n',
-        CNPG_NAMESPACE,
-        `service/${PLUGIN_SERVICE}`,
-        `deployment/${PLUGIN_SERVICE}`,
-        '--wait=false',
-      ])
-      .catch(() => undefined);
+    if (e2e) await removeBackupPlugin(e2e);
     await e2e?.close();
   });
 
   it('archives WAL under its own server name, and BackupsReady says so', async () => {
     const status = (await cluster(SOURCE)).status?.backup;
     expect(status?.serverName).toMatch(new RegExp(`^${SOURCE}-[0-9a-f]{8}$`));
-    await query(
-      source,
-      'CREATE TABLE t(id int PRIMARY KEY, batch text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())',
-    );
-    await insertBatch('A', 1, ROWS.A);
+    await createRowsTable(source);
+    await insertBatch(source, 'A', 1, ROWS.A);
     const archived = await archiveCurrentWal(source);
     said.firstArchive = `${archived.segment} in ${archived.seconds}s`;
     const ready = await until('BackupsReady=True on the source', async () => {
@@ -275,13 +181,13 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
       },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    const name = await until(`status.backup.lastRequest = ${token}`, async () => {
+    const { name } = await until(`status.backup.lastRequest = ${token}`, async () => {
       const backup = (await cluster(SOURCE)).status?.backup;
-      return backup?.lastRequest === token ? backup.lastRequestBackup : undefined;
+      return backup?.lastRequest === token ? { name: backup.lastRequestBackup } : undefined;
     });
     expect(name).toBeTruthy();
-    const backup = await untilBackupCompleted(name ?? '');
-    said.backupSeconds = String(seconds(asked));
+    const backup = await untilBackupCompleted(e2e, NS, name ?? '');
+    said.backupSeconds = String(secondsSince(asked));
     said.backupStoppedAt = backup.status?.stoppedAt ?? '?';
     const reasons = (await eventsAbout(e2e, NS, SOURCE)).map((e) => e.reason);
     expect(reasons).toContain('BackupRequested');
@@ -295,16 +201,12 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
   });
 
   it('writes rows B, takes T from the server clock, writes rows C and archives their WAL', async () => {
-    await insertBatch('B', ROWS.A + 1, ROWS.B);
+    await insertBatch(source, 'B', ROWS.A + 1, ROWS.B);
     await sleep(1_100);
-    const { t } = await queryOne<{ t: string }>(
-      source,
-      `SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"') AS t`,
-    );
-    targetTime = t;
+    targetTime = await serverNow(source);
     expect(Date.parse(targetTime)).toBeGreaterThan(Date.parse(said.backupStoppedAt ?? ''));
     await sleep(1_100);
-    await insertBatch('C', ROWS.A + ROWS.B + 1, ROWS.C);
+    await insertBatch(source, 'C', ROWS.A + ROWS.B + 1, ROWS.C);
     const archived = await archiveCurrentWal(source);
     said.secondArchive = `${archived.segment} in ${archived.seconds}s`;
   });
@@ -318,10 +220,10 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
     await createCluster(e2e, NS, RESTORED, { class: CLASS, restore: { source: { cluster: SOURCE }, targetTime } });
     try {
       await untilReadyRecorded(e2e, NS, RESTORED, `${NS}/${RESTORED} (restored)`);
-      said.restoredReadySeconds = String(seconds(applied));
+      said.restoredReadySeconds = String(secondsSince(applied));
       const restored = await superuserClient(RESTORED, 480_000);
       const counts = await batchCounts(restored);
-      said.firstQuerySeconds = String(seconds(applied));
+      said.firstQuerySeconds = String(secondsSince(applied));
       said.rows = `${counts.reduce((sum, c) => sum + c.n, 0)}/${ROWS.A + ROWS.B}`;
       expect(counts).toEqual([
         { batch: 'A', n: ROWS.A },
@@ -367,25 +269,26 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
 
   it("fires the class's schedule at the minute it names, to a completed Backup", async () => {
     const scheduled = `${SOURCE}-scheduled`;
-    const fired = await until(
+    const { fired } = await until(
       `a Backup of ScheduledBackup ${scheduled} at ${scheduledAt.toISOString()}`,
       async () => {
         const list = (await e2e.custom.listNamespacedCustomObject({ ...CNPG, namespace: NS, plural: 'backups' })) as {
           items: BackupObject[];
         };
         // The first one is the ScheduledBackup's immediate backup; the one the cron makes comes at its minute.
-        return list.items.find(
+        const found = list.items.find(
           (b) =>
             b.metadata.labels?.['cnpg.io/scheduled-backup'] === scheduled &&
             Date.parse(b.metadata.creationTimestamp ?? '') >= scheduledAt.getTime(),
         );
+        return found ? { fired: found } : undefined;
       },
       Math.max(0, scheduledAt.getTime() - Date.now()) + 180_000,
     );
     const firedAt = Date.parse(fired.metadata.creationTimestamp ?? '');
     // In the minute the 5-field cron names: pgfsm's seconds field is 0, not the minute shifted by a field.
     expect(firedAt - scheduledAt.getTime()).toBeLessThan(60_000);
-    await untilBackupCompleted(fired.metadata.name);
+    await untilBackupCompleted(e2e, NS, fired.metadata.name);
     said.scheduled = `${cronAt(scheduledAt)} fired at ${fired.metadata.creationTimestamp}`;
     const line =
       `backups: archived ${said.firstArchive ? 'yes' : 'no'}; backup completed in ${said.backupSeconds}s; ` +

@@ -18,22 +18,24 @@ import { BatchV1Api, type V1Pod } from '@kubernetes/client-node';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type BackupStack, startBackupStack } from '../../../src/tools/node/backups.ts';
-import { PLUGIN_NAME, PLUGIN_SERVICE } from '../../../src/tools/node/barman-cloud.ts';
-import { CNPG_NAMESPACE } from '../../../src/tools/node/install.ts';
+import { PLUGIN_NAME } from '../../../src/tools/node/barman-cloud.ts';
 import { NETNS_PATH, NODE_IP } from '../../../src/tools/node/layout.ts';
 import { command, routesOutOf } from '../../../src/tools/node/netns.ts';
 import { listKeys, S3_PORT } from '../../../src/tools/node/s3-store.ts';
 import {
-  attach,
-  connect,
-  createNamespace,
-  type E2e,
-  query,
-  queryOne,
-  secretValue,
-  serverVersion,
-  waitFor,
-} from '../support/node.ts';
+  archiveCurrentWal,
+  type BackupObject,
+  batchCounts,
+  createRowsTable,
+  createStoreSecret,
+  insertBatch,
+  removeBackupPlugin,
+  secondsSince,
+  serverNow,
+  until,
+  untilBackupCompleted,
+} from '../support/backups.ts';
+import { attach, connect, createNamespace, type E2e, queryOne, secretValue, serverVersion } from '../support/node.ts';
 import { recordLine, recordResult } from '../support/results.ts';
 
 const NS = 'backups-by-hand';
@@ -47,7 +49,6 @@ const ROWS = { A: 100, B: 50, C: 20 };
 
 const log = (line: string) => process.stderr.write(`[backups by hand] ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const seconds = (since: number) => Number(((Date.now() - since) / 1000).toFixed(1));
 
 interface Condition {
   type: string;
@@ -63,45 +64,12 @@ interface CnpgCluster {
     pluginStatus?: Array<{ name: string; version?: string; capabilities?: string[] }>;
   };
 }
-interface BackupObject {
-  metadata: { name: string; labels?: Record<string, string> };
-  status?: { phase?: string; error?: string; startedAt?: string; stoppedAt?: string; backupId?: string };
-}
-
 let e2e: E2e;
 let stack: BackupStack;
 let source: pg.Client;
 const clients: pg.Client[] = [];
 const said: Record<string, string> = {};
 let targetTime = '';
-
-/** Stops a wait at once: what it saw will not get better. */
-class Hopeless extends Error {}
-
-/** waitFor that polls every second and gives up at once on {@link Hopeless}. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 300_000): Promise<T> {
-  let hopeless: Hopeless | undefined;
-  const result = await waitFor(
-    what,
-    async () => {
-      try {
-        const value = await probe();
-        if (value === undefined) await sleep(1_000);
-        return value;
-      } catch (error) {
-        if (error instanceof Hopeless) {
-          hopeless = error;
-          return true as T;
-        }
-        await sleep(1_000);
-        throw error;
-      }
-    },
-    timeoutMs,
-  );
-  if (hopeless) throw hopeless;
-  return result;
-}
 
 const getObject = async <T>(api: { group: string; version: string }, plural: string, name: string) =>
   (await e2e.custom.getNamespacedCustomObject({ ...api, namespace: NS, plural, name })) as T;
@@ -136,9 +104,9 @@ async function untilHealthy(name: string, timeoutMs = 480_000) {
       const status = (await cluster(name)).status;
       const phase = status?.phase ?? '';
       if (phase.includes('unknown plugin') || phase.includes('error while interacting with plugins')) {
-        throw new Hopeless(`${name}: ${phase}`);
+        return { failure: `${name}: ${phase}` };
       }
-      return phase === 'Cluster in healthy state' && status?.readyInstances === 1 ? true : undefined;
+      return phase === 'Cluster in healthy state' && status?.readyInstances === 1 ? {} : undefined;
     },
     timeoutMs,
   );
@@ -161,76 +129,15 @@ async function superuserClient(name: string, timeoutMs?: number): Promise<pg.Cli
   return client;
 }
 
-const insertBatch = (batch: 'A' | 'B' | 'C', first: number, count: number) =>
-  query(source, `INSERT INTO t(id, batch) SELECT g, $1 FROM generate_series($2::int, $3::int) g`, [
-    batch,
-    first,
-    first + count - 1,
-  ]);
-
-const SEGMENT = /^[0-9A-F]{24}$/;
-
-const batchCounts = (client: pg.Client) =>
-  query<{ batch: string; n: number }>(client, 'SELECT batch, count(*)::int AS n FROM t GROUP BY batch ORDER BY batch');
-
 const hasPluginSidecar = (pod: V1Pod) =>
   pod.spec?.initContainers?.some((c) => c.name === 'plugin-barman-cloud') ?? false;
-
-/** Switches to a new WAL segment and waits until pg_stat_archiver says the one just closed is archived. */
-async function archiveCurrentWal(): Promise<{ segment: string; seconds: number }> {
-  const began = Date.now();
-  const { segment } = await queryOne<{ segment: string }>(
-    source,
-    'SELECT pg_walfile_name(pg_current_wal_lsn()) AS segment',
-  );
-  await query(source, 'SELECT pg_switch_wal()');
-  await until(`WAL segment ${segment} archived`, async () => {
-    const row = await queryOne<{
-      last_archived_wal: string | null;
-      failed_count: string;
-      last_failed_wal: string | null;
-    }>(source, 'SELECT last_archived_wal, failed_count, last_failed_wal FROM pg_stat_archiver');
-    const last = row.last_archived_wal ?? '';
-    if (SEGMENT.test(last) && last >= segment) return true;
-    if (Number(row.failed_count) > 5) {
-      throw new Hopeless(`archiving fails: ${row.failed_count} failures, last ${row.last_failed_wal}`);
-    }
-    return undefined;
-  });
-  return { segment, seconds: seconds(began) };
-}
-
-/** Waits for a Backup to complete; `failed` or `walArchivingFailing` end the wait with the Backup's error. */
-async function untilBackupCompleted(name: string, timeoutMs = 300_000): Promise<BackupObject> {
-  return until(
-    `Backup ${NS}/${name} completed`,
-    async () => {
-      const backup = await getObject<BackupObject>(CNPG, 'backups', name);
-      const phase = backup.status?.phase;
-      if (phase === 'failed' || phase === 'walArchivingFailing') {
-        throw new Hopeless(`Backup ${name} is ${phase}: ${backup.status?.error}`);
-      }
-      return phase === 'completed' ? backup : undefined;
-    },
-    timeoutMs,
-  );
-}
 
 describe('backups by hand: Barman Cloud Plugin, versitygw and a point-in-time restore (issue 36)', () => {
   beforeAll(async () => {
     e2e = await attach();
     stack = await startBackupStack(e2e.node, { log });
     await createNamespace(e2e, NS);
-    await e2e.core.createNamespacedSecret({
-      namespace: NS,
-      body: {
-        metadata: { name: 's3-creds' },
-        stringData: {
-          ACCESS_KEY_ID: stack.store.credentials.accessKeyId,
-          ACCESS_SECRET_KEY: stack.store.credentials.secretAccessKey,
-        },
-      },
-    });
+    await createStoreSecret(e2e, NS, stack);
     // The store before the Cluster: the plugin reads it while CloudNativePG builds the instance Pod.
     await create(BARMAN, 'objectstores', {
       apiVersion: 'barmancloud.cnpg.io/v1',
@@ -265,7 +172,7 @@ describe('backups by hand: Barman Cloud Plugin, versitygw and a point-in-time re
       }),
     );
     await untilHealthy(SOURCE);
-    said.sourceHealthy = `${seconds(applied)}s`;
+    said.sourceHealthy = `${secondsSince(applied)}s`;
     source = await superuserClient(SOURCE);
     recordResult({ cluster: `${NS}/${SOURCE} (CNPG only)`, ready: true, serverVersion: await serverVersion(source) });
   });
@@ -279,16 +186,7 @@ describe('backups by hand: Barman Cloud Plugin, versitygw and a point-in-time re
         .deleteNamespacedCustomObject({ ...CNPG, namespace: NS, plural: 'clusters', name })
         .catch(() => undefined);
     }
-    await e2e?.node
-      .kubectl([
-        'delete',
-        '-n',
-        CNPG_NAMESPACE,
-        `service/${PLUGIN_SERVICE}`,
-        `deployment/${PLUGIN_SERVICE}`,
-        '--wait=false',
-      ])
-      .catch(() => undefined);
+    if (e2e) await removeBackupPlugin(e2e);
     await e2e?.close();
   });
 
@@ -305,17 +203,14 @@ describe('backups by hand: Barman Cloud Plugin, versitygw and a point-in-time re
   });
 
   it('archives WAL: the segment holding rows A is in pg_stat_archiver and ContinuousArchiving is True', async () => {
-    await query(
-      source,
-      'CREATE TABLE t(id int PRIMARY KEY, batch text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())',
-    );
-    await insertBatch('A', 1, ROWS.A);
-    const archived = await archiveCurrentWal();
+    await createRowsTable(source);
+    await insertBatch(source, 'A', 1, ROWS.A);
+    const archived = await archiveCurrentWal(source);
     said.firstArchive = `${archived.segment} in ${archived.seconds}s`;
     await until('ContinuousArchiving=True on src', async () => {
       const condition = (await cluster(SOURCE)).status?.conditions?.find((c) => c.type === 'ContinuousArchiving');
-      if (condition?.status === 'False') throw new Hopeless(`ContinuousArchiving False: ${condition.message}`);
-      return condition?.status === 'True' ? true : undefined;
+      if (condition?.status === 'False') return { failure: `ContinuousArchiving False: ${condition.message}` };
+      return condition?.status === 'True' ? {} : undefined;
     });
     // In the node's store, under the source's server name.
     const keys = await listKeys(stack.store, stack.bucket, `${PREFIX}/${SOURCE}/wals/`);
@@ -330,26 +225,22 @@ describe('backups by hand: Barman Cloud Plugin, versitygw and a point-in-time re
       metadata: { name: `${SOURCE}-b1`, namespace: NS },
       spec: { cluster: { name: SOURCE }, method: 'plugin', pluginConfiguration: { name: PLUGIN_NAME } },
     });
-    const backup = await untilBackupCompleted(`${SOURCE}-b1`);
-    said.backupSeconds = String(seconds(created));
+    const backup = await untilBackupCompleted(e2e, NS, `${SOURCE}-b1`);
+    said.backupSeconds = String(secondsSince(created));
     said.backupId = backup.status?.backupId ?? '?';
     said.backupStoppedAt = backup.status?.stoppedAt ?? '?';
     expect(backup.status?.backupId).toBeTruthy();
   });
 
   it('writes rows B, takes T from the server clock, writes rows C and archives their WAL', async () => {
-    await insertBatch('B', ROWS.A + 1, ROWS.B);
+    await insertBatch(source, 'B', ROWS.A + 1, ROWS.B);
     await sleep(1_100);
-    const { t } = await queryOne<{ t: string }>(
-      source,
-      `SELECT to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00:00"') AS t`,
-    );
-    targetTime = t;
+    targetTime = await serverNow(source);
     // barman picks the newest backup that ended at or before T: this one must qualify.
     expect(Date.parse(targetTime)).toBeGreaterThan(Date.parse(said.backupStoppedAt ?? ''));
     await sleep(1_100);
-    await insertBatch('C', ROWS.A + ROWS.B + 1, ROWS.C);
-    const archived = await archiveCurrentWal();
+    await insertBatch(source, 'C', ROWS.A + ROWS.B + 1, ROWS.C);
+    const archived = await archiveCurrentWal(source);
     said.secondArchive = `${archived.segment} in ${archived.seconds}s`;
   });
 
@@ -376,12 +267,12 @@ describe('backups by hand: Barman Cloud Plugin, versitygw and a point-in-time re
         const job = await batch
           .readNamespacedJob({ name: `${RESTORED}-1-full-recovery`, namespace: NS })
           .catch(() => undefined);
-        if ((job?.status?.failed ?? 0) >= 2) throw new Hopeless(`the recovery Job failed ${job?.status?.failed} times`);
-        return (job?.status?.succeeded ?? 0) >= 1 ? true : undefined;
+        if ((job?.status?.failed ?? 0) >= 2) return { failure: `the recovery Job failed ${job?.status?.failed} times` };
+        return (job?.status?.succeeded ?? 0) >= 1 ? {} : undefined;
       },
       600_000,
     );
-    said.recoveryJobSeconds = String(seconds(applied));
+    said.recoveryJobSeconds = String(secondsSince(applied));
     // The first instance answers as soon as recovery is done; it still carries the plugin's sidecar, which the
     // plugin injects only until the Cluster has a current primary (to run the restore), so CloudNativePG then
     // restarts it without: a client connected now is cut off once (SQLSTATE 57P01).
@@ -393,10 +284,10 @@ describe('backups by hand: Barman Cloud Plugin, versitygw and a point-in-time re
     await until(`${RESTORED}-1 Ready without the plugin's sidecar`, async () => {
       const pod = await e2e.core.readNamespacedPod({ name: `${RESTORED}-1`, namespace: NS }).catch(() => undefined);
       const ready = pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-      return pod && ready && !hasPluginSidecar(pod) ? true : undefined;
+      return pod && ready && !hasPluginSidecar(pod) ? {} : undefined;
     });
     await untilHealthy(RESTORED);
-    said.readySeconds = String(seconds(applied));
+    said.readySeconds = String(secondsSince(applied));
     const restored = await superuserClient(RESTORED, 480_000);
     const counts = await batchCounts(restored);
     said.stableQueryMs = String(Date.now() - applied);
@@ -435,19 +326,20 @@ describe('backups by hand: Barman Cloud Plugin, versitygw and a point-in-time re
         pluginConfiguration: { name: PLUGIN_NAME },
       },
     });
-    const fired = await until(
+    const { fired } = await until(
       `a Backup made by ScheduledBackup ${SOURCE}-minutely`,
       async () => {
         const list = (await e2e.custom.listNamespacedCustomObject({ ...CNPG, namespace: NS, plural: 'backups' })) as {
           items: BackupObject[];
         };
-        return list.items.find((b) => b.metadata.labels?.['cnpg.io/scheduled-backup'] === `${SOURCE}-minutely`);
+        const found = list.items.find((b) => b.metadata.labels?.['cnpg.io/scheduled-backup'] === `${SOURCE}-minutely`);
+        return found ? { fired: found } : undefined;
       },
       150_000,
     );
-    said.scheduledFiredSeconds = String(seconds(created));
-    await untilBackupCompleted(fired.metadata.name);
-    said.scheduledCompletedSeconds = String(seconds(created));
+    said.scheduledFiredSeconds = String(secondsSince(created));
+    await untilBackupCompleted(e2e, NS, fired.metadata.name);
+    said.scheduledCompletedSeconds = String(secondsSince(created));
     // One is enough: stop it before the next minute.
     await e2e.custom.deleteNamespacedCustomObject({
       ...CNPG,
