@@ -2,21 +2,15 @@
 import type { ClassBackup, PostgresCluster, PostgresClusterSpec } from '../../../src/operator/api/schema.ts';
 import { type MergedConfig, mergeConfig } from '../../../src/operator/domain/config.ts';
 import type { Observation } from '../../../src/operator/domain/observation.ts';
+import { BACKUP_POLICY } from '../../../src/tools/fixtures/backups.ts';
 import { CLUSTER_UID, healthyFacts, makeClass, observe } from '../../../src/tools/fixtures/observations.ts';
 
 /** The fixture cluster's uid (its children's owner references name it): `uid-orde` goes into the archive's name. */
 export const UID = CLUSTER_UID;
 export const SERVER_NAME = 'orders-uid-orde';
 
-export const POLICY: ClassBackup = {
-  objectStore: {
-    destinationPath: 's3://pg-backups/prod',
-    endpointURL: 'http://10.77.0.1:7070',
-    credentials: { secretName: 's3-creds' },
-  },
-  schedule: '30 2 * * *',
-  retention: '7d',
-};
+/** The fixtures' class policy (src/tools/fixtures/backups.ts), one for every backup test. */
+export const POLICY: ClassBackup = BACKUP_POLICY;
 
 export const backupClass = (policy: Partial<ClassBackup> = {}) => makeClass({ backup: { ...POLICY, ...policy } });
 
