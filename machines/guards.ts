@@ -126,7 +126,8 @@ export const GUARDS = {
   backupsBehind: {
     meaning:
       'Every component is Ready, and a backup object is not as wanted (the ScheduledBackup, the Backup a new ' +
-      'pgfsm.io/backup-now token asks for, a drifted ObjectStore): written without leaving Ready',
+      'pgfsm.io/backup-now token asks for, a drifted ObjectStore, or the ScheduledBackup and ObjectStore of a ' +
+      'cluster whose backups were switched off, to delete): written without leaving Ready',
     check: 'backupWrites',
     holds: (event) => allReady(a(event)) && backupWrites(a(event)).length > 0,
   },

@@ -27,6 +27,7 @@ import {
   NS,
   type OperatorHandle,
   patchClass,
+  patchSpec,
   runOperator,
   setUpWorld,
   untilState,
@@ -179,6 +180,31 @@ describe('backups on a real API server, with the plugin’s CRD and CloudNativeP
       [name, onDemandBackupName('orders', 'second')].sort(),
     );
     expect(countOf(await eventsAbout(world, 'orders'), 'BackupRequested')).toBe(2);
+  });
+
+  it('switching backups off takes the plugin entry off, then deletes the ScheduledBackup and the ObjectStore', async () => {
+    expect(await readOrUndefined(CNPG, 'scheduledbackups', 'early-scheduled')).toBeDefined();
+    await patchSpec(world, 'early', { backup: { enabled: false } });
+    await waitFor('early’s ScheduledBackup and ObjectStore gone', async () =>
+      (await readOrUndefined(CNPG, 'scheduledbackups', 'early-scheduled')) ||
+      (await readOrUndefined(BARMAN, 'objectstores', 'early-backups'))
+        ? undefined
+        : true,
+    );
+    const cnpg = (await read(CNPG, 'clusters', 'early')) as unknown as CnpgCluster;
+    expect(cnpg.spec.plugins ?? []).toEqual([]);
+    await untilState(world, 'early', 'Ready', 60_000);
+    const cluster = await waitFor('early’s status without a backup record', async () => {
+      const found = await getCluster(world, 'early');
+      return found?.status?.backup === undefined ? found : undefined;
+    });
+    expect(cluster.status?.conditions?.map((c) => c.type)).not.toContain('BackupsReady');
+    const said = (await eventsAbout(world, 'early')).filter((e) => e.reason === 'BackupConfigured');
+    expect(said.map((e) => e.note)).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^ScheduledBackup early-scheduled deleted: backups are switched off/),
+      ]),
+    );
   });
 
   it('a namespace without the store’s Secret is told which one, and its cluster still serves', async () => {

@@ -10,8 +10,10 @@ import { encodeState, restoreState } from '../../machines/state-path.ts';
 import { tickMachine } from '../../machines/tick.ts';
 import type { WriteAnswer } from '../../src/operator/core/execute.ts';
 import { observedAfter } from '../../src/operator/core/follow.ts';
+import { assessTick } from '../../src/operator/domain/assessment.ts';
 import type { Write } from '../../src/operator/domain/effects.ts';
 import { FINALIZER } from '../../src/operator/domain/vocabulary.ts';
+import { switchedOff } from '../../src/tools/fixtures/backups.ts';
 import { type Facts, healthyFacts, observe, tickOf } from '../../src/tools/fixtures/observations.ts';
 
 const fresh = () => initialTransition(postgresClusterMachine)[0];
@@ -76,6 +78,30 @@ describe('observedAfter', () => {
     ]);
     expect(nextTick(facts, after as never)).toEqual(nextTick(facts, read));
     expect(nextTick(facts, read).state).toBe('Ready');
+  });
+
+  it('a switched-off cluster whose ScheduledBackup and ObjectStore were deleted ticks on without them', () => {
+    const before = switchedOff(tickOf(healthyFacts).observation, true);
+    const writes = assessTick({ ...tickOf(healthyFacts), observation: before }).backup?.schedule ?? [];
+    expect(writes.map((w) => w.type)).toEqual(['delete', 'delete']);
+    const after = observedAfter(
+      before,
+      before.cluster,
+      writes.map((effect) => ({ effect: effect as Write, answer: undefined })),
+    );
+    expect(after?.backup).toEqual({ secrets: before.backup?.secrets });
+    expect(assessTick({ ...tickOf(healthyFacts), observation: after as never }).backup).toBeUndefined();
+    // A deletion of the cluster is not followed: it waits for a read to show its children gone.
+    const deleting = {
+      ...before,
+      cluster: {
+        ...before.cluster,
+        metadata: { ...before.cluster.metadata, deletionTimestamp: '2026-12-07T12:00:00Z' },
+      },
+    };
+    expect(
+      observedAfter(deleting, deleting.cluster, [{ effect: writes[0] as Write, answer: undefined }]),
+    ).toBeUndefined();
   });
 
   it('stops at a write whose answer does not say what the world holds', () => {

@@ -1,4 +1,5 @@
 import type { OwnerReference, PostgresCluster } from '../api/schema.ts';
+import { objectStoreName, scheduledBackupName } from '../domain/backup/names.ts';
 import { cnpgDrift, SPEC_WRITTEN_AT_ANNOTATION } from '../domain/components/cluster.ts';
 import { configMapDrift } from '../domain/components/configmap.ts';
 import { poolerDrift } from '../domain/components/pooler.ts';
@@ -196,6 +197,8 @@ const mayHaveLanded = (effect: Write, error: unknown) =>
 export interface WorldFacts {
   /** The observed spec switches the connection pooler off (merged with the class, and valid). */
   poolerSwitchedOff: boolean;
+  /** The observed spec and class give the cluster no backups (merged, and valid): `backup.enabled: false`, no policy. */
+  backupsSwitchedOff: boolean;
 }
 
 /**
@@ -208,18 +211,28 @@ export interface WorldFacts {
  * The one delete the pipeline makes on a live cluster is a Pooler's, when the observed spec switches the
  * pooler off: that removes a stateless proxy, not the database, and must keep working. It is scoped by
  * the world rather than by which action planned it, so a Deleting state entered by mistake cannot use
- * it: a Pooler is deleted without a deletion timestamp only while the spec says the pooler is off.
+ * it: a Pooler is deleted without a deletion timestamp only while the spec says the pooler is off. The same
+ * holds for the ScheduledBackup and the ObjectStore of the cluster's own name while its spec and class give it no
+ * backups (issue 36): they hold no backup data (the archive is in the bucket, the Backups are kept), and a
+ * ScheduledBackup left behind asks every day for a backup that can only fail.
  */
 export function destructionRefused(effect: Write, cluster: PostgresCluster, world: WorldFacts): string | undefined {
   if (cluster.metadata.deletionTimestamp) return undefined;
   const destructive =
     effect.type === 'removeFinalizer' ||
     effect.type === 'releaseOwner' ||
-    (effect.type === 'delete' && !(effect.ref.kind === 'Pooler' && world.poolerSwitchedOff));
+    (effect.type === 'delete' &&
+      !(effect.ref.kind === 'Pooler' && world.poolerSwitchedOff) &&
+      !(world.backupsSwitchedOff && retiredBackupObject(effect.ref, cluster)));
   if (!destructive) return undefined;
   const target = 'ref' in effect ? ` ${effect.ref.kind} ${effect.ref.name}` : '';
   return `${effect.type}${target} refused: the PostgresCluster has no deletionTimestamp, so nothing of it is destroyed or released`;
 }
+
+/** The cluster's own ScheduledBackup or ObjectStore, by name: never a Backup, nor a restore's source store. */
+const retiredBackupObject = (ref: ObjectRef, cluster: PostgresCluster) =>
+  (ref.kind === 'ScheduledBackup' && ref.name === scheduledBackupName(cluster.metadata.name)) ||
+  (ref.kind === 'ObjectStore' && ref.name === objectStoreName(cluster.metadata.name));
 
 /** An event to emit; `announcement` marks a transition's own event rather than a write's report. */
 export interface PendingEvent {

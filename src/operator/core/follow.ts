@@ -4,8 +4,10 @@
  *
  * Only the answers that say exactly what the world now holds are folded in: a finalizer added (the answer
  * is the object's new version), the superuser Secret created (the answer is the Secret as created, key
- * names only), the ConfigMap and a backup object applied (the answer is the object as stored). Any other write — an
- * apply CNPG's operator answers later through the object's status, a delete, an owner patch, a write
+ * names only), the ConfigMap and a backup object applied (the answer is the object as stored), and the
+ * ScheduledBackup or ObjectStore of a cluster whose backups were switched off deleted (no finalizer holds them, and
+ * they are not watched: without it the status would keep their record until a resync). Any other write — an
+ * apply CNPG's operator answers later through the object's status, another delete, an owner patch, a write
  * whose answer was lost and a read showed had landed — leaves the pass to end there and the next pass to
  * observe the world afresh. Pure: the answers arrive as data.
  *
@@ -76,11 +78,36 @@ export function observedAfter(
         next = backup;
         break;
       }
+      case 'delete': {
+        const retired = backupRetired(next, effect.ref.kind, effect.ref.name);
+        if (!retired) return undefined;
+        next = retired;
+        break;
+      }
       default:
         return undefined;
     }
   }
   return next;
+}
+
+/**
+ * A switched-off cluster's ScheduledBackup or own ObjectStore deleted (judge.ts retiredObjects): gone from the
+ * observation. Not during the cluster's deletion, which waits for what it deletes to be gone as a read shows it.
+ */
+function backupRetired(observation: Observation, kind: string, name: string): Observation | undefined {
+  const seen = observation.backup;
+  const cluster = observation.cluster.metadata;
+  if (!seen || cluster.deletionTimestamp) return undefined;
+  const field =
+    kind === 'ScheduledBackup' && seen.scheduled?.metadata.name === name
+      ? 'scheduled'
+      : kind === 'ObjectStore' && name === objectStoreName(cluster.name)
+        ? 'store'
+        : undefined;
+  if (!field) return undefined;
+  const { [field]: _gone, ...rest } = seen;
+  return { ...observation, backup: rest };
 }
 
 /**

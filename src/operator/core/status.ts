@@ -7,6 +7,7 @@ import type { StateMeta } from '../../../machines/meta.ts';
 import { deadlineExceeded, stateMessage, summaryOf } from '../../../machines/summary.ts';
 import type { Condition, PostgresClusterStatus } from '../api/schema.ts';
 import { type Assessment, rolesStatus } from '../domain/assessment.ts';
+import { retiring } from '../domain/backup/judge.ts';
 import { RESTORE_SOURCE } from '../domain/backup/names.ts';
 import { BACKUPS_READY, backupStatusOf, backupsConditionOf, restoreStatusOf } from '../domain/backup/status.ts';
 import { specRoles } from '../domain/components/managed-roles.ts';
@@ -202,6 +203,8 @@ function backupStatuses({ observation, config, backup }: Assessment): Partial<Po
   const out: Partial<PostgresClusterStatus> = {};
   const backupStatus = backupStatusOf(observation.cluster, config, backup?.health, backup?.acted);
   if (backupStatus) out.backup = backupStatus;
+  // Switched off with its ScheduledBackup or store still to delete: the record stays, so the next pass reads them.
+  else if (kept && retiring(backup)) out.backup = kept;
   const source = observation.cnpg?.spec?.externalClusters?.find((c) => c.name === RESTORE_SOURCE);
   const serverName = source?.plugin?.parameters?.serverName;
   const restoreStatus = restoreStatusOf(

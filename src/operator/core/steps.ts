@@ -50,9 +50,12 @@ export interface Steps {
 /** One tick from `snapshot` and its writes, made on `cluster` (the PostgresCluster as the tick sees it). */
 async function step(ports: Ports, snapshot: Snapshot, event: TickEvent, cluster: PostgresCluster): Promise<Step> {
   let { taken, effects } = tickMachine(snapshot, event);
-  // Only what the shell itself cannot see: whether the observed spec switches the pooler off.
+  // Only what the shell itself cannot see: whether the observed spec switches the pooler or the backups off.
   const assessment = assessTick(event);
-  const world = { poolerSwitchedOff: assessment.merge.ok && !assessment.config?.pooler };
+  const world = {
+    poolerSwitchedOff: assessment.merge.ok && !assessment.config?.pooler,
+    backupsSwitchedOff: assessment.merge.ok && !assessment.config?.backup,
+  };
   let execution = await executeEffects(ports, cluster, effects, world);
   const refusal = refusalOf(execution.failure);
   if (refusal) {

@@ -14,7 +14,13 @@ import { planDeletionPolicy, policyApplied } from '../../../src/operator/domain/
 import type { Effect } from '../../../src/operator/domain/effects.ts';
 import type { Observation, TickEvent } from '../../../src/operator/domain/observation.ts';
 import { ADOPT_ANNOTATION } from '../../../src/operator/domain/vocabulary.ts';
-import { type BackupVariant, backedUp, type RestoreVariant, restoring } from '../../../src/tools/fixtures/backups.ts';
+import {
+  type BackupVariant,
+  backedUp,
+  type RestoreVariant,
+  restoring,
+  switchedOff,
+} from '../../../src/tools/fixtures/backups.ts';
 import { type Facts, FOREIGN_OWNER, healthyFacts, tickOf } from '../../../src/tools/fixtures/observations.ts';
 
 const NEW: Partial<Facts> = { cnpg: 'missing', rolesState: 'notPushed', poolers: 'missing', configMap: 'missing' };
@@ -32,7 +38,18 @@ const backed = (v: BackupVariant, more: (o: Observation) => void = () => {}) =>
 const restored = (v: RestoreVariant) => world((o) => restoring(o, v), NEW);
 
 const writes = (effects: Effect[]) =>
-  effects.flatMap((e) => (e.type === 'apply' ? [`${e.object.kind} ${e.object.metadata.name}`] : []));
+  effects.flatMap((e) =>
+    e.type === 'apply'
+      ? [`${e.object.kind} ${e.object.metadata.name}`]
+      : e.type === 'delete'
+        ? [`delete ${e.ref.kind} ${e.ref.name}`]
+        : [],
+  );
+const off = (pluginRemoved: boolean, more: (o: Observation) => void = () => {}) =>
+  world((o) => {
+    switchedOff(o, pluginRemoved);
+    more(o);
+  });
 
 /** One tick from `from`: the state reached and the objects written. */
 const step = (from: string, tick: TickEvent) => {
@@ -219,6 +236,44 @@ describe('the lifecycle with backups', () => {
   });
 });
 
+describe('switching backups off', () => {
+  it('deletes the ScheduledBackup at once, and the ObjectStore once the CNPG Cluster no longer names it', () => {
+    expect(writes(assessTick(off(false)).backup?.schedule ?? [])).toEqual(['delete ScheduledBackup orders-scheduled']);
+    const removed = assessTick(off(true));
+    expect(writes(removed.backup?.schedule ?? [])).toEqual([
+      'delete ScheduledBackup orders-scheduled',
+      'delete ObjectStore orders-backups',
+    ]);
+    // Not backed up any more: no BackupsReady, and no write of a backup object.
+    expect(removed.backup?.store).toEqual([]);
+    expect(removed.backup?.problem).toBeUndefined();
+    expect(step('Ready', off(true))).toEqual({
+      to: '"Ready"',
+      writes: ['delete ScheduledBackup orders-scheduled', 'delete ObjectStore orders-backups'],
+    });
+  });
+
+  it('leaves alone what is not its own, and judges nothing once they are gone', () => {
+    const foreign = off(true, (o) => {
+      for (const object of [o.backup?.scheduled, o.backup?.store]) {
+        if (object) object.metadata.ownerReferences = [FOREIGN_OWNER];
+      }
+    });
+    expect(assessTick(foreign).backup).toBeUndefined();
+    const gone = off(true, (o) => {
+      o.backup = { secrets: {} };
+    });
+    expect(assessTick(gone).backup).toBeUndefined();
+  });
+
+  it('a class without a policy any more retires them the same way', () => {
+    const classless = off(true, (o) => {
+      if (o.clusterClass) o.clusterClass = { ...o.clusterClass, spec: { ...o.clusterClass.spec, backup: undefined } };
+    });
+    expect(writes(assessTick(classless).backup?.schedule ?? [])).toContain('delete ScheduledBackup orders-scheduled');
+  });
+});
+
 describe('status and deletion', () => {
   const statusOf = (tick: TickEvent, state = 'Ready') =>
     projectStatus({
@@ -253,6 +308,20 @@ describe('status and deletion', () => {
     const plain = statusOf(tickOf(healthyFacts));
     expect(plain.backup).toBeUndefined();
     expect(plain.conditions?.map((c) => c.type)).not.toContain(BACKUPS_READY);
+  });
+
+  it('a switched-off cluster keeps status.backup until its ScheduledBackup and ObjectStore are gone', () => {
+    const recorded = {
+      serverName: 'orders-uid-orde',
+      destinationPath: 's3://pg-backups/prod/team-a/',
+      objectStore: 'orders-backups',
+    };
+    expect(statusOf(off(true)).backup).toEqual(recorded);
+    expect(statusOf(off(true)).conditions?.map((c) => c.type)).not.toContain(BACKUPS_READY);
+    const gone = off(true, (o) => {
+      o.backup = { secrets: {} };
+    });
+    expect(statusOf(gone).backup).toBeUndefined();
   });
 
   it('status.restore is recorded once the CNPG Cluster exists, from the source its spec names', () => {

@@ -59,6 +59,19 @@ describe('backupReadsOf', () => {
     expect(byServerName.sourceStore?.name).toBe('orders-restore-source');
   });
 
+  it('switched off, or its class without a policy, with an archive in its status: its store and ScheduledBackup', () => {
+    const world = backupWorld({ backup: { enabled: false } });
+    const recorded = {
+      ...world.cluster,
+      status: {
+        backup: { serverName: 'orders-uid-orde', destinationPath: 's3://b/p/team-a/', objectStore: 'orders-backups' },
+      },
+    } as PostgresCluster;
+    const expected = { store: 'ObjectStore/orders-backups', scheduled: 'ScheduledBackup/orders-scheduled' };
+    expect(names(backupReadsOf(recorded, backupClass()))).toEqual({ ...expected, credentials: 'Secret/s3-creds' });
+    expect(names(backupReadsOf(recorded, makeClass()))).toEqual(expected);
+  });
+
   it('a spec that is not what the schema says (stored before a rule) asks for no impossible name', () => {
     const world = backupWorld();
     const odd = { ...world.cluster, spec: { ...world.cluster.spec, restore: { source: { cluster: 'a/b' } } } };

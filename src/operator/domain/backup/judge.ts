@@ -11,7 +11,7 @@
 import type { MergedConfig } from '../config.ts';
 import { type Effect, type KubeEvent, normal } from '../effects.ts';
 import { holds } from '../holds.ts';
-import type { KubeObject } from '../objects.ts';
+import { type KubeObject, refOf } from '../objects.ts';
 import type { Observation } from '../observation.ts';
 import { EventReason, mayAdopt, notAdoptableMessage, ownershipOf, Reason } from '../vocabulary.ts';
 import { storeSecretsProblem } from './credentials.ts';
@@ -44,7 +44,10 @@ export interface BackupAssessment {
   sourceStore: Effect[];
   /** The cluster's own store, written with (before) the CNPG Cluster. */
   store: Effect[];
-  /** The ScheduledBackup and the on-demand Backup, written once the CNPG Cluster is healthy. */
+  /**
+   * The ScheduledBackup and the on-demand Backup, written once the CNPG Cluster is healthy; for a cluster whose
+   * backups were switched off, the deletion of its ScheduledBackup and ObjectStore (retiredObjects).
+   */
   schedule: Effect[];
   /** The first thing that keeps backups (or the restore) from working, naming the field or the object. */
   problem?: BackupProblem;
@@ -104,6 +107,40 @@ const configured = (what: string): KubeEvent =>
   normal(EventReason.BackupConfigured, 'ConfigureBackup', `${what} applied`);
 
 /**
+ * A cluster whose backups were switched off (`backup.enabled: false`, or a class without a policy) deletes the
+ * ScheduledBackup it controls, which would otherwise go on asking for a Backup every day that CloudNativePG can
+ * only fail, and then its ObjectStore, once the CNPG Cluster no longer names it (the plugin entry goes with the
+ * Cluster step, so the sidecar is not left reading a store that is gone). Neither holds backup data: the archive
+ * stays in the bucket, restorable by its server name, and the Backup objects stay as the record of what was taken.
+ */
+function retiredObjects(observation: Observation): Effect[] {
+  const { cluster, cnpg } = observation;
+  const ours = (object: KubeObject | undefined): object is KubeObject =>
+    object !== undefined && ownershipOf(object.metadata.ownerReferences, cluster) === 'ours';
+  const retire = (object: KubeObject): Effect => ({
+    type: 'delete',
+    component: 'cluster',
+    ref: refOf(object),
+    event: normal(
+      EventReason.BackupConfigured,
+      'ConfigureBackup',
+      `${object.kind} ${object.metadata.name} deleted: backups are switched off (the archive stays in the bucket)`,
+    ),
+  });
+  const { scheduled, store } = observation.backup ?? {};
+  const named = (name: string) =>
+    (cnpg?.spec?.plugins ?? []).some((plugin) => plugin.parameters?.barmanObjectName === name);
+  return [
+    ...(ours(scheduled) ? [retire(scheduled)] : []),
+    ...(ours(store) && !named(store.metadata.name) ? [retire(store)] : []),
+  ];
+}
+
+/** The deletions of a switched-off cluster's backup objects still to do: its status keeps its archive till then. */
+export const retiring = (judged: BackupAssessment | undefined): boolean =>
+  (judged?.schedule ?? []).some((effect) => effect.type === 'delete');
+
+/**
  * `restore`: the restore judged on this tick (components/cluster.ts restoreOf), undefined when none is to run.
  * Undefined when the cluster is neither backed up nor restoring: nothing of it changes then.
  */
@@ -116,14 +153,17 @@ export function judgeBackups(
   const { cluster } = observation;
   const seen = observation.backup;
   const request = backupRequestOf(cluster, config);
+  const retired = config.backup ? [] : retiredObjects(observation);
   if (!config.backup && !config.restore) {
-    // Not backed up: nothing to judge but a token asking for a backup anyway, which is refused and said so.
-    if (request.kind !== 'refused') return undefined;
-    const problem = { reason: Reason.BackupRequestRefused, message: request.message };
-    return { request, progress: { state: 'absent' }, sourceStore: [], store: [], schedule: [], problem };
+    // Not backed up: nothing to judge but what is left of the backups it had, and a token asking for a backup
+    // anyway, which is refused and said so.
+    if (request.kind !== 'refused' && retired.length === 0) return undefined;
+    const problem =
+      request.kind === 'refused' ? { problem: { reason: Reason.BackupRequestRefused, message: request.message } } : {};
+    return { request, progress: { state: 'absent' }, sourceStore: [], store: [], schedule: retired, ...problem };
   }
   const progress = backupProgress(seen?.onDemand);
-  const result: BackupAssessment = { request, progress, sourceStore: [], store: [], schedule: [] };
+  const result: BackupAssessment = { request, progress, sourceStore: [], store: [], schedule: [...retired] };
   const problems: BackupProblem[] = [];
   const blocked: NonNullable<BackupAssessment['blocked']> = {};
   const take = (

@@ -50,14 +50,15 @@ const secretName = (reference: unknown) => (isRecord(reference) ? readableName(r
 /**
  * The objects a pass reads for the cluster's backups and restore: none unless its class has a backup policy (and the
  * cluster does not switch it off) or the cluster restores. `clusterClass` absent: the class is missing, which the
- * merge check reports; nothing is read.
+ * merge check reports; nothing is read. A cluster whose status still records an archive (`status.backup`) had
+ * backups and may have them switched off since: its store and ScheduledBackup are read, so that they are deleted
+ * (judge.ts retiredObjects); the status drops the record once they are gone, and the reads stop.
  */
 export function backupReadsOf(cluster: PostgresCluster, clusterClass: PostgresClusterClass | undefined): BackupReads {
   const spec: Record<string, unknown> = isRecord(cluster.spec) ? cluster.spec : {};
   const policy = isRecord(clusterClass?.spec) ? clusterClass.spec.backup : undefined;
   const store = isRecord(policy) && isRecord(policy.objectStore) ? policy.objectStore : undefined;
   const restore = isRecord(spec.restore) ? spec.restore : undefined;
-  if (!store) return {};
   const { namespace, name } = cluster.metadata;
   const ref = (apiVersion: string, kind: string, objectName: string): ObjectRef => ({
     apiVersion,
@@ -65,6 +66,12 @@ export function backupReadsOf(cluster: PostgresCluster, clusterClass: PostgresCl
     namespace,
     name: objectName,
   });
+  const recorded = isRecord(cluster.status) && isRecord(cluster.status.backup);
+  const own = (): BackupReads => ({
+    store: ref(BARMAN_API_VERSION, 'ObjectStore', objectStoreName(name)),
+    scheduled: ref(CNPG_API_VERSION, 'ScheduledBackup', scheduledBackupName(name)),
+  });
+  if (!store) return recorded ? own() : {};
   const secret = (reference: unknown) => {
     const found = secretName(reference);
     return found ? ref('v1', 'Secret', found) : undefined;
@@ -77,15 +84,14 @@ export function backupReadsOf(cluster: PostgresCluster, clusterClass: PostgresCl
   const endpointCA = secret(store.endpointCA);
   if (credentials) reads.credentials = credentials;
   if (endpointCA) reads.endpointCA = endpointCA;
+  if (enabled || recorded) Object.assign(reads, own());
   if (enabled) {
-    reads.store = ref(BARMAN_API_VERSION, 'ObjectStore', objectStoreName(name));
-    reads.scheduled = ref(CNPG_API_VERSION, 'ScheduledBackup', scheduledBackupName(name));
     if (token !== undefined && new RegExp(BACKUP_NOW_TOKEN_PATTERN).test(token)) {
       reads.onDemand = ref(CNPG_API_VERSION, 'Backup', onDemandBackupName(name, token));
     }
   }
   if (restore) reads.sourceStore = ref(BARMAN_API_VERSION, 'ObjectStore', sourceStoreName(name));
   if (source) reads.restoreSource = source;
-  // Neither backed up nor restoring (switched off): no Secret matters either.
-  return enabled || restore ? reads : {};
+  // Neither backed up nor restoring nor with anything left of its backups: no Secret matters either.
+  return enabled || restore || recorded ? reads : {};
 }
