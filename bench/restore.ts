@@ -155,9 +155,38 @@ const rowsRestored = {
   accept: (rows: Record<string, unknown>[]) => rows[0]?.n === ROWS,
 };
 
-async function viaPgfsm(node: RealNode, name: string): Promise<number> {
+/**
+ * The states a restored PostgresCluster passes through, each with its ClusterReady reason and message, read every
+ * 500 ms until `stop`: a detour on the way to Ready (a Failed step CloudNativePG or the plugin caused) is named.
+ */
+function watchStates(custom: CustomObjectsApi, name: string) {
+  const seen: string[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const found = (await custom
+        .getNamespacedCustomObject({ ...PGFSM, namespace: NS, plural: 'postgresclusters', name })
+        .catch(() => undefined)) as
+        | { status?: { state?: string; conditions?: Array<{ type: string; reason?: string; message?: string }> } }
+        | undefined;
+      const state = found?.status?.state;
+      const ready = found?.status?.conditions?.find((c) => c.type === 'ClusterReady');
+      const line = `${state} (${ready?.reason}: ${ready?.message})`;
+      if (state && seen.at(-1) !== line) seen.push(line);
+      await sleep(500);
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+    return seen;
+  };
+}
+
+async function viaPgfsm(node: RealNode, name: string, log: Log): Promise<number> {
   const custom = node.kubeConfig.makeApiClient(CustomObjectsApi);
   const began = Date.now();
+  const states = watchStates(custom, name);
   await custom.createNamespacedCustomObject({
     ...PGFSM,
     namespace: NS,
@@ -176,6 +205,7 @@ async function viaPgfsm(node: RealNode, name: string): Promise<number> {
     began,
     rowsRestored,
   );
+  log(`${name}: ${(await states()).join(' → ')}`);
   await custom.deleteNamespacedCustomObject({ ...PGFSM, namespace: NS, plural: 'postgresclusters', name });
   return seconds;
 }
@@ -282,7 +312,7 @@ export async function benchRestore(node: RealNode, reps: number, log: Log): Prom
     const order = rep % 2 === 1 ? (['pgfsm', 'cnpg'] as const) : (['cnpg', 'pgfsm'] as const);
     for (const which of order) {
       const name = `r-${which}-${rep}`;
-      const seconds = which === 'pgfsm' ? await viaPgfsm(node, name) : await viaCnpg(node, name, source, stack);
+      const seconds = which === 'pgfsm' ? await viaPgfsm(node, name, log) : await viaCnpg(node, name, source, stack);
       (which === 'pgfsm' ? pgfsm : cnpg).push(seconds);
       log(`rep ${rep}: ${which} restore ${seconds.toFixed(1)}s to the first query holding the ${ROWS} rows`);
       await untilGone(node, name);

@@ -1,8 +1,10 @@
 /**
  * Backups and a point-in-time restore with pgfsm's own objects on the real node (issue 36): a class with a backup
- * policy, a cluster of it with no backup line in its spec, an on-demand backup by annotation, and a new
- * PostgresCluster restored to a time taken from the server's clock, which must hold exactly the rows written
- * before it. The store is versitygw in the node's namespace and the plugin is the Barman Cloud Plugin
+ * policy, a cluster of it with no backup line in its spec, an application's rows written through its
+ * PostgresDatabase's Secret, an on-demand backup by annotation, and a new PostgresCluster restored to a time taken
+ * from the server's clock, which must hold exactly the rows written before it and which the application reaches
+ * through a PostgresDatabase of its own; then the source is deleted and its archive, named by server name, restored
+ * to its latest point. The store is versitygw in the node's namespace and the plugin is the Barman Cloud Plugin
  * (src/tools/node/backups.ts); test/e2e/compat/backups-by-hand.test.ts does the same with CloudNativePG's objects
  * applied by hand, and its line is what this file's times compare with.
  */
@@ -30,17 +32,21 @@ import { type KubeObject, recordHistory } from './support/history.ts';
 import {
   attach,
   connect,
+  connectByUri,
   createClass,
   createCluster,
+  createDatabase,
   createNamespace,
   type E2e,
   endpoints,
   eventsAbout,
   GROUP,
   getCluster,
+  getDatabase,
   queryOne,
   secretValue,
   serverVersion,
+  untilDatabaseState,
   untilReadyRecorded,
 } from './support/node.ts';
 import { recordLine, recordResult } from './support/results.ts';
@@ -49,6 +55,10 @@ const NS = 'backups';
 const CLASS = 'e2e-backups';
 const SOURCE = 'orders';
 const RESTORED = 'orders-restored';
+/** Restored from the source's archive by its server name, after the source is deleted. */
+const REVIVED = 'orders-revived';
+/** The application's database and owner: the same names on the source and on the restored cluster. */
+const APP = { database: 'orders', owner: 'clerk' };
 const PREFIX = 'e2e';
 const CNPG = { group: 'postgresql.cnpg.io', version: 'v1' };
 const ROWS = { A: 100, B: 50, C: 20 };
@@ -59,7 +69,10 @@ const log = (line: string) => process.stderr.write(`[backups] ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let e2e: E2e;
 let stack: BackupStack;
+/** The source's superuser: WAL switches and the server's clock. */
 let source: pg.Client;
+/** The application on the source, connected with its Secret's uri alone: it owns the rows. */
+let app: pg.Client;
 const clients: pg.Client[] = [];
 const said: Record<string, string> = {};
 let targetTime = '';
@@ -75,7 +88,7 @@ const condition = async (name: string, type: string) =>
   (await cluster(name)).status?.conditions?.find((c) => c.type === type);
 
 /** The superuser's client, as the cluster's endpoints ConfigMap and superuser Secret give it (what a team reads). */
-async function superuserClient(name: string, timeoutMs?: number): Promise<pg.Client> {
+async function superuserClient(name: string, timeoutMs?: number, database?: string): Promise<pg.Client> {
   const ep = await endpoints(e2e, NS, name);
   const secret = ep.SUPER_USER_SECRET_REF ?? '';
   const client = await connect(
@@ -85,10 +98,21 @@ async function superuserClient(name: string, timeoutMs?: number): Promise<pg.Cli
       port: Number(ep.DEFAULT_CLUSTER_PORT),
       user: await secretValue(e2e, NS, secret, 'username'),
       password: await secretValue(e2e, NS, secret, 'password'),
+      ...(database ? { database } : {}),
     },
     timeoutMs,
   );
   // A session ended by the server arrives as an error event; the test's own query then fails and says so.
+  client.on('error', (error) => log(`${name}: connection ended: ${error.message}`));
+  clients.push(client);
+  return client;
+}
+
+/** A PostgresDatabase of the application's names on `cluster`, Ready, and its owner connected by its Secret's uri. */
+async function appOn(name: string, cluster: string): Promise<pg.Client> {
+  await createDatabase(e2e, NS, name, { cluster, name: APP.database, owner: APP.owner });
+  await untilDatabaseState(e2e, NS, name, 'Ready');
+  const client = await connectByUri(e2e, await secretValue(e2e, NS, `${name}-${APP.owner}`, 'uri'));
   client.on('error', (error) => log(`${name}: connection ended: ${error.message}`));
   clients.push(client);
   return client;
@@ -131,11 +155,13 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     const applied = Date.now();
-    // No backup line in the cluster's spec: the class's policy is enough.
-    await createCluster(e2e, NS, SOURCE, { class: CLASS });
+    // No backup line in the cluster's spec: the class's policy is enough. Delete: the last test deletes it, and
+    // its archive must outlive the CNPG Cluster.
+    await createCluster(e2e, NS, SOURCE, { class: CLASS, clusterDeletionPolicy: 'Delete' });
     await untilReadyRecorded(e2e, NS, SOURCE);
     said.sourceReady = `${secondsSince(applied)}s`;
     source = await superuserClient(SOURCE);
+    app = await appOn(`${SOURCE}-app`, SOURCE);
     recordResult({ cluster: `${NS}/${SOURCE}`, ready: true, serverVersion: await serverVersion(source) });
   });
 
@@ -143,7 +169,12 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
     for (const client of clients) await client.end().catch(() => undefined);
     log(`observed: ${JSON.stringify({ ...said, timings: stack?.timings })}`);
     // Leave the node as the other files expect it: no cluster of ours running, no plugin registered.
-    for (const name of [RESTORED, SOURCE]) {
+    for (const name of [`${RESTORED}-app`, `${SOURCE}-app`]) {
+      await e2e?.custom
+        .deleteNamespacedCustomObject({ ...GROUP, namespace: NS, plural: 'postgresdatabases', name })
+        .catch(() => undefined);
+    }
+    for (const name of [REVIVED, RESTORED, SOURCE]) {
       await e2e?.custom
         .deleteNamespacedCustomObject({ ...GROUP, namespace: NS, plural: 'postgresclusters', name })
         .catch(() => undefined);
@@ -155,8 +186,8 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
   it('archives WAL under its own server name, and BackupsReady says so', async () => {
     const status = (await cluster(SOURCE)).status?.backup;
     expect(status?.serverName).toMatch(new RegExp(`^${SOURCE}-[0-9a-f]{8}$`));
-    await createRowsTable(source);
-    await insertBatch(source, 'A', 1, ROWS.A);
+    await createRowsTable(app);
+    await insertBatch(app, 'A', 1, ROWS.A);
     const archived = await archiveCurrentWal(source);
     said.firstArchive = `${archived.segment} in ${archived.seconds}s`;
     const ready = await until('BackupsReady=True on the source', async () => {
@@ -201,27 +232,31 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
   });
 
   it('writes rows B, takes T from the server clock, writes rows C and archives their WAL', async () => {
-    await insertBatch(source, 'B', ROWS.A + 1, ROWS.B);
+    await insertBatch(app, 'B', ROWS.A + 1, ROWS.B);
     await sleep(1_100);
     targetTime = await serverNow(source);
     expect(Date.parse(targetTime)).toBeGreaterThan(Date.parse(said.backupStoppedAt ?? ''));
     await sleep(1_100);
-    await insertBatch(source, 'C', ROWS.A + ROWS.B + 1, ROWS.C);
+    await insertBatch(app, 'C', ROWS.A + ROWS.B + 1, ROWS.C);
     const archived = await archiveCurrentWal(source);
     said.secondArchive = `${archived.segment} in ${archived.seconds}s`;
   });
 
-  it('restores a new PostgresCluster to T: rows A and B, no C, through its own Secret, Ready only once', async () => {
+  it('restores a new PostgresCluster to T: rows A and B, no C, through its own Secrets, Ready only once', async () => {
     const history = recordHistory(e2e, {
       clusters: `/apis/${GROUP.group}/${GROUP.version}/namespaces/${NS}/postgresclusters`,
     });
     await history.ready();
     const applied = Date.now();
-    await createCluster(e2e, NS, RESTORED, { class: CLASS, restore: { source: { cluster: SOURCE }, targetTime } });
+    await createCluster(e2e, NS, RESTORED, {
+      class: CLASS,
+      clusterDeletionPolicy: 'Delete',
+      restore: { source: { cluster: SOURCE }, targetTime },
+    });
     try {
       await untilReadyRecorded(e2e, NS, RESTORED, `${NS}/${RESTORED} (restored)`);
       said.restoredReadySeconds = String(secondsSince(applied));
-      const restored = await superuserClient(RESTORED, 480_000);
+      const restored = await superuserClient(RESTORED, 480_000, APP.database);
       const counts = await batchCounts(restored);
       said.firstQuerySeconds = String(secondsSince(applied));
       said.rows = `${counts.reduce((sum, c) => sum + c.n, 0)}/${ROWS.A + ROWS.B}`;
@@ -240,12 +275,19 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
       await sleep(30_000);
       const again = await batchCounts(restored);
       expect(again).toEqual(counts);
-      const states = history
-        .versions<PostgresCluster & KubeObject>('clusters', RESTORED)
+      const versions = history.versions<PostgresCluster & KubeObject>('clusters', RESTORED);
+      const states = versions
         .map((v) => v.object.status?.state)
         .filter((s): s is string => s !== undefined)
         .filter((s, i, all) => i === 0 || all[i - 1] !== s);
       said.restoredStates = states.join('→');
+      // Each state the restored cluster passed through, with the reason its ClusterReady gave: a detour is named.
+      for (const [i, v] of versions.entries()) {
+        const state = v.object.status?.state;
+        if (state === undefined || state === versions[i - 1]?.object.status?.state) continue;
+        const c = v.object.status?.conditions?.find((x) => x.type === 'ClusterReady');
+        log(`${RESTORED}: ${state} (${c?.reason}: ${c?.message})`);
+      }
       expect(states.slice(states.indexOf('Ready'))).toEqual(['Ready']);
       recordResult({
         cluster: `${NS}/${RESTORED} (restored)`,
@@ -265,6 +307,23 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
     } finally {
       history.stop();
     }
+  });
+
+  it("the application reaches the restored rows through a PostgresDatabase of the restored cluster's own", async () => {
+    // The restored data already holds the database and its owner; a PostgresDatabase of the same names on the new
+    // cluster takes them up, pushes the owner a password of its own Secret, and the application connects with it.
+    const asked = Date.now();
+    const restoredApp = await appOn(`${RESTORED}-app`, RESTORED);
+    said.appSeconds = String(secondsSince(asked));
+    expect(await batchCounts(restoredApp)).toEqual([
+      { batch: 'A', n: ROWS.A },
+      { batch: 'B', n: ROWS.B },
+    ]);
+    // The owner owns what it wrote before the restore, and writes on.
+    await insertBatch(restoredApp, 'D', 10_000, 1);
+    const sourcePassword = await secretValue(e2e, NS, `${SOURCE}-app-${APP.owner}`, 'password');
+    const restoredPassword = await secretValue(e2e, NS, `${RESTORED}-app-${APP.owner}`, 'password');
+    expect(restoredPassword).not.toBe(sourcePassword);
   });
 
   it("fires the class's schedule at the minute it names, to a completed Backup", async () => {
@@ -290,10 +349,67 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
     expect(firedAt - scheduledAt.getTime()).toBeLessThan(60_000);
     await untilBackupCompleted(e2e, NS, fired.metadata.name);
     said.scheduled = `${cronAt(scheduledAt)} fired at ${fired.metadata.creationTimestamp}`;
+  });
+
+  it('restores the archive of a deleted cluster, by its server name, to the latest point: rows A, B and C', async () => {
+    const serverName = (await cluster(SOURCE)).status?.backup?.serverName ?? '';
+    expect(serverName).not.toBe('');
+    await e2e.custom.deleteNamespacedCustomObject({
+      ...GROUP,
+      namespace: NS,
+      plural: 'postgresdatabases',
+      name: `${SOURCE}-app`,
+    });
+    // Retain (its default): the database stays in PostgreSQL, so the archive's latest point still holds it.
+    await until(`PostgresDatabase ${SOURCE}-app gone`, async () =>
+      (await getDatabase(e2e, NS, `${SOURCE}-app`)) ? undefined : {},
+    );
+    await e2e.custom.deleteNamespacedCustomObject({
+      ...GROUP,
+      namespace: NS,
+      plural: 'postgresclusters',
+      name: SOURCE,
+    });
+    // Gone for good: the PostgresCluster and, under Delete, its CNPG Cluster; the archive stays in the bucket.
+    await until(`${SOURCE} and its CNPG Cluster gone`, async () => {
+      if (await getCluster(e2e, NS, SOURCE)) return undefined;
+      const cnpg = await e2e.custom
+        .getNamespacedCustomObject({ ...CNPG, namespace: NS, plural: 'clusters', name: SOURCE })
+        .then(
+          () => true,
+          (error: { code?: number }) => (error.code === 404 ? false : Promise.reject(error)),
+        );
+      return cnpg ? undefined : {};
+    });
+    expect(await listKeys(stack.store, stack.bucket, `${PREFIX}/${NS}/${serverName}/base/`)).not.toEqual([]);
+    const applied = Date.now();
+    await createCluster(e2e, NS, REVIVED, {
+      class: CLASS,
+      clusterDeletionPolicy: 'Delete',
+      restore: { source: { serverName } },
+    });
+    await untilReadyRecorded(e2e, NS, REVIVED, `${NS}/${REVIVED} (restored from a deleted cluster)`);
+    said.revivedReadySeconds = String(secondsSince(applied));
+    const revived = await superuserClient(REVIVED, 480_000, APP.database);
+    const counts = await batchCounts(revived);
+    said.revivedRows = `${counts.reduce((sum, c) => sum + c.n, 0)}/${ROWS.A + ROWS.B + ROWS.C}`;
+    expect(counts).toEqual([
+      { batch: 'A', n: ROWS.A },
+      { batch: 'B', n: ROWS.B },
+      { batch: 'C', n: ROWS.C },
+    ]);
+    expect((await cluster(REVIVED)).status?.restore?.serverName).toBe(serverName);
+    recordResult({
+      cluster: `${NS}/${REVIVED} (restored from a deleted cluster)`,
+      ready: true,
+      serverVersion: await serverVersion(revived),
+    });
     const line =
       `backups: archived ${said.firstArchive ? 'yes' : 'no'}; backup completed in ${said.backupSeconds}s; ` +
       `restored to ${targetTime}: rows ${said.rows} as expected; apply→Ready ${said.restoredReadySeconds}s, ` +
-      `→first query ${said.firstQuerySeconds}s (states ${said.restoredStates}); scheduled backup ${said.scheduled}`;
+      `→first query ${said.firstQuerySeconds}s (states ${said.restoredStates}); application through its own ` +
+      `PostgresDatabase in ${said.appSeconds}s; scheduled backup ${said.scheduled}; source deleted, its archive ` +
+      `restored to the latest point in ${said.revivedReadySeconds}s: rows ${said.revivedRows}`;
     recordLine(line);
     log(line);
   });
