@@ -40,6 +40,20 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
   }
 }
 
+/** A PostgresCluster of the bench's backed-up class, deleted with its data when the bench deletes it. */
+const createPgfsmCluster = (custom: CustomObjectsApi, name: string, spec: Record<string, unknown>) =>
+  custom.createNamespacedCustomObject({
+    ...PGFSM,
+    namespace: NS,
+    plural: 'postgresclusters',
+    body: {
+      apiVersion: 'pgfsm.io/v1alpha1',
+      kind: 'PostgresCluster',
+      metadata: { name, namespace: NS },
+      spec: { class: 'bench-backed', clusterDeletionPolicy: 'Delete', ...spec },
+    },
+  });
+
 interface SourceStatus {
   status?: {
     state?: string;
@@ -84,17 +98,7 @@ async function prepareSource(node: RealNode, stack: BackupStack, log: Log) {
       },
     },
   });
-  await custom.createNamespacedCustomObject({
-    ...PGFSM,
-    namespace: NS,
-    plural: 'postgresclusters',
-    body: {
-      apiVersion: 'pgfsm.io/v1alpha1',
-      kind: 'PostgresCluster',
-      metadata: { name: SOURCE, namespace: NS },
-      spec: { class: 'bench-backed', clusterDeletionPolicy: 'Delete' },
-    },
-  });
+  await createPgfsmCluster(custom, SOURCE, {});
   const read = async () =>
     (await custom.getNamespacedCustomObject({
       ...PGFSM,
@@ -187,17 +191,7 @@ async function viaPgfsm(node: RealNode, name: string, log: Log): Promise<number>
   const custom = node.kubeConfig.makeApiClient(CustomObjectsApi);
   const began = Date.now();
   const states = watchStates(custom, name);
-  await custom.createNamespacedCustomObject({
-    ...PGFSM,
-    namespace: NS,
-    plural: 'postgresclusters',
-    body: {
-      apiVersion: 'pgfsm.io/v1alpha1',
-      kind: 'PostgresCluster',
-      metadata: { name, namespace: NS },
-      spec: { class: 'bench-backed', clusterDeletionPolicy: 'Delete', restore: { source: { cluster: SOURCE } } },
-    },
-  });
+  await createPgfsmCluster(custom, name, { restore: { source: { cluster: SOURCE } } });
   const seconds = await firstAnswer(
     node,
     `${name}-rw.${NS}.svc.cluster.local`,
