@@ -75,7 +75,15 @@ const MEANINGS: Record<string, PhaseMeaning> = {
     'CNPG cannot create the objects the cluster needs',
   ),
   [CnpgPhase.UnknownPlugin]: m('Failed', Reason.CNPGPluginError, 'CNPG needs a plugin it does not know'),
-  [CnpgPhase.FailurePlugin]: m('Failed', Reason.CNPGPluginError, 'CNPG failed while talking to a plugin'),
+  // CNPG sets it for any error while talking to a plugin, a passing one included (the plugin's connection not
+  // loaded within 5 s, a conflict while the plugin writes its Role) and tries again 15 s later: work in progress, as
+  // for the pipeline's other waits; the progress deadline makes one that lasts Stalled. An unknown plugin stays
+  // Failed: it is one nobody installed.
+  [CnpgPhase.FailurePlugin]: m(
+    'Configuring',
+    Reason.CNPGPluginError,
+    'CNPG failed while talking to a plugin and tries again',
+  ),
   [CnpgPhase.ImageCatalogError]: m('Failed', Reason.CNPGImageError, 'CNPG image catalog is incomplete or invalid'),
   [CnpgPhase.ArchitectureBinaryMissing]: m(
     'Failed',
