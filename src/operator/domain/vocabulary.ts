@@ -211,6 +211,7 @@ export const Reason = {
   BackupStoreMisconfigured: 'BackupStoreMisconfigured',
   BackupObjectNotAdoptable: 'BackupObjectNotAdoptable',
   BackupRequestRefused: 'BackupRequestRefused',
+  BackupPending: 'BackupPending',
   // a failed write, on the condition of its component (or on Ready for the finalizer)
   ClusterApplyFailed: 'ClusterApplyFailed',
   PoolerReconciliationFailed: 'PoolerReconciliationFailed',

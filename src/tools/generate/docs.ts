@@ -91,6 +91,7 @@ const BACKUP_VARIANTS: BackupVariant[] = [
   'storeOfNobody',
   'tokenRefused',
   'backupAsked',
+  'backupStuck',
 ];
 const RESTORE_VARIANTS: RestoreVariant[] = ['sourceMissing', 'sourceReady', 'storeReady', 'targetTooEarly'];
 /** A cluster whose Secret exists and nothing else yet: where a restore starts. */

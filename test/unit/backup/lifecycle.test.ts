@@ -119,6 +119,22 @@ describe('judgeBackups', () => {
     expect(done?.acted).toEqual({ token: '1764504000', backup: expect.stringMatching(/^orders-backup-/) });
   });
 
+  it('a Backup CloudNativePG leaves pending past the deadline is said in BackupsReady, and looked at once a minute', () => {
+    const tick = backed('backupStuck');
+    const stuck = assessTick(tick).backup;
+    expect(stuck?.problem?.reason).toBe('BackupPending');
+    expect(stuck?.problem?.message).toMatch(/^Backup orders-backup-[0-9a-f]{12} pending since 2026-11-30T02:30:41Z: /);
+    expect(stuck?.recheckAt).toBe(tick.now + 60_000);
+    expect(backupsConditionOf(stuck as never, true)).toMatchObject({ status: 'False', reason: 'BackupPending' });
+    // Within the deadline it is a backup on its way: no problem, looked at every 5 s.
+    const fresh = backed('backupStuck', (o) => {
+      if (o.backup?.onDemand) o.backup.onDemand.metadata.creationTimestamp = '2026-11-30T11:55:00Z';
+    });
+    const waiting = assessTick(fresh).backup;
+    expect(waiting?.problem).toBeUndefined();
+    expect(waiting?.recheckAt).toBe(fresh.now + BACKUP_POLL_MS);
+  });
+
   it('a running backup is looked at again soon; a finished one, and a cluster not backing up, are not', () => {
     const asked = assessTick(backed('backupAsked')).backup?.schedule[0];
     if (asked?.type !== 'apply') throw new Error('no Backup asked for');

@@ -69,6 +69,32 @@ export interface BackupAssessment {
 export const BACKUP_POLL_MS = 5_000;
 
 /**
+ * How long an on-demand Backup may stay `pending` (not started by CloudNativePG) before BackupsReady says so: CNPG
+ * can leave one pending for good (issue #10778: no healthy primary to take it from, the plugin unreachable), with no
+ * sign of its own. Past it, the pass looks at it once a minute rather than every 5 s.
+ */
+export const BACKUP_PENDING_DEADLINE_MS = 10 * 60_000;
+const STUCK_POLL_MS = 60_000;
+
+/** The on-demand Backup pending past the deadline: the problem to report, or undefined. */
+function stuckBackup(
+  progress: BackupProgress,
+  name: string,
+  namespace: string,
+  now: number,
+): BackupProblem | undefined {
+  if (progress.state !== 'running' || progress.phase !== 'pending' || !progress.since) return undefined;
+  if (now - Date.parse(progress.since) <= BACKUP_PENDING_DEADLINE_MS) return undefined;
+  return {
+    reason: Reason.BackupPending,
+    message:
+      `Backup ${name} pending since ${progress.since}: CloudNativePG has not started it (it needs a healthy ` +
+      `primary and the plugin; kubectl describe backup.postgresql.cnpg.io -n ${namespace} ${name} says why). To ` +
+      'ask again, delete it and annotate pgfsm.io/backup-now with a new token',
+  };
+}
+
+/**
  * One object's rung of the ladder: missing or ours and drifted, write it; orphaned and handed over, adopt it;
  * foreign or not handed over, a problem and no write. `update`: whether a drifted object of ours is written again
  * (a Backup is not: it is a one-off request, and CNPG refuses changes to its spec).
@@ -232,8 +258,12 @@ export function judgeBackups(
     });
   }
   if (request.kind === 'refused') problems.push({ reason: Reason.BackupRequestRefused, message: request.message });
+  const stuck = seen?.onDemand
+    ? stuckBackup(progress, seen.onDemand.metadata.name, cluster.metadata.namespace, now)
+    : undefined;
+  if (stuck) problems.push(stuck);
   if (progress.state === 'running' || result.health?.lastBackup.outcome === 'running') {
-    result.recheckAt = now + BACKUP_POLL_MS;
+    result.recheckAt = now + (stuck ? STUCK_POLL_MS : BACKUP_POLL_MS);
   }
   const [problem] = problems;
   if (blocked.store || blocked.sourceStore) result.blocked = blocked;
