@@ -281,12 +281,15 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
         .filter((s): s is string => s !== undefined)
         .filter((s, i, all) => i === 0 || all[i - 1] !== s);
       said.restoredStates = states.join('→');
-      // Each state the restored cluster passed through, with the reason its ClusterReady gave: a detour is named.
-      for (const [i, v] of versions.entries()) {
-        const state = v.object.status?.state;
-        if (state === undefined || state === versions[i - 1]?.object.status?.state) continue;
+      // Each state the restored cluster passed through, and each reason its ClusterReady gave in it: a detour is
+      // named, a passing CNPGPluginError in Provisioning included.
+      const steps = versions.map((v) => {
         const c = v.object.status?.conditions?.find((x) => x.type === 'ClusterReady');
-        log(`${RESTORED}: ${state} (${c?.reason}: ${c?.message})`);
+        const state = v.object.status?.state;
+        return { state, key: `${state}/${c?.reason}`, line: `${state} (${c?.reason}: ${c?.message})` };
+      });
+      for (const [i, { state, key, line }] of steps.entries()) {
+        if (state !== undefined && key !== steps[i - 1]?.key) log(`${RESTORED}: ${line}`);
       }
       expect(states.slice(states.indexOf('Ready'))).toEqual(['Ready']);
       recordResult({
