@@ -42,6 +42,7 @@ import {
   eventsAbout,
   GROUP,
   getCluster,
+  getCnpgCluster,
   getDatabase,
   queryOne,
   secretValue,
@@ -376,13 +377,10 @@ describe('backups and a point-in-time restore with pgfsm (issue 36)', () => {
     // Gone for good: the PostgresCluster and, under Delete, its CNPG Cluster; the archive stays in the bucket.
     await until(`${SOURCE} and its CNPG Cluster gone`, async () => {
       if (await getCluster(e2e, NS, SOURCE)) return undefined;
-      const cnpg = await e2e.custom
-        .getNamespacedCustomObject({ ...CNPG, namespace: NS, plural: 'clusters', name: SOURCE })
-        .then(
-          () => true,
-          (error: { code?: number }) => (error.code === 404 ? false : Promise.reject(error)),
-        );
-      return cnpg ? undefined : {};
+      return getCnpgCluster(e2e, NS, SOURCE).then(
+        () => undefined,
+        (error: { code?: number }) => (error.code === 404 ? {} : Promise.reject(error)),
+      );
     });
     expect(await listKeys(stack.store, stack.bucket, `${PREFIX}/${NS}/${serverName}/base/`)).not.toEqual([]);
     const applied = Date.now();
