@@ -21,7 +21,7 @@ import {
 } from '../src/operator/domain/assessment.ts';
 import { planDeletionPolicy, planFinalizerRemoval, planPoolerDeletion } from '../src/operator/domain/deletion.ts';
 import type { Effect } from '../src/operator/domain/effects.ts';
-import { announce, normal, warning } from '../src/operator/domain/effects.ts';
+import { announce, clusterReady, normal, warning } from '../src/operator/domain/effects.ts';
 import type { TickEvent } from '../src/operator/domain/observation.ts';
 import { COMPONENTS, CONDITION_OF, type Component, EventReason } from '../src/operator/domain/vocabulary.ts';
 import { GATES, gateTransitions, guardImplementations } from './guards.ts';
@@ -122,7 +122,7 @@ export const postgresClusterMachine = base
       pushDatabaseRoles: effects((event) => a(event).databaseRolesPush),
       reconcilePooler: reconcileStep('pooler'),
       reconcileConfigMap: reconcileStep('configMap'),
-      announceReady: effects(() => [announce(normal(EventReason.Ready, 'BecomeReady', 'Cluster is up and running'))]),
+      announceReady: effects(() => [announce(clusterReady())]),
       announceDegraded: effects((event) => [
         announce(
           warning(

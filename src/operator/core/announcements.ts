@@ -29,8 +29,9 @@
  * send survive a lost lease only into its own next term with nobody else's in between (`forgetUnsent`).
  */
 import { isDeepStrictEqual } from 'node:util';
+import { isReadyState } from '../../../machines/states.ts';
 import type { ObjectMeta, PostgresCluster, PostgresClusterStatus } from '../api/schema.ts';
-import { type KubeEvent, warning } from '../domain/effects.ts';
+import { clusterReady, type KubeEvent, warning } from '../domain/effects.ts';
 import { CONDITION_OF, EventReason } from '../domain/vocabulary.ts';
 import { refusalTextOf } from './errors.ts';
 import type { PendingEvent } from './execute.ts';
@@ -106,6 +107,8 @@ export class Announcements<O extends Announcing = PostgresCluster, S = NonNullab
   private readonly held = new Map<string, Held<S>>();
   /** Events decided and stored but not sent, by cluster key. */
   private readonly unsent = new Map<string, Unsent<O>>();
+  /** The objects (by cluster key, with their uid) that entered Ready in a pass that could not say so. */
+  private readonly readyOwed = new Map<string, string | undefined>();
   /** The version of each object whose status write the API server refused, announced instead, by cluster key. */
   private readonly refused = new Map<string, { uid: string | undefined; resourceVersion: string | undefined }>();
 
@@ -166,6 +169,19 @@ export class Announcements<O extends Announcing = PostgresCluster, S = NonNullab
     });
   }
 
+  /** Whether the object's Ready announcement is owed after a pass (see `readyOwed`), for the passes after it. */
+  oweReady(cluster: O, owed: boolean): void {
+    const key = keyString(cluster.metadata);
+    if (owed) this.remember(this.readyOwed, key, cluster.metadata.uid);
+    else this.readyOwed.delete(key);
+  }
+
+  /** Whether the object entered Ready in a pass that could not say so, and nobody has said it since. */
+  owesReady(cluster: O): boolean {
+    const owed = this.readyOwed.get(keyString(cluster.metadata));
+    return owed !== undefined && owed === cluster.metadata.uid;
+  }
+
   /** The object's status is stored and what was held is announced, or the object is gone. */
   forget(key: ClusterKey): void {
     this.held.delete(keyString(key));
@@ -213,6 +229,7 @@ export class Announcements<O extends Announcing = PostgresCluster, S = NonNullab
    */
   gone(key: ClusterKey): Unsent<O> | undefined {
     this.held.delete(keyString(key));
+    this.readyOwed.delete(keyString(key));
     this.refused.delete(keyString(key));
     const entry = this.unsent.get(keyString(key));
     this.unsent.delete(keyString(key));
@@ -317,15 +334,20 @@ export function announce(pass: PassWords, memory: Announcements | undefined): Ku
   const news = ({ event }: PendingEvent) => readyChanged || !READINESS.has(event.reason);
   const events = pass.events.filter(news);
   const failed = pass.failure ? failureEvent(pass.failure, previous) : [];
+  const owed = readyOwed(pass, memory) ? [clusterReady()] : [];
   const announced = [
     ...(discarded ? [discarded] : []),
     ...events.filter((e) => e.announcement).map((e) => e.event),
+    ...owed,
     ...failed,
   ];
   // What the pass before could not announce, as far as this pass does not say it itself.
   const earlier = notIn(pass.handover?.events ?? [], announced);
-  const told = [...earlier, ...(discarded ? [discarded] : []), ...events.map((e) => e.event), ...failed];
+  const told = [...earlier, ...(discarded ? [discarded] : []), ...events.map((e) => e.event), ...owed, ...failed];
   const reports = pass.events.filter((e) => !e.announcement).map((e) => e.event);
+  // Said now or held with the status below; without the lease, the next term decides again.
+  if (pass.statusOutcome.kind !== 'lostLease' && memory)
+    memory.oweReady(stored, entersUnready(pass) || (staysUnready(pass) && memory.owesReady(stored)));
   switch (pass.statusOutcome.kind) {
     case 'refused': {
       const saidBefore = memory?.alreadyRefused(stored) ?? false;
@@ -348,8 +370,32 @@ export function announce(pass: PassWords, memory: Announcements | undefined): Ku
 }
 
 const READINESS: ReadonlySet<string> = new Set([EventReason.Ready, EventReason.NotReady]);
-const isReady = (status: PostgresClusterStatus | undefined) =>
-  status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+const readyCondition = (status: PostgresClusterStatus | undefined) =>
+  status?.conditions?.find((c) => c.type === 'Ready');
+const isReady = (status: PostgresClusterStatus | undefined) => readyCondition(status)?.status === 'True';
+
+/**
+ * Whether the pass says the Ready announcement of a transition made before it: the pass that entered Ready
+ * could not say it when a write of its own failed (a 429 on the roles push, say) and kept the Ready condition
+ * False, and the pass that then turns the condition True, in Ready already, takes no transition to announce.
+ * Owed only for such an entry (`Announcements.oweReady`): a condition that was True in this state and went False
+ * (a failed write on a Ready cluster) says nothing on coming back, as before. Kept by the process, as held
+ * announcements are: a restart in between loses it.
+ */
+function readyOwed(pass: PassWords, memory: Announcements | undefined): boolean {
+  const { previous, status } = pass;
+  if (!isReadyState(previous?.state) || !isReadyState(status?.state) || isReady(previous) || !isReady(status))
+    return false;
+  return !pass.events.some(({ event }) => event.reason === EventReason.Ready) && !!memory?.owesReady(pass.stored);
+}
+
+/** Whether the pass ends in Ready with the Ready condition not True (a write of it failed). */
+const staysUnready = (pass: PassWords) => isReadyState(pass.status?.state) && !isReady(pass.status);
+
+/** Whether the pass enters Ready but cannot say so: a write of it failed and kept the Ready condition False. */
+const entersUnready = (pass: PassWords) =>
+  staysUnready(pass) &&
+  pass.events.some(({ event, announcement }) => announcement && event.reason === EventReason.Ready);
 
 /** A failed write earns one Warning, not one per retry: only when the status gone on from did not say so yet. */
 function failureEvent(failure: WriteFailure, previous: PostgresClusterStatus | undefined): KubeEvent[] {

@@ -265,6 +265,9 @@ export interface WriteAnswer {
   answer: unknown;
 }
 
+const announcementsIn = (effects: readonly Effect[]): PendingEvent[] =>
+  effects.flatMap((e) => (e.type === 'event' ? [{ event: e.event, announcement: true }] : []));
+
 export async function executeEffects(
   ports: Ports,
   cluster: PostgresCluster,
@@ -275,7 +278,7 @@ export async function executeEffects(
   const answers: WriteAnswer[] = [];
   let writes = 0;
   let current = cluster;
-  for (const effect of effects) {
+  for (const [index, effect] of effects.entries()) {
     if (effect.type === 'event') {
       events.push({ event: effect.event, announcement: true });
       continue;
@@ -297,7 +300,11 @@ export async function executeEffects(
       // A lost answer is not a failure when the write evidently happened: reported as done, with its own
       // event, rather than as a failure whose Warning says the object was not created.
       if (!(mayHaveLanded(effect, error) && (await landed(ports, effect)))) {
-        return { events, failure: { effect, error }, writes, answers, cluster: current };
+        // The writes after it are not made, but the pass still stores the state it reached: the announcements
+        // of that transition stand (entering Ready, say, before a roles push that failed), for announce() to
+        // judge as it judges any (core/announcements.ts).
+        const after = announcementsIn(effects.slice(index + 1));
+        return { events: [...events, ...after], failure: { effect, error }, writes, answers, cluster: current };
       }
       answers.push({ effect, answer: undefined });
       writes++;

@@ -4,7 +4,7 @@
  */
 import type { OwnerReference } from '../api/schema.ts';
 import type { KubeObject, ObjectRef } from './objects.ts';
-import type { Component, NormalEventReason, WarningReason } from './vocabulary.ts';
+import { type Component, EventReason, type NormalEventReason, type WarningReason } from './vocabulary.ts';
 
 export interface KubeEvent {
   type: 'Normal' | 'Warning';
@@ -74,6 +74,12 @@ export const normal = (reason: NormalEventReason, action: string, message: strin
   action,
   message,
 });
+
+/**
+ * A PostgresCluster's Ready announcement: made on entering the Ready state, or by a later pass when a write that
+ * failed in the entering pass kept the Ready condition False until then (core/announcements.ts).
+ */
+export const clusterReady = (): KubeEvent => normal(EventReason.Ready, 'BecomeReady', 'Cluster is up and running');
 
 /** A Warning: its reason is a Warning event of pgfsm's own or the reason of the condition that went wrong. */
 export const warning = (reason: WarningReason, action: string, message: string): KubeEvent => ({
