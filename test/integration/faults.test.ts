@@ -114,6 +114,11 @@ async function deleteCluster(name: string): Promise<void> {
   await world.custom.deleteNamespacedCustomObject({ ...GROUP, namespace: NS, plural: 'postgresclusters', name });
 }
 
+/** The log lines naming the object `name` (and its children, whose names begin with it), the last 150. */
+function linesAbout(lines: readonly string[], name: string): string[] {
+  return lines.filter((line) => line.includes(`"${name}`) || line.includes(`/${name}`)).slice(-150);
+}
+
 /** The Events about one cluster's uid, as the API server holds them. */
 async function eventsOf(uid: string) {
   const list = await world.admin.makeApiClient(EventsV1Api).listNamespacedEvent({ namespace: NS });
@@ -413,8 +418,12 @@ describe('under API faults and watch lag', () => {
         const extra = without(got, expected);
         summary.lost += missing.length;
         summary.duplicates += extra.length + duplicatesIn(events).length;
-        if (extra.length + duplicatesIn(events).length > 0)
-          summary.duplicated.push(`seed ${seed} ${name}: ${[...extra, ...duplicatesIn(events)].join(', ')}`);
+        if (missing.length + extra.length + duplicatesIn(events).length > 0) {
+          summary.duplicated.push(
+            `seed ${seed} ${name}: ${[...missing.map((m) => `-${m}`), ...extra, ...duplicatesIn(events)].join(', ')}`,
+          );
+          console.log(`${name}: the operator's lines about it\n${linesAbout(operator.lines, name).join('\n')}`);
+        }
         // Soft: every cluster's account is wanted, not only the first one's that is wrong.
         expect.soft({ missing, extra, duplicates: duplicatesIn(events) }, name).toEqual({
           missing: [],
@@ -431,10 +440,13 @@ describe('under API faults and watch lag', () => {
         const extra = without(got, expectedOfDatabases);
         summary.lost += missing.length;
         summary.duplicates += extra.length + duplicatesIn(events).length;
-        if (missing.length + extra.length + duplicatesIn(events).length > 0)
+        if (missing.length + extra.length + duplicatesIn(events).length > 0) {
           summary.duplicated.push(
             `seed ${seed} ${name}: ${[...missing.map((m) => `-${m}`), ...extra, ...duplicatesIn(events)].join(', ')}`,
           );
+          // What the operator did about it, for a CI log that keeps only the end (the log holds no secret).
+          console.log(`${name}: the operator's lines about it\n${linesAbout(operator.lines, name).join('\n')}`);
+        }
         expect.soft({ missing, extra, duplicates: duplicatesIn(events) }, name).toEqual({
           missing: [],
           extra: [],
