@@ -370,9 +370,8 @@ export function announce(pass: PassWords, memory: Announcements | undefined): Ku
 }
 
 const READINESS: ReadonlySet<string> = new Set([EventReason.Ready, EventReason.NotReady]);
-const readyCondition = (status: PostgresClusterStatus | undefined) =>
-  status?.conditions?.find((c) => c.type === 'Ready');
-const isReady = (status: PostgresClusterStatus | undefined) => readyCondition(status)?.status === 'True';
+const isReady = (status: PostgresClusterStatus | undefined) =>
+  status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
 
 /**
  * Whether the pass says the Ready announcement of a transition made before it: the pass that entered Ready
